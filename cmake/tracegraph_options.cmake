@@ -1,0 +1,29 @@
+# Compiler flags shared by every target of the project.
+
+add_library(tracegraph_warnings INTERFACE)
+target_compile_options(tracegraph_warnings INTERFACE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+
+if(TRACEGRAPH_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+if(EMSCRIPTEN)
+  # The core reports errors with exceptions (docs/design.md); Emscripten's
+  # prebuilt cache has the JS-based exception runtime.
+  add_compile_options(-fexceptions)
+  add_link_options(-fexceptions)
+  # nlohmann/json is header-only; take Debian's copy without putting all of
+  # /usr/include on Emscripten's include path.
+  find_path(TRACEGRAPH_NLOHMANN_DIR nlohmann/json.hpp PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH NO_DEFAULT_PATH)
+  if(NOT TRACEGRAPH_NLOHMANN_DIR)
+    message(FATAL_ERROR "nlohmann/json.hpp not found: run scripts/bootstrap.sh (Debian package nlohmann-json3-dev)")
+  endif()
+  file(COPY ${TRACEGRAPH_NLOHMANN_DIR}/nlohmann DESTINATION ${CMAKE_BINARY_DIR}/third_party/include)
+  add_library(tracegraph_json INTERFACE)
+  target_include_directories(tracegraph_json SYSTEM INTERFACE ${CMAKE_BINARY_DIR}/third_party/include)
+else()
+  find_package(nlohmann_json 3.10 REQUIRED)
+  add_library(tracegraph_json INTERFACE)
+  target_link_libraries(tracegraph_json INTERFACE nlohmann_json::nlohmann_json)
+endif()

@@ -1,0 +1,53 @@
+// Element types of tensors, with the names the exported format and
+// safetensors use for them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tracegraph {
+
+enum class DType : std::uint8_t {
+  kFloat32,
+  kFloat64,
+  kFloat16,
+  kBFloat16,
+  kInt64,
+  kInt32,
+  kInt16,
+  kInt8,
+  kUInt8,
+  kBool,
+};
+
+inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                                       DType::kBFloat16, DType::kInt64, DType::kInt32,
+                                       DType::kInt16, DType::kInt8, DType::kUInt8, DType::kBool};
+
+// Bytes per element.
+std::size_t dtype_size(DType dtype) noexcept;
+bool is_floating(DType dtype) noexcept;
+
+// "float32", "int64", "bool", ... (the exported format's names, also torch's).
+std::string_view dtype_name(DType dtype) noexcept;
+std::optional<DType> dtype_from_name(std::string_view name) noexcept;
+
+// "F32", "I64", "BOOL", ... (safetensors' names).
+std::string_view dtype_safetensors_name(DType dtype) noexcept;
+std::optional<DType> dtype_from_safetensors_name(std::string_view name) noexcept;
+
+// The DType of a C++ element type, for the types that have one.
+template <class T>
+struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
+template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType::kInt64; };
+template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::kInt32; };
+template <> struct DTypeOf<std::int16_t> { static constexpr DType value = DType::kInt16; };
+template <> struct DTypeOf<std::int8_t> { static constexpr DType value = DType::kInt8; };
+template <> struct DTypeOf<std::uint8_t> { static constexpr DType value = DType::kUInt8; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+
+}  // namespace tracegraph

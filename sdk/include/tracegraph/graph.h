@@ -1,0 +1,217 @@
+// The graph model: values and nodes owned by the Graph and named by small
+// strong ids. A value has at most one producer and a list of users; only the
+// Graph's editing API changes those, so a rewrite cannot leave them wrong.
+//
+// Nodes run in the order of nodes() (a topological order). Graph inputs and
+// constants (weights: values that hold data and that no node writes) have no
+// producer. Erased nodes and values leave holes: ids stay valid handles until
+// erased and are never reused.
+#pragma once
+
+#include <cstdint>
+#include <compare>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tracegraph/dtype.h"
+#include "tracegraph/tensor.h"
+
+namespace tracegraph {
+
+template <class Tag>
+struct StrongId {
+  static constexpr std::uint32_t kInvalid = 0xffffffffu;
+  std::uint32_t index = kInvalid;
+
+  constexpr StrongId() = default;
+  constexpr explicit StrongId(std::uint32_t i) : index(i) {}
+  constexpr bool valid() const { return index != kInvalid; }
+  friend constexpr auto operator<=>(StrongId, StrongId) = default;
+};
+struct NodeTag;
+struct ValueTag;
+using NodeId = StrongId<NodeTag>;
+using ValueId = StrongId<ValueTag>;
+
+// One dimension of a shape: a size, or a symbol ("N", "s0") when the size is
+// not fixed.
+struct Dim {
+  std::int64_t size = -1;  // >= 0 for a static dim
+  std::string symbol;      // non-empty for a symbolic dim
+
+  static Dim of(std::int64_t size) { return Dim{size, {}}; }
+  static Dim sym(std::string symbol) { return Dim{-1, std::move(symbol)}; }
+  bool is_static() const { return symbol.empty(); }
+  friend bool operator==(const Dim&, const Dim&) = default;
+};
+using SymbolicShape = std::vector<Dim>;
+SymbolicShape symbolic(const Shape& shape);
+// "[1, 3, H, 224]"
+std::string shape_str(const SymbolicShape& shape);
+
+using AttributeValue = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>,
+                                    std::vector<double>, std::vector<bool>, std::vector<std::string>, Tensor>;
+bool attribute_equal(const AttributeValue& a, const AttributeValue& b);
+// Kind names as the exported format writes them: "int", "float", "bool",
+// "string", "ints", "floats", "bools", "strings", "tensor".
+std::string_view attribute_kind(const AttributeValue& value);
+
+// Named attributes in insertion order; names are unique.
+class Attributes {
+ public:
+  using Entry = std::pair<std::string, AttributeValue>;
+
+  void set(std::string name, AttributeValue value);
+  bool erase(std::string_view name);
+  const AttributeValue* find(std::string_view name) const;
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  // Typed reads: nullopt when absent; kSchema when present with another kind.
+  std::optional<std::int64_t> get_int(std::string_view name) const;
+  std::optional<double> get_float(std::string_view name) const;  // an int reads as float too
+  std::optional<bool> get_bool(std::string_view name) const;
+  std::optional<std::string> get_string(std::string_view name) const;
+  std::optional<std::vector<std::int64_t>> get_ints(std::string_view name) const;
+
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+  friend bool operator==(const Attributes& a, const Attributes& b);
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+struct Use {
+  NodeId node;
+  std::uint32_t input_index = 0;
+  friend bool operator==(const Use&, const Use&) = default;
+};
+
+struct Value {
+  std::string name;
+  std::optional<DType> dtype;            // nullopt: not known
+  std::optional<SymbolicShape> shape;    // nullopt: not known (not even the rank)
+  std::optional<NodeId> producer;        // nullopt for graph inputs and constants
+  std::uint32_t producer_output = 0;     // which output of the producer
+  std::vector<Use> users;                // every (node, input slot) that reads it
+  Tensor data;                           // defined for constants only
+
+  bool is_constant() const { return data.defined(); }
+};
+
+struct Node {
+  std::string name;
+  std::string op;
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  Attributes attributes;
+};
+
+// What add_node needs to know of each output it creates.
+struct NewValue {
+  std::string name;  // empty: a fresh name is made
+  std::optional<DType> dtype;
+  std::optional<SymbolicShape> shape;
+
+  NewValue() = default;
+  NewValue(std::string n, std::optional<DType> d = std::nullopt, std::optional<SymbolicShape> s = std::nullopt)
+      : name(std::move(n)), dtype(d), shape(std::move(s)) {}
+  NewValue(const char* n) : name(n) {}
+};
+
+class Graph {
+ public:
+  Graph() = default;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // ---- building -------------------------------------------------------------
+  ValueId add_input(std::string name, std::optional<DType> dtype = std::nullopt,
+                    std::optional<SymbolicShape> shape = std::nullopt);
+  // A constant takes its dtype and shape from `data`.
+  ValueId add_constant(std::string name, Tensor data);
+  // Appends a node (at the end of the order, or just before `before`). Inputs
+  // must be live values; kDanglingId otherwise. Returns the node; its outputs
+  // are node(id).outputs.
+  NodeId add_node(std::string op, std::vector<ValueId> inputs, std::vector<NewValue> outputs,
+                  Attributes attributes = {}, std::string name = {},
+                  std::optional<NodeId> before = std::nullopt);
+  void set_outputs(std::vector<ValueId> outputs);
+  void add_output(ValueId value);
+
+  // ---- reading --------------------------------------------------------------
+  const Value& value(ValueId id) const;
+  const Node& node(NodeId id) const;
+  bool is_live(ValueId id) const;
+  bool is_live(NodeId id) const;
+  // Nodes in execution order.
+  const std::vector<NodeId>& nodes() const { return order_; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+  // Live values in id order.
+  std::vector<ValueId> values() const;
+  std::vector<ValueId> constants() const;
+  std::optional<ValueId> find_value(std::string_view name) const;
+  std::optional<NodeId> find_node(std::string_view name) const;
+  std::size_t num_nodes() const { return order_.size(); }
+  std::size_t num_values() const { return value_by_name_.size(); }
+  // Position of a node in nodes().
+  std::size_t position(NodeId id) const;
+  // `base` if no value has that name yet, else base.1, base.2, ...
+  std::string unique_value_name(std::string_view base) const;
+
+  // ---- editing --------------------------------------------------------------
+  // Every read of `from` (node inputs and graph outputs) reads `to` instead.
+  void replace_all_uses(ValueId from, ValueId to);
+  // Reads of `from` by nodes after `after` in the order, and graph outputs,
+  // read `to` instead; earlier reads are left alone.
+  void replace_uses_after(NodeId after, ValueId from, ValueId to);
+  void set_node_input(NodeId node, std::size_t index, ValueId value);
+  void set_attribute(NodeId node, std::string name, AttributeValue value);
+  void set_value_type(ValueId value, std::optional<DType> dtype, std::optional<SymbolicShape> shape);
+  void rename_value(ValueId value, std::string name);
+  // Removes a node whose outputs nobody reads (kInvalidArgument otherwise);
+  // its outputs go with it.
+  void erase_node(NodeId node);
+  // Removes a constant or graph input that nobody reads.
+  void erase_value(ValueId value);
+
+  // ---- checks and text ------------------------------------------------------
+  // Throws the first broken invariant found as an Error (kDanglingId,
+  // kMultipleProducers, kCycle, kUnproducedOutput, kDuplicateName, kInternal).
+  void verify() const;
+  // A stable, readable text form; equal graphs dump equal text.
+  std::string dump() const;
+
+ private:
+  friend struct GraphInternals;  // tests reach in to break invariants on purpose
+
+  ValueId new_value(std::string name, std::optional<DType> dtype, std::optional<SymbolicShape> shape);
+  Value& value_mut(ValueId id);
+  Node& node_mut(NodeId id);
+  std::string describe(ValueId id) const;
+  std::string describe(NodeId id) const;
+
+  std::string name_ = "main";
+  std::vector<Value> values_;
+  std::vector<bool> value_live_;
+  std::vector<Node> nodes_;
+  std::vector<bool> node_live_;
+  std::vector<NodeId> order_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+  std::unordered_map<std::string, ValueId> value_by_name_;
+  std::unordered_map<std::string, NodeId> node_by_name_;
+};
+
+}  // namespace tracegraph

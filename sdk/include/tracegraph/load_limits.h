@@ -1,0 +1,21 @@
+// Limits the loaders enforce before they trust anything a file says. Every
+// size, count and depth read from a file is checked against these before it
+// is used to allocate or index; going past one is kLimitExceeded.
+#pragma once
+
+#include <cstdint>
+
+namespace tracegraph {
+
+struct LoadLimits {
+  std::uint64_t max_file_bytes = 4ull << 30;        // any one file read whole
+  std::uint64_t max_header_bytes = 100ull << 20;    // a safetensors JSON header
+  std::uint64_t max_tensor_bytes = 2ull << 30;      // one tensor's data
+  std::uint64_t max_tensors = 1u << 20;             // tensors in one weights file
+  std::uint64_t max_nodes = 1u << 20;               // nodes in one graph
+  std::uint64_t max_values = 4u << 20;              // values in one graph
+  std::uint64_t max_rank = 16;                      // dims of one shape
+  std::uint64_t max_json_depth = 128;               // nesting of any JSON document
+};
+
+}  // namespace tracegraph
