@@ -32,6 +32,12 @@ Json parse_json(std::string_view text, std::string_view source, std::size_t max_
     auto cut = what.find("] ");
     if (cut != std::string::npos) what = what.substr(cut + 2);
     fail(ErrorCode::kParse, std::string(source) + ": not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
+  } catch (const Json::exception& e) {
+    // A number too large for any JSON number type, say (no byte offset given).
+    std::string what = e.what();
+    auto cut = what.find("] ");
+    if (cut != std::string::npos) what = what.substr(cut + 2);
+    fail(ErrorCode::kParse, std::string(source) + ": not valid JSON: " + what);
   }
 }
 

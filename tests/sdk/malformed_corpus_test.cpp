@@ -3,6 +3,7 @@
 // place, and never crash (the sanitizer preset runs this too).
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -71,6 +72,22 @@ TEST(MalformedCorpusTest, EachFileGetsItsTypedError) {
       ADD_FAILURE() << c.file << ": untyped exception: " << e.what();
     }
   }
+}
+
+// Inputs the fuzzers once crashed on (tests/data/fuzz_regressions), kept so
+// the fix stays: each must now get a typed error.
+TEST(MalformedCorpusTest, FuzzRegressionsGetTypedErrors) {
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test_data("fuzz_regressions"))) {
+    const std::string name = entry.path().filename().string();
+    const bool is_tree_spec = name.find(".treespec.json") != std::string::npos;
+    const bool is_safetensors = name.find(".safetensors") != std::string::npos;
+    Case c{"../fuzz_regressions/" + name, is_tree_spec ? "tree_spec" : is_safetensors ? "safetensors" : "graph", "", ""};
+    SCOPED_TRACE(name);
+    EXPECT_THROW(load_with(c), Error);
+    ++seen;
+  }
+  EXPECT_GE(seen, 2);
 }
 
 TEST(MalformedCorpusTest, TheBaseCaseLoads) {
