@@ -191,6 +191,7 @@ NodeId Graph::add_node(std::string op, std::vector<ValueId> inputs, std::vector<
   if (before) insert_at = position(*before);
   if (name.empty()) {
     std::string base = op.substr(op.rfind(':') == std::string::npos ? 0 : op.rfind(':') + 1);
+    while (base.size() > 1 && base.back() == '_') base.pop_back();
     name = base + "_" + std::to_string(nodes_.size());
     for (std::size_t i = 1; node_by_name_.count(name); ++i) name = base + "_" + std::to_string(nodes_.size()) + "." + std::to_string(i);
   }
@@ -342,6 +343,11 @@ void Graph::set_node_input(NodeId id, std::size_t index, ValueId v) {
 
 void Graph::set_attribute(NodeId id, std::string name, AttributeValue value) {
   node_mut(id).attributes.set(std::move(name), std::move(value));
+}
+
+void Graph::set_op(NodeId id, std::string op) {
+  if (op.empty()) fail(ErrorCode::kInvalidArgument, "set_op " + describe(id) + ": empty op");
+  node_mut(id).op = std::move(op);
 }
 
 void Graph::set_value_type(ValueId id, std::optional<DType> dtype, std::optional<SymbolicShape> shape) {

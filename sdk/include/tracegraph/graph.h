@@ -178,6 +178,7 @@ class Graph {
   void replace_uses_after(NodeId after, ValueId from, ValueId to);
   void set_node_input(NodeId node, std::size_t index, ValueId value);
   void set_attribute(NodeId node, std::string name, AttributeValue value);
+  void set_op(NodeId node, std::string op);
   void set_value_type(ValueId value, std::optional<DType> dtype, std::optional<SymbolicShape> shape);
   void rename_value(ValueId value, std::string name);
   // Removes a node whose outputs nobody reads (kInvalidArgument otherwise);

@@ -1,0 +1,226 @@
+// tracegraph: the command-line tool.
+//
+//   tracegraph inspect MODEL [--input-shape 1,3,224,224]... [--json]
+//   tracegraph export MODEL -o DIR [--input-shape ...]...
+//
+// MODEL is a TorchScript file (.ts, .pt) or an exported graph (.json).
+// Errors are one line on stderr and a non-zero exit: 1 for a model that
+// cannot be read, 2 for a command line that cannot be understood.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tracegraph/activation.h"
+#include "tracegraph/exported_graph.h"
+#include "tracegraph/module_graph.h"
+#include "tracegraph/native/torchscript.h"
+#include "tracegraph/op_table.h"
+
+namespace tg = tracegraph;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: tracegraph inspect MODEL [--input-shape D,D,...]... [--json]\n"
+    "       tracegraph export MODEL -o DIR [--input-shape D,D,...]...\n"
+    "MODEL: a TorchScript file (.ts/.pt) or an exported graph (.json).\n"
+    "--input-shape: the shape of one forward input (repeat for each, in order);\n"
+    "               with it, every value gets its dtype and shape.\n";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Args {
+  std::string command;
+  std::string model;
+  std::string out_dir;
+  bool json = false;
+  std::vector<tg::Shape> shapes;
+};
+
+tg::Shape parse_shape(const std::string& text) {
+  tg::Shape shape;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    long long d = -1;
+    try {
+      d = std::stoll(item, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != item.size() || d < 0) throw UsageError("--input-shape '" + text + "': expected non-negative integers separated by commas");
+    shape.push_back(d);
+  }
+  if (shape.empty()) throw UsageError("--input-shape needs at least one dim");
+  return shape;
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  if (argc < 2) throw UsageError("missing command");
+  a.command = argv[1];
+  if (a.command == "-h" || a.command == "--help") {
+    std::cout << kUsage;
+    std::exit(0);
+  }
+  if (a.command != "inspect" && a.command != "export") throw UsageError("unknown command '" + a.command + "'");
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--json") a.json = true;
+    else if (arg == "--input-shape") a.shapes.push_back(parse_shape(value()));
+    else if (arg == "-o" || arg == "--output") a.out_dir = value();
+    else if (!arg.empty() && arg[0] == '-') throw UsageError("unknown option '" + arg + "'");
+    else if (a.model.empty()) a.model = arg;
+    else throw UsageError("unexpected argument '" + arg + "'");
+  }
+  if (a.model.empty()) throw UsageError("missing MODEL");
+  if (a.command == "export" && a.out_dir.empty()) throw UsageError("export needs -o DIR");
+  return a;
+}
+
+tg::ExportedGraph read_model(const Args& a) {
+  if (std::filesystem::path(a.model).extension() == ".json") return tg::load_graph(a.model);
+  tg::native::TorchScriptOptions options;
+  for (const auto& s : a.shapes) options.signature.push_back({tg::DType::kFloat32, s});
+  return tg::native::read_torchscript(a.model, options);
+}
+
+std::string type_str(const tg::Value& v) {
+  std::string s = v.dtype ? std::string(tg::dtype_name(*v.dtype)) : "?";
+  return s + (v.shape ? tg::shape_str(*v.shape) : "[?]");
+}
+
+std::string thousands(std::int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string bytes_str(std::size_t n) {
+  char buf[32];
+  if (n >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", n / 1048576.0);
+  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%zu B", n);
+  return buf;
+}
+
+// Attributes worth showing beside a node: everything but the bookkeeping.
+std::string attrs_str(const tg::Node& n) {
+  std::string s;
+  for (const auto& [name, value] : n.attributes) {
+    if (name == tg::kArgNamesAttribute) continue;
+    std::string v;
+    if (auto* i = std::get_if<std::int64_t>(&value)) v = std::to_string(*i);
+    else if (auto* d = std::get_if<double>(&value)) {
+      std::ostringstream os;
+      os << *d;
+      v = os.str();
+    } else if (auto* b = std::get_if<bool>(&value)) v = *b ? "true" : "false";
+    else if (auto* str = std::get_if<std::string>(&value)) v = "\"" + *str + "\"";
+    else if (auto* ints = std::get_if<std::vector<std::int64_t>>(&value)) v = tg::shape_str(*ints);
+    else v = "<" + std::string(tg::attribute_kind(value)) + ">";
+    s += (s.empty() ? "" : " ") + name + "=" + v;
+  }
+  return s;
+}
+
+void inspect_text(const tg::ExportedGraph& eg, const std::string& model) {
+  const tg::Graph& g = eg.graph;
+  std::size_t params = 0, weight_bytes = 0;
+  for (auto c : g.constants()) {
+    const tg::Tensor& t = g.value(c).data;
+    if (tg::is_floating(t.dtype())) params += static_cast<std::size_t>(t.numel());
+    weight_bytes += t.nbytes();
+  }
+  std::map<std::string, int> op_counts;
+  for (auto id : g.nodes()) ++op_counts[g.node(id).op];
+  const auto activations = tg::output_activation(g);
+
+  std::cout << "model       " << model << "\n";
+  std::cout << "nodes       " << g.num_nodes() << "\n";
+  std::cout << "values      " << g.num_values() << " (" << g.constants().size() << " constants)\n";
+  std::cout << "parameters  " << thousands(static_cast<std::int64_t>(params)) << " (" << bytes_str(weight_bytes) << " of constants)\n";
+  std::cout << "in_spec     " << (eg.in_spec ? eg.in_spec->str() : "(none: read from a signature)") << "\n";
+  std::cout << "out_spec    " << (eg.out_spec ? eg.out_spec->str() : "(flat)") << "\n";
+  std::cout << "\ninputs\n";
+  for (auto v : g.inputs()) std::cout << "  %" << g.value(v).name << ": " << type_str(g.value(v)) << "\n";
+  std::cout << "\noutputs and their activation\n";
+  for (std::size_t i = 0; i < g.outputs().size(); ++i) {
+    const tg::Value& v = g.value(g.outputs()[i]);
+    std::cout << "  %" << v.name << ": " << type_str(v) << "  ->  " << activations[i].str();
+    if (!activations[i].node.empty()) std::cout << "  (node " << activations[i].node << ", " << activations[i].op << ")";
+    std::cout << "\n";
+  }
+  std::cout << "\nops\n";
+  std::vector<std::pair<std::string, int>> ops(op_counts.begin(), op_counts.end());
+  std::stable_sort(ops.begin(), ops.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  for (const auto& [op, n] : ops) std::printf("  %5d  %s\n", n, op.c_str());
+  std::cout << "\nnodes (in execution order)\n";
+  std::size_t index = 0;
+  for (auto id : g.nodes()) {
+    const tg::Node& n = g.node(id);
+    std::string outs, ins;
+    for (auto o : n.outputs) outs += (outs.empty() ? "%" : ", %") + g.value(o).name + ": " + type_str(g.value(o));
+    for (auto in : n.inputs) ins += (ins.empty() ? "%" : ", %") + g.value(in).name;
+    std::printf("  %4zu  %s = %s(%s)", index++, outs.c_str(), n.op.c_str(), ins.c_str());
+    const std::string a = attrs_str(n);
+    if (!a.empty()) std::printf("  [%s]", a.c_str());
+    std::printf("\n");
+  }
+  std::cout << "\nconstants\n";
+  for (auto c : g.constants()) {
+    const tg::Value& v = g.value(c);
+    std::cout << "  %" << v.name << ": " << type_str(v) << "\n";
+  }
+}
+
+int run(const Args& a) {
+  tg::ExportedGraph eg = read_model(a);
+  if (a.command == "export") {
+    std::filesystem::create_directories(a.out_dir);
+    const std::string stem = std::filesystem::path(a.model).stem().string();
+    const std::string json = (std::filesystem::path(a.out_dir) / (stem + ".json")).string();
+    tg::save_graph(eg, json);
+    std::cout << "wrote " << json << " and " << (std::filesystem::path(a.out_dir) / (stem + ".safetensors")).string() << " ("
+              << eg.graph.num_nodes() << " nodes, " << eg.graph.constants().size() << " constants)\n";
+    return 0;
+  }
+  if (a.json) {
+    std::string view = tg::module_graph_json(tg::module_graph(eg.graph), 1);
+    // The seed's view, plus the activation per output.
+    view.pop_back();  // closing brace
+    while (!view.empty() && (view.back() == '\n' || view.back() == ' ')) view.pop_back();
+    std::cout << view << ",\n \"activation\": " << tg::output_activation_json(tg::output_activation(eg.graph)) << "\n}\n";
+    return 0;
+  }
+  inspect_text(eg, a.model);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse_args(argc, argv));
+  } catch (const UsageError& e) {
+    std::cerr << "tracegraph: " << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const tg::Error& e) {
+    std::cerr << "tracegraph: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tracegraph: error: internal: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,22 @@
+// Conversion between the core's tensors and LibTorch's, without copies where
+// the layouts allow it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "tracegraph/tensor.h"
+
+namespace tracegraph::native {
+
+DType from_aten_dtype(c10::ScalarType type);  // kUnsupported for types the core lacks
+c10::ScalarType to_aten_dtype(DType dtype);
+Device from_aten_device(const c10::Device& device);
+c10::Device to_aten_device(const Device& device);
+
+// A view of a contiguous at::Tensor (CPU or CUDA) that keeps it alive; a
+// non-contiguous one is made contiguous first (a copy).
+Tensor from_aten(const at::Tensor& tensor);
+// An at::Tensor over the same bytes (no copy) that keeps `tensor` alive.
+at::Tensor to_aten(const Tensor& tensor);
+
+}  // namespace tracegraph::native

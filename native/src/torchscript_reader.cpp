@@ -1,0 +1,502 @@
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/passes/remove_exceptions.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include "tracegraph/native/aten_interop.h"
+#include "tracegraph/native/torchscript.h"
+#include "tracegraph/op_table.h"
+#include "tracegraph/transforms/inplace_to_functional.h"
+
+namespace tracegraph::native {
+namespace {
+
+namespace tj = torch::jit;
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// "prim::If (output %x.3) at model.py:42"
+std::string describe(const tj::Node* n) {
+  std::string s = std::string("node ") + n->kind().toQualString();
+  if (n->outputs().size() > 0) s += " (output %" + n->output(0)->debugName() + ")";
+  // Prefer the model's own Python source over the archive's serialized code.
+  tj::SourceRange range = n->sourceRange();
+  if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+  if (auto flc = range.file_line_col()) {
+    s += " at " + std::filesystem::path(std::get<0>(*flc)).filename().string() + ":" + std::to_string(std::get<1>(*flc));
+  }
+  return s;
+}
+
+struct TypeInfo {
+  std::optional<DType> dtype;
+  std::optional<SymbolicShape> shape;
+};
+
+// What a non-tensor TorchScript type says of a value without running it.
+TypeInfo static_type(const tj::Value* v) {
+  const c10::TypePtr& t = v->type();
+  if (t->kind() == c10::TypeKind::IntType) return {DType::kInt64, SymbolicShape{}};
+  if (t->kind() == c10::TypeKind::FloatType) return {DType::kFloat64, SymbolicShape{}};
+  if (t->kind() == c10::TypeKind::BoolType) return {DType::kBool, SymbolicShape{}};
+  if (auto tt = t->cast<c10::TensorType>()) {
+    TypeInfo info;
+    if (auto st = tt->scalarType()) {
+      try {
+        info.dtype = from_aten_dtype(*st);
+      } catch (const Error&) {
+      }
+    }
+    if (auto sizes = tt->sizes().concrete_sizes()) info.shape = symbolic(Shape(sizes->begin(), sizes->end()));
+    return info;
+  }
+  if (auto lt = t->cast<c10::ListType>(); lt && lt->getElementType()->kind() == c10::TypeKind::IntType) {
+    return {DType::kInt64, std::nullopt};
+  }
+  return {};
+}
+
+std::optional<AttributeValue> to_attribute(const c10::IValue& iv) {
+  if (iv.isInt()) return iv.toInt();
+  if (iv.isDouble()) return iv.toDouble();
+  if (iv.isBool()) return iv.toBool();
+  if (iv.isString()) return iv.toStringRef();
+  if (iv.isDevice()) return iv.toDevice().str();
+  if (iv.isList() || iv.isTuple()) {
+    std::vector<c10::IValue> items;
+    if (iv.isList()) {
+      for (const auto& e : iv.toListRef()) items.push_back(e);
+    } else {
+      for (const auto& e : iv.toTupleRef().elements()) items.push_back(e);
+    }
+    bool ints = true, numbers = true, bools = true, strings = true;
+    for (const auto& e : items) {
+      ints = ints && e.isInt();
+      numbers = numbers && (e.isInt() || e.isDouble());
+      bools = bools && e.isBool();
+      strings = strings && e.isString();
+    }
+    if (ints) {
+      std::vector<std::int64_t> out;
+      for (const auto& e : items) out.push_back(e.toInt());
+      return out;
+    }
+    if (numbers) {
+      std::vector<double> out;
+      for (const auto& e : items) out.push_back(e.isInt() ? static_cast<double>(e.toInt()) : e.toDouble());
+      return out;
+    }
+    if (bools) {
+      std::vector<bool> out;
+      for (const auto& e : items) out.push_back(e.toBool());
+      return out;
+    }
+    if (strings) {
+      std::vector<std::string> out;
+      for (const auto& e : items) out.push_back(e.toStringRef());
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+class Reader {
+ public:
+  Reader(std::string source, const TorchScriptOptions& options) : source_(std::move(source)), options_(options) {}
+
+  ExportedGraph read(const tj::Module& module) {
+    tj::Module eval_module = module.clone();
+    eval_module.eval();
+    tj::Module frozen = tj::freeze_module(eval_module);
+    std::shared_ptr<tj::Graph> g = frozen.get_method("forward").graph();
+    tj::Inline(*g);
+    tj::LowerSimpleTuples(g);
+    // Argument checks (`if x.dim() != 4: raise ...`) guard against inputs the
+    // model was not made for; they compute nothing the graph returns.
+    tj::EliminateExceptions(g);
+    tj::ConstantPropagation(g);
+    tj::EliminateDeadCode(g);
+    check_static(g->block());
+    std::vector<c10::IValue> probe_inputs = make_probe_inputs(*g);
+    if (!probe_inputs.empty()) probe(g, frozen, probe_inputs);
+    convert(*g);
+    ExportedGraph out;
+    out.graph = std::move(graph_);
+    out.out_spec = std::move(out_spec_);
+    if (!options_.example_inputs.empty()) {
+      out.in_spec = TreeSpec::tuple({TreeSpec::tuple(std::vector<TreeSpec>(options_.example_inputs.size())), TreeSpec::dict({})});
+    }
+    out.metadata = {{"source", source_}, {"reader", "torchscript"}, {"torch_version", TORCH_VERSION}};
+    try {
+      inplace_to_functional(out.graph);
+    } catch (const Error& e) {
+      fail(e.code(), source_ + ": " + e.message());
+    }
+    out.graph.verify();
+    return out;
+  }
+
+ private:
+  enum class SlotKind { kValue, kConstant, kTensorList, kStructure };
+  struct Slot {
+    SlotKind kind = SlotKind::kValue;
+    ValueId id;
+    c10::IValue constant;
+    std::vector<ValueId> list;
+  };
+
+  [[noreturn]] void unsupported(const tj::Node* n, const std::string& why) const {
+    fail(ErrorCode::kUnsupported, source_ + ": " + describe(n) + ": " + why);
+  }
+
+  // Control flow left after freezing depends on run-time values: no static graph can say it.
+  void check_static(const tj::Block* block) const {
+    for (const tj::Node* n : block->nodes()) {
+      const std::string kind = n->kind().toQualString();
+      if (kind == "prim::If") unsupported(n, "branches on a value known only at run time (a tensor's values, say); the graph would depend on the input");
+      if (kind == "prim::Loop") unsupported(n, "loops a number of times known only at run time; the graph would depend on the input");
+      if (kind == "prim::GetAttr" || kind == "prim::SetAttr") unsupported(n, "reads or writes a module attribute that freezing could not resolve");
+      if (kind == "prim::CallMethod" || kind == "prim::CallFunction" || kind == "prim::PythonOp") unsupported(n, "calls code that could not be inlined");
+    }
+  }
+
+  std::vector<c10::IValue> make_probe_inputs(const tj::Graph& g) {
+    const std::size_t n = g.inputs().size() - 1;  // input 0 is the module itself
+    std::vector<c10::IValue> out;
+    if (!options_.example_inputs.empty()) {
+      if (options_.example_inputs.size() != n) {
+        fail(ErrorCode::kInvalidArgument, source_ + ": forward takes " + std::to_string(n) + " inputs, given " +
+                                              std::to_string(options_.example_inputs.size()) + " example inputs");
+      }
+      // A clone: the module may write its inputs in place.
+      for (const auto& t : options_.example_inputs) out.emplace_back(to_aten(t).clone());
+    } else if (!options_.signature.empty()) {
+      if (options_.signature.size() != n) {
+        fail(ErrorCode::kInvalidArgument, source_ + ": forward takes " + std::to_string(n) + " inputs, given a signature of " +
+                                              std::to_string(options_.signature.size()));
+      }
+      for (const auto& s : options_.signature) out.emplace_back(at::ones(s.shape, at::TensorOptions().dtype(to_aten_dtype(s.dtype))));
+    }
+    return out;
+  }
+
+  // Runs a copy of the graph with every intermediate value made an output, to
+  // learn each value's dtype and shape.
+  void probe(const std::shared_ptr<tj::Graph>& g, const tj::Module& frozen, const std::vector<c10::IValue>& inputs) {
+    std::shared_ptr<tj::Graph> copy = g->copy();
+    std::vector<const tj::Value*> originals;
+    const std::size_t first_extra = copy->outputs().size();
+    auto orig_it = g->nodes().begin();
+    for (tj::Node* n : copy->nodes()) {
+      const tj::Node* o = *orig_it;
+      ++orig_it;
+      for (std::size_t i = 0; i < n->outputs().size(); ++i) {
+        const c10::TypePtr& t = n->output(i)->type();
+        const bool wanted = t->cast<c10::TensorType>() || t->kind() == c10::TypeKind::IntType ||
+                            t->kind() == c10::TypeKind::FloatType || t->kind() == c10::TypeKind::BoolType ||
+                            (t->cast<c10::ListType>() && t->cast<c10::ListType>()->getElementType()->kind() == c10::TypeKind::IntType);
+        if (!wanted || n->kind() == c10::prim::Constant) continue;
+        copy->registerOutput(n->output(i));
+        originals.push_back(o->output(i));
+      }
+    }
+    std::vector<c10::IValue> stack;
+    stack.push_back(frozen._ivalue());
+    for (const auto& v : inputs) stack.push_back(v);
+    try {
+      tj::Code code(copy, "tracegraph_probe");
+      tj::InterpreterState state(code);
+      state.run(stack);
+    } catch (const std::exception& e) {
+      fail(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed: " + first_line(e.what()));
+    }
+    for (std::size_t i = 0; i < originals.size(); ++i) {
+      const c10::IValue& iv = stack.at(first_extra + i);
+      TypeInfo info;
+      if (iv.isTensor()) {
+        const at::Tensor& t = iv.toTensor();
+        try {
+          info.dtype = from_aten_dtype(t.scalar_type());
+        } catch (const Error&) {
+        }
+        info.shape = symbolic(Shape(t.sizes().begin(), t.sizes().end()));
+      } else if (iv.isInt()) {
+        info = {DType::kInt64, SymbolicShape{}};
+      } else if (iv.isDouble()) {
+        info = {DType::kFloat64, SymbolicShape{}};
+      } else if (iv.isBool()) {
+        info = {DType::kBool, SymbolicShape{}};
+      } else if (iv.isIntList()) {
+        info = {DType::kInt64, SymbolicShape{Dim::of(static_cast<std::int64_t>(iv.toIntList().size()))}};
+      }
+      probed_[originals[i]] = info;
+    }
+  }
+
+  TypeInfo type_of(const tj::Value* v) const {
+    auto it = probed_.find(v);
+    return it != probed_.end() ? it->second : static_type(v);
+  }
+
+  NewValue new_value(const tj::Value* v) const {
+    TypeInfo t = type_of(v);
+    return NewValue(graph_.unique_value_name(v->debugName()), t.dtype, t.shape);
+  }
+
+  // A constant scalar needed as a node input (a list element computed partly
+  // at run time): a 0-d constant tensor.
+  ValueId materialize(const tj::Node* user, const c10::IValue& iv, const std::string& hint) {
+    Tensor t;
+    if (iv.isInt()) t = Tensor::from_vector<std::int64_t>({iv.toInt()}, {});
+    else if (iv.isDouble()) t = Tensor::from_vector<double>({iv.toDouble()}, {});
+    else if (iv.isBool()) t = Tensor::from_vector<bool>({iv.toBool()}, {});
+    else unsupported(user, "a constant of type " + iv.tagKind() + " is used as a run-time value");
+    return graph_.add_constant(graph_.unique_value_name(hint), std::move(t));
+  }
+
+  const Slot& slot(const tj::Node* user, const tj::Value* v) const {
+    auto it = slots_.find(v);
+    if (it == slots_.end()) unsupported(user, "reads %" + v->debugName() + ", which no node the reader understood produced");
+    return it->second;
+  }
+
+  void convert(tj::Graph& g) {
+    // Graph inputs; input 0 is the module itself.
+    for (std::size_t i = 1; i < g.inputs().size(); ++i) {
+      const tj::Value* in = g.inputs()[i];
+      if (!in->type()->cast<c10::TensorType>()) {
+        fail(ErrorCode::kUnsupported, source_ + ": forward input %" + in->debugName() + " is a " + in->type()->str() +
+                                          "; only tensor inputs are read");
+      }
+      TypeInfo t = type_of(in);
+      if (!options_.example_inputs.empty()) {
+        const Tensor& e = options_.example_inputs[i - 1];
+        t = {e.dtype(), symbolic(e.shape())};
+      } else if (!options_.signature.empty()) {
+        t = {options_.signature[i - 1].dtype, symbolic(options_.signature[i - 1].shape)};
+      }
+      slots_[in] = Slot{SlotKind::kValue, graph_.add_input(graph_.unique_value_name(in->debugName()), t.dtype, t.shape), {}, {}};
+    }
+    for (tj::Node* n : g.nodes()) convert_node(n);
+    if (g.outputs().size() != 1) fail(ErrorCode::kUnsupported, source_ + ": forward returns " + std::to_string(g.outputs().size()) + " values");
+    out_spec_ = output_spec(g.outputs()[0]);
+  }
+
+  void convert_node(const tj::Node* n) {
+    const auto kind = n->kind();
+    if (kind == c10::prim::Constant) {
+      const tj::Value* out = n->output();
+      c10::IValue iv = *tj::toIValue(out);
+      if (iv.isTensor()) {
+        slots_[out] = Slot{SlotKind::kValue, graph_.add_constant(graph_.unique_value_name(out->debugName()), from_aten(iv.toTensor())), {}, {}};
+      } else {
+        slots_[out] = Slot{SlotKind::kConstant, {}, iv, {}};
+      }
+      return;
+    }
+    if (kind == c10::prim::ListConstruct) return convert_list(n);
+    if (kind == c10::prim::TupleConstruct || kind == c10::prim::DictConstruct) {
+      // Only the return value may be built of tuples and dicts: they become the out_spec.
+      for (const auto& use : n->output()->uses()) {
+        if (use.user->kind() != c10::prim::Return && use.user->kind() != c10::prim::TupleConstruct &&
+            use.user->kind() != c10::prim::DictConstruct && use.user->kind() != c10::prim::ListConstruct) {
+          unsupported(n, "builds a tuple or dict that " + describe(use.user) + " reads; only returned structures are read");
+        }
+      }
+      slots_[n->output()] = Slot{SlotKind::kStructure, {}, {}, {}};
+      return;
+    }
+    if (kind == c10::prim::TupleUnpack || kind == c10::prim::ListUnpack) {
+      const Slot& s = slot(n, n->input(0));
+      if (s.kind == SlotKind::kTensorList && s.list.size() == n->outputs().size()) {
+        for (std::size_t i = 0; i < n->outputs().size(); ++i) slots_[n->output(i)] = Slot{SlotKind::kValue, s.list[i], {}, {}};
+        return;
+      }
+      if (s.kind == SlotKind::kValue && unpacked_.count(n->input(0))) return;  // outputs mapped by the producer
+      unsupported(n, "unpacks a value whose elements the reader cannot see");
+    }
+    convert_op(n);
+  }
+
+  void convert_list(const tj::Node* n) {
+    const tj::Value* out = n->output();
+    auto list_type = out->type()->cast<c10::ListType>();
+    const bool tensors = list_type && (list_type->getElementType()->cast<c10::TensorType>() != nullptr);
+    if (tensors) {
+      Slot s{SlotKind::kTensorList, {}, {}, {}};
+      for (const tj::Value* in : n->inputs()) {
+        const Slot& e = slot(n, in);
+        if (e.kind != SlotKind::kValue) unsupported(n, "a tensor list element is not a tensor value");
+        s.list.push_back(e.id);
+      }
+      slots_[out] = std::move(s);
+      return;
+    }
+    bool all_constant = true;
+    for (const tj::Value* in : n->inputs()) all_constant = all_constant && slot(n, in).kind == SlotKind::kConstant;
+    if (all_constant) {
+      c10::impl::GenericList list(list_type ? list_type->getElementType() : c10::AnyType::get());
+      for (const tj::Value* in : n->inputs()) list.push_back(slot(n, in).constant);
+      slots_[out] = Slot{SlotKind::kConstant, {}, c10::IValue(list), {}};
+      return;
+    }
+    // A list computed at run time (view(x, [n, -1]) with n from x.size(0)): a node.
+    std::vector<ValueId> inputs;
+    for (const tj::Value* in : n->inputs()) {
+      const Slot& e = slot(n, in);
+      if (e.kind == SlotKind::kValue) inputs.push_back(e.id);
+      else if (e.kind == SlotKind::kConstant) inputs.push_back(materialize(n, e.constant, out->debugName() + ".item"));
+      else unsupported(n, "a list element is neither a value nor a constant");
+    }
+    NodeId id = graph_.add_node("prim::ListConstruct", std::move(inputs), {new_value(out)});
+    slots_[out] = Slot{SlotKind::kValue, graph_.node(id).outputs[0], {}, {}};
+  }
+
+  void convert_op(const tj::Node* n) {
+    const c10::FunctionSchema* schema = n->maybeSchema();
+    if (!schema) unsupported(n, "has no operator schema this LibTorch knows");
+    const auto& args = schema->arguments();
+    if (n->inputs().size() > args.size()) unsupported(n, "has more inputs than its schema's arguments");
+    std::vector<ValueId> inputs;
+    std::vector<std::string> arg_names;
+    Attributes attrs;
+    for (std::size_t i = 0; i < n->inputs().size(); ++i) {
+      const std::string& arg = args[i].name();
+      const Slot& s = slot(n, n->input(i));
+      switch (s.kind) {
+        case SlotKind::kValue:
+          inputs.push_back(s.id);
+          arg_names.push_back(arg);
+          break;
+        case SlotKind::kTensorList:
+          for (ValueId v : s.list) {
+            inputs.push_back(v);
+            arg_names.push_back(arg);
+          }
+          break;
+        case SlotKind::kConstant:
+          if (s.constant.isNone()) break;  // an absent optional argument
+          if (auto a = to_attribute(s.constant)) {
+            attrs.set(arg, std::move(*a));
+          } else {
+            unsupported(n, "argument '" + arg + "' is a constant of type " + s.constant.tagKind() + " the format cannot hold");
+          }
+          break;
+        case SlotKind::kStructure:
+          unsupported(n, "argument '" + arg + "' is a tuple or dict");
+      }
+    }
+    if (!inputs.empty()) attrs.set(std::string(kArgNamesAttribute), arg_names);
+
+    // An op returning a tensor list that is only unpacked (chunk, split,
+    // unbind) becomes one node with one output per element.
+    std::vector<const tj::Value*> outputs(n->outputs().begin(), n->outputs().end());
+    if (outputs.size() == 1 && outputs[0]->type()->cast<c10::ListType>() && !outputs[0]->uses().empty()) {
+      const tj::Node* unpack = outputs[0]->uses()[0].user;
+      bool only_unpacked = true;
+      for (const auto& use : outputs[0]->uses()) only_unpacked = only_unpacked && use.user->kind() == c10::prim::ListUnpack;
+      if (only_unpacked && outputs[0]->type()->cast<c10::ListType>()->getElementType()->cast<c10::TensorType>()) {
+        std::vector<NewValue> outs;
+        for (const tj::Value* o : unpack->outputs()) outs.push_back(new_value(o));
+        NodeId id = graph_.add_node(n->kind().toQualString(), std::move(inputs), std::move(outs), std::move(attrs));
+        for (const auto& use : outputs[0]->uses()) {
+          for (std::size_t k = 0; k < use.user->outputs().size(); ++k) {
+            slots_[use.user->output(k)] = Slot{SlotKind::kValue, graph_.node(id).outputs.at(k), {}, {}};
+          }
+        }
+        slots_[outputs[0]] = Slot{SlotKind::kValue, graph_.node(id).outputs[0], {}, {}};
+        unpacked_.insert(outputs[0]);
+        return;
+      }
+    }
+    std::vector<NewValue> outs;
+    for (const tj::Value* o : outputs) outs.push_back(new_value(o));
+    NodeId id = graph_.add_node(n->kind().toQualString(), std::move(inputs), std::move(outs), std::move(attrs));
+    for (std::size_t k = 0; k < outputs.size(); ++k) slots_[outputs[k]] = Slot{SlotKind::kValue, graph_.node(id).outputs[k], {}, {}};
+  }
+
+  TreeSpec output_spec(const tj::Value* v) {
+    const tj::Node* p = v->node();
+    if (p->kind() == c10::prim::TupleConstruct || (p->kind() == c10::prim::ListConstruct && slot(p, v).kind == SlotKind::kTensorList)) {
+      std::vector<TreeSpec> children;
+      for (const tj::Value* in : p->inputs()) children.push_back(output_spec(in));
+      return p->kind() == c10::prim::TupleConstruct ? TreeSpec::tuple(std::move(children)) : TreeSpec::list(std::move(children));
+    }
+    if (p->kind() == c10::prim::DictConstruct) {
+      std::vector<std::pair<std::string, TreeSpec>> items;
+      for (std::size_t i = 0; i + 1 < p->inputs().size(); i += 2) {
+        const Slot& key = slot(p, p->input(i));
+        if (key.kind != SlotKind::kConstant || !key.constant.isString()) unsupported(p, "a returned dict has a key that is not a constant string");
+        items.emplace_back(key.constant.toStringRef(), output_spec(p->input(i + 1)));
+      }
+      return TreeSpec::dict(std::move(items));
+    }
+    const Slot& s = slot(p, v);
+    if (s.kind == SlotKind::kConstant && s.constant.isNone()) return TreeSpec::none();
+    if (s.kind != SlotKind::kValue) unsupported(p, "returns a value that is not a tensor");
+    graph_.add_output(s.id);
+    return TreeSpec::leaf();
+  }
+
+  std::string source_;
+  const TorchScriptOptions& options_;
+  Graph graph_;
+  std::optional<TreeSpec> out_spec_;
+  std::unordered_map<const tj::Value*, Slot> slots_;
+  std::unordered_map<const tj::Value*, TypeInfo> probed_;
+  std::set<const tj::Value*> unpacked_;
+};
+
+// Why torch::jit::load refused a file, as a typed error.
+[[noreturn]] void fail_load(const std::string& path, const std::string& torch_message) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  if (in.gcount() < 4 || !(magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4)) {
+    fail(ErrorCode::kParse, path + ": not a TorchScript archive (no zip header at byte 0)");
+  }
+  const std::string m = first_line(torch_message);
+  if (m.find("central directory") != std::string::npos || m.find("truncated") != std::string::npos ||
+      m.find("end of") != std::string::npos) {
+    fail(ErrorCode::kTruncated, path + ": the zip archive ends early (" + m + ")");
+  }
+  fail(ErrorCode::kSchema, path + ": a zip archive, but not a TorchScript module LibTorch can load (" + m + ")");
+}
+
+}  // namespace
+
+ExportedGraph read_torchscript(const torch::jit::Module& module, const TorchScriptOptions& options, std::string_view source) {
+  try {
+    return Reader(std::string(source), options).read(module);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // LibTorch's own errors, translated at the edge.
+    fail(ErrorCode::kUnsupported, std::string(source) + ": LibTorch: " + first_line(e.what()));
+  }
+}
+
+ExportedGraph read_torchscript(const std::string& path, const TorchScriptOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::kIo, path + ": no such file");
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path, c10::Device(c10::kCPU));
+  } catch (const std::exception& e) {
+    fail_load(path, e.what());
+  }
+  return read_torchscript(module, options, path);
+}
+
+}  // namespace tracegraph::native

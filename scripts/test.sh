@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: bootstrap, then each
+# preset's configure + build + test workflow. Prints one closing line with
+# the totals. Set TRACEGRAPH_FUZZ_SECONDS to change how long each fuzzer runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+./scripts/bootstrap.sh
+export NODE_PATH=/usr/share/nodejs  # Emscripten 3.1.6 needs it
+
+LOGS=build/test-logs
+mkdir -p "$LOGS"
+passed=0
+failed=0
+status=0
+
+# step NAME COMMAND...: runs a step, keeps its log, adds up ctest's counts.
+step() {
+  local name=$1
+  shift
+  printf '\n==== %s ====\n' "$name"
+  if "$@" 2>&1 | tee "$LOGS/$name.log"; then :; else status=1; fi
+  local line
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOGS/$name.log" | tail -1 || true)
+  if [[ -n "$line" ]]; then
+    local total fails
+    total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+    fails=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line")
+    passed=$((passed + total - fails))
+    failed=$((failed + fails))
+  else
+    echo "[test] $name ran no ctest summary" >&2
+    status=1
+  fi
+}
+
+step native cmake --workflow --preset native
+step sanitize cmake --workflow --preset sanitize
+step wasm cmake --workflow --preset wasm
+step fuzz cmake --workflow --preset fuzz
+
+echo
+echo "tracegraph: $passed passed, $failed failed"
+exit $status

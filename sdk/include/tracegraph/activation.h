@@ -1,0 +1,59 @@
+// Output activation: for each graph output, what the model applies last, so
+// that nobody applies a second sigmoid by mistake.
+//
+// It looks back from the output through ops that do not change values (view,
+// reshape, slice, permute, squeeze, contiguous, clone, detach, eval dropout,
+// casts to float) to the op that made the values. A concatenation along the
+// channel dim of heads that end differently is reported per channel range.
+// It never claims what it cannot see: kUnknown is an answer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracegraph/graph.h"
+
+namespace tracegraph {
+
+enum class ActivationKind {
+  kNone,        // the last op is linear (conv, linear, matmul, add, batch norm): raw values
+  kSigmoid,
+  kTanh,
+  kSoftmax,     // with dim
+  kLogSoftmax,  // with dim
+  kRelu,
+  kClip,        // with min and/or max (clamp, clip, hardtanh, relu6)
+  kPerChannel,  // a channel concatenation of heads that end differently
+  kUnknown,     // anything else: an op the analysis does not read as either
+};
+std::string_view activation_kind_name(ActivationKind kind);
+
+struct ChannelActivation {
+  std::int64_t begin = 0;  // channel range [begin, end)
+  std::int64_t end = 0;
+  ActivationKind kind = ActivationKind::kUnknown;
+  std::optional<std::int64_t> dim;
+  std::optional<double> min, max;
+};
+
+struct Activation {
+  ActivationKind kind = ActivationKind::kUnknown;
+  std::optional<std::int64_t> dim;       // softmax, log-softmax
+  std::optional<double> min, max;        // clip
+  std::vector<ChannelActivation> channels;  // per channel
+  std::string node;                      // the node that applies it (empty for kNone from an input)
+  std::string op;                        // that node's op, the format's own name
+
+  // "sigmoid", "clip(min=0, max=1)", "softmax(dim=1)", "per_channel([0, 1): sigmoid, [1, 3): none)"
+  std::string str() const;
+};
+
+// One entry per graph output, in order.
+std::vector<Activation> output_activation(const Graph& graph);
+// [{"kind": "sigmoid", ...}, ...]
+std::string output_activation_json(const std::vector<Activation>& activations, int indent = -1);
+
+}  // namespace tracegraph

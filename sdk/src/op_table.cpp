@@ -1,0 +1,151 @@
+#include "tracegraph/op_table.h"
+
+#include <algorithm>
+#include <array>
+
+namespace tracegraph {
+namespace {
+
+constexpr std::string_view kAten = "aten::";
+
+std::string_view base_name(std::string_view op) {
+  if (op.substr(0, kAten.size()) == kAten) op.remove_prefix(kAten.size());
+  if (op.size() > 1 && op.back() == '_' && !(op.size() > 2 && op.substr(op.size() - 2) == "__")) op.remove_suffix(1);
+  return op;
+}
+
+void copy_attr(const Node& node, std::string_view from, Attributes& to, std::string to_name) {
+  if (const AttributeValue* v = node.attributes.find(from)) {
+    if (std::holds_alternative<std::int64_t>(*v) || std::holds_alternative<double>(*v)) {
+      to.set(std::move(to_name), *node.attributes.get_float(from));
+    }
+  }
+}
+
+struct Row {
+  std::string_view op;         // base name, without "aten::" and a trailing '_'
+  std::string_view canonical;  // canonical name
+};
+
+// Ops whose canonical form takes no attributes beyond the name.
+constexpr std::array kSimple = {
+    Row{"sigmoid", "sigmoid"}, Row{"tanh", "tanh"}, Row{"relu", "relu"}, Row{"hardswish", "hardswish"},
+    Row{"hardsigmoid", "hardsigmoid"}, Row{"silu", "silu"}, Row{"gelu", "gelu"}, Row{"elu", "elu"},
+    Row{"leaky_relu", "leaky_relu"}, Row{"conv1d", "conv"}, Row{"conv2d", "conv"}, Row{"conv3d", "conv"},
+    Row{"conv_transpose1d", "conv_transpose"}, Row{"conv_transpose2d", "conv_transpose"},
+    Row{"conv_transpose3d", "conv_transpose"}, Row{"linear", "linear"}, Row{"addmm", "linear"},
+    Row{"matmul", "matmul"}, Row{"mm", "matmul"}, Row{"bmm", "matmul"}, Row{"batch_norm", "batch_norm"},
+    Row{"max_pool1d", "max_pool"}, Row{"max_pool2d", "max_pool"}, Row{"max_pool3d", "max_pool"},
+    Row{"avg_pool1d", "avg_pool"}, Row{"avg_pool2d", "avg_pool"}, Row{"avg_pool3d", "avg_pool"},
+    Row{"adaptive_avg_pool1d", "adaptive_avg_pool"}, Row{"adaptive_avg_pool2d", "adaptive_avg_pool"},
+    Row{"adaptive_avg_pool3d", "adaptive_avg_pool"}, Row{"add", "add"}, Row{"sub", "sub"}, Row{"rsub", "rsub"},
+    Row{"mul", "mul"}, Row{"div", "div"}, Row{"view", "view"}, Row{"reshape", "reshape"},
+    Row{"slice", "slice"}, Row{"narrow", "slice"}, Row{"select", "select"}, Row{"permute", "permute"},
+    Row{"transpose", "transpose"}, Row{"t", "transpose"}, Row{"squeeze", "squeeze"}, Row{"unsqueeze", "unsqueeze"},
+    Row{"flatten", "flatten"}, Row{"contiguous", "contiguous"}, Row{"clone", "clone"}, Row{"detach", "detach"},
+    Row{"expand", "expand"}, Row{"upsample_nearest1d", "upsample"}, Row{"upsample_nearest2d", "upsample"},
+    Row{"upsample_nearest3d", "upsample"}, Row{"upsample_bilinear2d", "upsample"},
+    Row{"upsample_trilinear3d", "upsample"}, Row{"__interpolate", "upsample"}, Row{"stack", "stack"},
+    Row{"mean", "mean"}, Row{"sum", "sum"}, Row{"exp", "exp"}, Row{"log", "log"}, Row{"pow", "pow"},
+    Row{"neg", "neg"}, Row{"abs", "abs"}, Row{"sqrt", "sqrt"}, Row{"pad", "pad"}, Row{"constant_pad_nd", "pad"},
+};
+
+}  // namespace
+
+bool is_inplace_op(std::string_view op) {
+  if (op.substr(0, kAten.size()) != kAten) return false;
+  return op.size() > kAten.size() + 1 && op.back() == '_' && op.substr(op.size() - 2) != "__";
+}
+
+std::string functional_op_name(std::string_view op) {
+  if (!is_inplace_op(op)) return std::string(op);
+  return std::string(op.substr(0, op.size() - 1));
+}
+
+bool is_view_op(std::string_view op) {
+  static constexpr std::array kViews = {"view", "reshape", "slice", "narrow", "select", "permute", "transpose",
+                                        "t", "squeeze", "unsqueeze", "flatten", "expand", "expand_as",
+                                        "as_strided", "diagonal", "unfold", "view_as", "alias", "detach",
+                                        "unbind", "split", "chunk", "__getitem__", "numpy_T", "movedim"};
+  const std::string_view base = op.substr(0, kAten.size()) == kAten ? op.substr(kAten.size()) : op;
+  return std::find(kViews.begin(), kViews.end(), base) != kViews.end();
+}
+
+std::vector<ValueId> inputs_for_arg(const Node& node, std::string_view arg) {
+  std::vector<ValueId> out;
+  const AttributeValue* names = node.attributes.find(kArgNamesAttribute);
+  if (!names || !std::holds_alternative<std::vector<std::string>>(*names)) return out;
+  const auto& list = std::get<std::vector<std::string>>(*names);
+  for (std::size_t i = 0; i < list.size() && i < node.inputs.size(); ++i) {
+    if (list[i] == arg) out.push_back(node.inputs[i]);
+  }
+  return out;
+}
+
+std::optional<CanonicalOp> canonical_op(const Node& node) {
+  if (node.op.substr(0, kAten.size()) != kAten) {
+    // Ops written by the SDK itself (trace(), transforms) are already canonical.
+    if (node.op.find("::") == std::string::npos) return CanonicalOp{node.op, node.attributes};
+    return std::nullopt;
+  }
+  const std::string_view base = base_name(node.op);
+  CanonicalOp out;
+  if (base == "relu6") {
+    out.name = "clip";
+    out.attributes.set("min", 0.0);
+    out.attributes.set("max", 6.0);
+    return out;
+  }
+  if (base == "hardtanh") {
+    out.name = "clip";
+    // hardtanh's defaults are -1 and 1.
+    out.attributes.set("min", node.attributes.get_float("min_val").value_or(-1.0));
+    out.attributes.set("max", node.attributes.get_float("max_val").value_or(1.0));
+    return out;
+  }
+  if (base == "clamp" || base == "clip" || base == "clamp_min" || base == "clamp_max") {
+    out.name = "clip";
+    copy_attr(node, "min", out.attributes, "min");
+    copy_attr(node, "max", out.attributes, "max");
+    return out;
+  }
+  if (base == "softmax" || base == "_softmax" || base == "log_softmax" || base == "_log_softmax") {
+    out.name = base.find("log") != std::string_view::npos ? "log_softmax" : "softmax";
+    if (auto dim = node.attributes.get_int("dim")) out.attributes.set("dim", *dim);
+    return out;
+  }
+  if (base == "cat" || base == "concat" || base == "concatenate") {
+    out.name = "cat";
+    out.attributes.set("dim", node.attributes.get_int("dim").value_or(0));
+    return out;
+  }
+  if (base == "_convolution") {
+    const bool transposed = node.attributes.get_bool("transposed").value_or(false);
+    out.name = transposed ? "conv_transpose" : "conv";
+    return out;
+  }
+  if (base == "dropout" || base == "feature_dropout" || base == "alpha_dropout") {
+    out.name = "dropout";
+    out.attributes.set("train", node.attributes.get_bool("train").value_or(true));
+    return out;
+  }
+  if (base == "to" || base == "type_as" || base == "float" || base == "double" || base == "half") {
+    out.name = "cast";
+    if (base == "float") out.attributes.set("dtype", std::string("float32"));
+    else if (base == "double") out.attributes.set("dtype", std::string("float64"));
+    else if (base == "half") out.attributes.set("dtype", std::string("float16"));
+    return out;
+  }
+  for (const Row& row : kSimple) {
+    if (row.op == base) {
+      out.name = std::string(row.canonical);
+      if (auto dim = node.attributes.get_int("dim"); dim && (out.name == "stack" || out.name == "slice" || out.name == "select")) {
+        out.attributes.set("dim", *dim);
+      }
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tracegraph
