@@ -65,10 +65,12 @@ bool passes_values(const Graph& g, const Node& n, const CanonicalOp& c, bool& ke
   if (op == "cast") {
     // Only casts to a floating dtype keep the values' meaning.
     if (auto name = c.attributes.get_string("dtype")) return *name == "float32" || *name == "float64" || *name == "float16";
+    if (const AttributeValue* code = n.attributes.find("dtype"); code && std::holds_alternative<std::int64_t>(*code)) {
+      const std::int64_t t = std::get<std::int64_t>(*code);
+      return t == 5 || t == 6 || t == 7 || t == 15;  // torch's half, float, double, bfloat16
+    }
     const Value& out = g.value(n.outputs.at(0));
-    if (out.dtype) return is_floating(*out.dtype);
-    if (auto code = n.attributes.get_int("dtype")) return *code == 5 || *code == 6 || *code == 7 || *code == 15;  // torch's half, float, double, bfloat16
-    return false;
+    return out.dtype && is_floating(*out.dtype);
   }
   return false;
 }

@@ -360,6 +360,19 @@ def make(name, out_dir):
         json.dump(facts, f, indent=1, sort_keys=True)
 
 
+def make_bad_files(out_dir):
+    """Files that are not TorchScript models, for the reader's errors."""
+    import zipfile
+    with open(os.path.join(out_dir, "bad_not_a_zip.ts"), "w") as f:
+        f.write("this is not a TorchScript archive\n")
+    with zipfile.ZipFile(os.path.join(out_dir, "bad_not_torchscript.ts"), "w") as z:
+        z.writestr("archive/hello.txt", "a zip, but no TorchScript inside")
+    with open(os.path.join(out_dir, "unet3d_none.ts"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(out_dir, "bad_truncated.ts"), "wb") as f:
+        f.write(data[: len(data) * 2 // 3])
+
+
 def main():
     out_dir = sys.argv[1]
     only = None
@@ -375,6 +388,8 @@ def main():
             continue
         make(name, out_dir)
         print(f"[models] {name}")
+    if not only:
+        make_bad_files(out_dir)
     with open(os.path.join(out_dir, "index.json"), "w") as f:
         json.dump(sorted(list(MODELS) + list(ERROR_MODELS)), f, indent=1)
 

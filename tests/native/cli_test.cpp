@@ -1,0 +1,73 @@
+// The tracegraph command-line tool, run as a user runs it.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "native/test_models.h"
+#include "test_util.h"
+
+namespace {
+
+struct CliRun {
+  int status;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun run_cli(const std::string& args) {
+  const std::string cmd = std::string(TRACEGRAPH_CLI) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe.get())) out.append(buf.data(), n);
+  const int status = pclose(pipe.release());
+  return {WEXITSTATUS(status), out};
+}
+
+using tracegraph::testing::model_path;
+
+TEST(CliTest, InspectPrintsNodesValuesParametersAndActivation) {
+  CliRun r = run_cli("inspect " + model_path("unet3d_sigmoid_traced.ts") + " --input-shape 1,1,44,44,44");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("parameters  4,725"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("float32[1, 1, 28, 28, 28]  ->  sigmoid"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("aten::_convolution"), std::string::npos);
+  EXPECT_NE(r.out.find("nodes (in execution order)"), std::string::npos);
+}
+
+TEST(CliTest, InspectJsonIsTheModuleGraphView) {
+  CliRun r = run_cli("inspect " + model_path("unet3d_hardtanh.ts") + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["nodes"].back()["op"], "aten::hardtanh");
+  EXPECT_EQ(j["nodes"].back()["min"], -0.5);
+  EXPECT_EQ(j["output"], j["nodes"].back()["outputs"][0]);
+  EXPECT_EQ(j["activation"][0]["kind"], "clip");
+}
+
+TEST(CliTest, ExportWritesAGraphThatInspectReads) {
+  const auto dir = std::filesystem::temp_directory_path() / "tracegraph_cli_export";
+  std::filesystem::remove_all(dir);
+  CliRun r = run_cli("export " + model_path("unet3d_two_heads.ts") + " -o " + dir.string() + " --input-shape 1,1,44,44,44");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "unet3d_two_heads.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "unet3d_two_heads.safetensors"));
+  CliRun again = run_cli("inspect " + (dir / "unet3d_two_heads.json").string());
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_NE(again.out.find("per_channel([0, 1): sigmoid, [1, 3): none)"), std::string::npos) << again.out;
+}
+
+TEST(CliTest, ErrorsAreOneLineAndNonZero) {
+  CliRun bad = run_cli("inspect " + model_path("bad_truncated.ts"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out.find('\n'), bad.out.size() - 1) << bad.out;
+  EXPECT_NE(bad.out.find("tracegraph: error: truncated:"), std::string::npos) << bad.out;
+  CliRun usage = run_cli("inspect");
+  EXPECT_EQ(usage.status, 2);
+  EXPECT_NE(usage.out.find("missing MODEL"), std::string::npos);
+  CliRun shape = run_cli("inspect x.ts --input-shape 1,a");
+  EXPECT_EQ(shape.status, 2);
+  EXPECT_NE(shape.out.find("--input-shape '1,a'"), std::string::npos);
+}
+
+}  // namespace
