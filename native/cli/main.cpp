@@ -119,7 +119,7 @@ std::string bytes_str(std::size_t n) {
 std::string attrs_str(const tg::Node& n) {
   std::string s;
   for (const auto& [name, value] : n.attributes) {
-    if (name == tg::kArgNamesAttribute) continue;
+    if (name == tg::kArgNamesAttribute || name == tg::kOverloadAttribute) continue;
     std::string v;
     if (auto* i = std::get_if<std::int64_t>(&value)) v = std::to_string(*i);
     else if (auto* d = std::get_if<double>(&value)) {

@@ -398,6 +398,9 @@ class Reader {
       }
     }
     if (!inputs.empty()) attrs.set(std::string(kArgNamesAttribute), arg_names);
+    // The exact overload (aten::add.Tensor or aten::add.Scalar), so that a
+    // backend runs the same kernel LibTorch would.
+    if (!schema->overload_name().empty()) attrs.set(std::string(kOverloadAttribute), schema->overload_name());
 
     // An op returning a tensor list that is only unpacked (chunk, split,
     // unbind) becomes one node with one output per element.

@@ -33,6 +33,8 @@ bool is_view_op(std::string_view op);
 // The attribute that lists, for each input of a node read from TorchScript,
 // the schema argument it fills (cat's tensors all fill "tensors").
 inline constexpr std::string_view kArgNamesAttribute = "arg_names";
+// The overload of a node read from TorchScript ("Tensor" in aten::add.Tensor).
+inline constexpr std::string_view kOverloadAttribute = "overload";
 // The inputs of `node` that fill schema argument `arg` (in order).
 std::vector<ValueId> inputs_for_arg(const Node& node, std::string_view arg);
 

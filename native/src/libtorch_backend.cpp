@@ -1,0 +1,362 @@
+#include "tracegraph/native/libtorch_backend.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/StreamGuard.h>
+#include <torch/csrc/jit/runtime/operator.h>
+#include <torch/script.h>
+
+#include <filesystem>
+#include <optional>
+#include <unordered_map>
+
+#include "tracegraph/native/aten_interop.h"
+#include "tracegraph/op_table.h"
+
+namespace tracegraph::native {
+namespace {
+
+namespace tj = torch::jit;
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// An attribute as the IValue a schema argument of type `type` takes.
+std::optional<c10::IValue> to_ivalue(const AttributeValue& a, const c10::TypePtr& type_in) {
+  c10::TypePtr type = type_in;
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  const auto kind = type->kind();
+  if (kind == c10::TypeKind::DeviceObjType) {
+    if (auto* s = std::get_if<std::string>(&a)) return c10::IValue(c10::Device(*s));
+    return std::nullopt;
+  }
+  if (auto* i = std::get_if<std::int64_t>(&a)) {
+    if (kind == c10::TypeKind::FloatType) return c10::IValue(static_cast<double>(*i));
+    if (kind == c10::TypeKind::BoolType) return c10::IValue(*i != 0);
+    if (auto list = type->cast<c10::ListType>()) {
+      return c10::IValue(c10::List<int64_t>({*i}));  // int[N] written as one int
+    }
+    return c10::IValue(*i);
+  }
+  if (auto* d = std::get_if<double>(&a)) return c10::IValue(*d);
+  if (auto* b = std::get_if<bool>(&a)) return c10::IValue(*b);
+  if (auto* s = std::get_if<std::string>(&a)) return c10::IValue(*s);
+  if (auto* v = std::get_if<std::vector<std::int64_t>>(&a)) {
+    if (auto list = type->cast<c10::ListType>(); list && list->getElementType()->kind() == c10::TypeKind::FloatType) {
+      return c10::IValue(c10::List<double>(std::vector<double>(v->begin(), v->end())));
+    }
+    return c10::IValue(c10::List<int64_t>(*v));
+  }
+  if (auto* v = std::get_if<std::vector<double>>(&a)) return c10::IValue(c10::List<double>(*v));
+  if (auto* v = std::get_if<std::vector<bool>>(&a)) {
+    c10::List<bool> l;
+    for (bool x : *v) l.push_back(x);
+    return c10::IValue(l);
+  }
+  if (auto* v = std::get_if<std::vector<std::string>>(&a)) {
+    c10::List<std::string> l;
+    for (const auto& x : *v) l.push_back(x);
+    return c10::IValue(l);
+  }
+  if (auto* t = std::get_if<Tensor>(&a)) return c10::IValue(to_aten(*t));
+  return std::nullopt;
+}
+
+// A run-time value as a schema argument of `type` wants it: a 0-d tensor where
+// a number is expected becomes that number (TorchScript's scalars travel as
+// 0-d tensors when they are constants of the graph).
+c10::IValue coerce(c10::IValue v, const c10::TypePtr& type_in) {
+  if (!v.isTensor()) return v;
+  c10::TypePtr type = type_in;
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  const auto kind = type->kind();
+  const at::Tensor& t = v.toTensor();
+  if (kind == c10::TypeKind::IntType) return c10::IValue(t.item<int64_t>());
+  if (kind == c10::TypeKind::FloatType) return c10::IValue(t.item<double>());
+  if (kind == c10::TypeKind::BoolType) return c10::IValue(t.item<bool>());
+  if (kind == c10::TypeKind::NumberType) {
+    return at::isFloatingType(t.scalar_type()) ? c10::IValue(t.item<double>()) : c10::IValue(t.item<int64_t>());
+  }
+  return v;
+}
+
+class LibTorchBackend final : public Backend {
+ public:
+  std::string name() const override { return "libtorch"; }
+
+  void prepare(const Graph& graph, const Device& device, const Stream* stream) override {
+    check_device(device);
+    steps_.clear();
+    device_ = device;
+    set_stream(stream);
+    // One slot per live value.
+    std::unordered_map<std::uint32_t, int> slot;
+    for (ValueId v : graph.values()) slot.emplace(v.index, static_cast<int>(slot.size()));
+    slots_.assign(slot.size(), c10::IValue());
+    constants_.clear();
+    for (ValueId c : graph.constants()) {
+      at::Tensor t = to_aten(graph.value(c).data);
+      constants_.emplace_back(slot.at(c.index), t);
+    }
+    input_slots_.clear();
+    for (ValueId v : graph.inputs()) input_slots_.push_back(slot.at(v.index));
+    output_slots_.clear();
+    for (ValueId v : graph.outputs()) output_slots_.push_back(slot.at(v.index));
+
+    for (NodeId id : graph.nodes()) steps_.push_back(plan(graph, graph.node(id), slot));
+
+    // Free each intermediate after its last reader; inputs, constants and outputs are kept.
+    std::vector<int> last_use(slots_.size(), -1);
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      for (const Arg& a : steps_[i].args) {
+        for (int s : a.slots) last_use[s] = static_cast<int>(i);
+      }
+    }
+    std::vector<bool> keep(slots_.size(), false);
+    for (int s : input_slots_) keep[s] = true;
+    for (int s : output_slots_) keep[s] = true;
+    for (auto& [s, t] : constants_) keep[s] = true;
+    for (std::size_t s = 0; s < slots_.size(); ++s) {
+      if (!keep[s] && last_use[s] >= 0) steps_[static_cast<std::size_t>(last_use[s])].free_after.push_back(static_cast<int>(s));
+    }
+    move(device, stream);
+  }
+
+  void move(const Device& device, const Stream* stream) override {
+    check_device(device);
+    device_ = device;
+    set_stream(stream);
+    const c10::Device target = to_aten_device(device_);
+    for (auto& [s, t] : constants_) {
+      t = t.to(target);
+      slots_[static_cast<std::size_t>(s)] = t;
+    }
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
+    std::vector<at::Tensor> in;
+    in.reserve(inputs.size());
+    for (const Tensor& t : inputs) in.push_back(to_aten(t));
+    std::vector<Tensor> out;
+    for (const at::Tensor& t : run_aten(in)) out.push_back(from_aten(t));
+    return out;
+  }
+
+ private:
+  std::vector<at::Tensor> run_aten(const std::vector<at::Tensor>& inputs) {
+    c10::InferenceMode inference;
+    std::optional<c10::StreamGuard> stream_guard;
+    if (stream_) stream_guard.emplace(*stream_);
+    const c10::Device target = to_aten_device(device_);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const at::Tensor& t = inputs[i];
+      slots_[static_cast<std::size_t>(input_slots_[i])] = t.device() == target ? t : t.to(target);
+    }
+    tj::Stack stack;
+    for (Step& step : steps_) {
+      stack.clear();
+      try {
+        for (const Arg& a : step.args) push_arg(a, stack);
+        if (step.list_construct) {
+          stack = {make_list(stack)};
+        } else {
+          step.operation(stack);
+        }
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        fail(ErrorCode::kInvalidArgument, step.where + ": LibTorch: " + first_line(e.what()));
+      }
+      if (step.unpack_list) {
+        auto list = stack.at(0).toListRef();
+        for (std::size_t k = 0; k < step.outputs.size() && k < list.size(); ++k) slots_[static_cast<std::size_t>(step.outputs[k])] = list[k];
+      } else {
+        for (std::size_t k = 0; k < step.outputs.size(); ++k) slots_[static_cast<std::size_t>(step.outputs[k])] = std::move(stack.at(k));
+      }
+      for (int s : step.free_after) slots_[static_cast<std::size_t>(s)] = c10::IValue();
+    }
+    std::vector<at::Tensor> out;
+    for (int s : output_slots_) {
+      const c10::IValue& v = slots_[static_cast<std::size_t>(s)];
+      if (v.isTensor()) out.push_back(v.toTensor());
+      else if (v.isInt()) out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
+      else if (v.isDouble()) out.push_back(at::scalar_tensor(v.toDouble(), at::kDouble));
+      else if (v.isBool()) out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
+      else fail(ErrorCode::kUnsupported, "a graph output is a " + v.tagKind() + ", not a tensor");
+    }
+    // Inputs are the caller's; do not hold them between runs.
+    for (int s : input_slots_) slots_[static_cast<std::size_t>(s)] = c10::IValue();
+    for (std::size_t k = 0; k < output_slots_.size(); ++k) {
+      bool is_input = false;
+      for (int s : input_slots_) is_input = is_input || s == output_slots_[k];
+      if (!is_input) slots_[static_cast<std::size_t>(output_slots_[k])] = c10::IValue();
+    }
+    return out;
+  }
+
+  struct Arg {
+    enum class Kind { kConstant, kValue, kValueList } kind = Kind::kConstant;
+    c10::IValue constant;
+    std::vector<int> slots;
+    c10::TypePtr type;
+  };
+  struct Step {
+    tj::Operation operation = nullptr;
+    bool list_construct = false;
+    bool unpack_list = false;
+    std::vector<Arg> args;
+    std::vector<int> outputs;
+    std::vector<int> free_after;
+    std::string where;
+  };
+
+  static void check_device(const Device& device) {
+    if (device.type == DeviceType::kCUDA && !cuda_available()) {
+      fail(ErrorCode::kUnsupported, "device " + device.str() + ": this LibTorch has no CUDA, or sees no CUDA device");
+    }
+  }
+
+  void set_stream(const Stream* stream) {
+    stream_.reset();
+    if (stream) stream_ = c10::Stream(c10::Stream::UNSAFE, to_aten_device(stream->device), stream->id);
+  }
+
+  void push_arg(const Arg& a, tj::Stack& stack) const {
+    switch (a.kind) {
+      case Arg::Kind::kConstant: stack.push_back(a.constant); break;
+      case Arg::Kind::kValue: stack.push_back(coerce(slots_[static_cast<std::size_t>(a.slots[0])], a.type)); break;
+      case Arg::Kind::kValueList: {
+        c10::List<at::Tensor> list;
+        for (int s : a.slots) list.push_back(slots_[static_cast<std::size_t>(s)].toTensor());
+        stack.push_back(c10::IValue(list));
+        break;
+      }
+    }
+  }
+
+  // prim::ListConstruct of numbers computed at run time.
+  static c10::IValue make_list(const tj::Stack& items) {
+    bool all_int = true;
+    for (const auto& v : items) {
+      all_int = all_int && (v.isInt() || (v.isTensor() && !at::isFloatingType(v.toTensor().scalar_type())));
+    }
+    if (all_int) {
+      c10::List<int64_t> l;
+      for (const auto& v : items) l.push_back(v.isInt() ? v.toInt() : v.toTensor().item<int64_t>());
+      return l;
+    }
+    c10::List<double> l;
+    for (const auto& v : items) l.push_back(v.isDouble() ? v.toDouble() : v.isInt() ? static_cast<double>(v.toInt()) : v.toTensor().item<double>());
+    return l;
+  }
+
+  Step plan(const Graph& graph, const Node& n, const std::unordered_map<std::uint32_t, int>& slot) {
+    Step step;
+    step.where = "node '" + n.name + "' (" + n.op + ")";
+    for (ValueId o : n.outputs) step.outputs.push_back(slot.at(o.index));
+    if (n.op == "prim::ListConstruct") {
+      step.list_construct = true;
+      for (ValueId in : n.inputs) step.args.push_back({Arg::Kind::kValue, {}, {slot.at(in.index)}, c10::AnyType::get()});
+      return step;
+    }
+    if (n.op.find("::") == std::string::npos) {
+      fail(ErrorCode::kUnsupported, step.where + ": the LibTorch backend runs ops read from TorchScript (aten::, prim::); "
+                                    "this op has no LibTorch kernel");
+    }
+    std::shared_ptr<tj::Operator> op;
+    if (auto overload = n.attributes.get_string(kOverloadAttribute)) {
+      op = tj::findOperatorFor(c10::OperatorName(n.op, *overload));
+    }
+    std::vector<std::string> names;
+    if (const AttributeValue* a = n.attributes.find(kArgNamesAttribute)) names = std::get<std::vector<std::string>>(*a);
+    if (!op) {
+      // No overload recorded: the first whose arguments this node can fill.
+      for (const auto& candidate : tj::getAllOperatorsFor(c10::Symbol::fromQualString(n.op))) {
+        if (fits(candidate->schema(), n, names)) {
+          op = candidate;
+          break;
+        }
+      }
+    }
+    if (!op) fail(ErrorCode::kUnsupported, step.where + ": LibTorch has no kernel for this op with these arguments");
+    const c10::FunctionSchema& schema = op->schema();
+    for (const c10::Argument& arg : schema.arguments()) {
+      Arg a;
+      a.type = arg.type();
+      std::vector<int> from_inputs;
+      for (std::size_t i = 0; i < names.size() && i < n.inputs.size(); ++i) {
+        if (names[i] == arg.name()) from_inputs.push_back(slot.at(n.inputs[i].index));
+      }
+      const bool tensor_list = arg.type()->kind() == c10::TypeKind::ListType &&
+                               arg.type()->cast<c10::ListType>()->getElementType()->cast<c10::TensorType>();
+      if (!from_inputs.empty()) {
+        a.kind = tensor_list ? Arg::Kind::kValueList : Arg::Kind::kValue;
+        a.slots = std::move(from_inputs);
+      } else if (const AttributeValue* attr = n.attributes.find(arg.name())) {
+        auto iv = to_ivalue(*attr, arg.type());
+        if (!iv) fail(ErrorCode::kUnsupported, step.where + ": attribute '" + arg.name() + "' cannot be passed as " + arg.type()->str());
+        a.constant = std::move(*iv);
+      } else if (arg.default_value()) {
+        a.constant = *arg.default_value();
+      } else if (arg.type()->kind() == c10::TypeKind::OptionalType) {
+        a.constant = c10::IValue();
+      } else {
+        fail(ErrorCode::kUnsupported, step.where + ": argument '" + arg.name() + "' of " + schema.name() + " is not given");
+      }
+      step.args.push_back(std::move(a));
+    }
+    step.operation = op->getOperation();
+    step.unpack_list = schema.returns().size() == 1 && n.outputs.size() > 1 &&
+                       schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
+    if (!step.unpack_list && schema.returns().size() != n.outputs.size()) {
+      fail(ErrorCode::kUnsupported, step.where + ": the kernel returns " + std::to_string(schema.returns().size()) +
+                                        " values, the node has " + std::to_string(n.outputs.size()) + " outputs");
+    }
+    return step;
+  }
+
+  static bool fits(const c10::FunctionSchema& schema, const Node& n, const std::vector<std::string>& names) {
+    std::size_t matched_inputs = 0;
+    for (const c10::Argument& arg : schema.arguments()) {
+      const bool from_input = std::find(names.begin(), names.end(), arg.name()) != names.end();
+      if (from_input) matched_inputs += static_cast<std::size_t>(std::count(names.begin(), names.end(), arg.name()));
+      const bool given = from_input || n.attributes.contains(arg.name());
+      if (!given && !arg.default_value() && arg.type()->kind() != c10::TypeKind::OptionalType) return false;
+    }
+    return matched_inputs == n.inputs.size();
+  }
+
+  std::vector<Step> steps_;
+  std::vector<c10::IValue> slots_;
+  std::vector<std::pair<int, at::Tensor>> constants_;
+  std::vector<int> input_slots_, output_slots_;
+  Device device_;
+  std::optional<c10::Stream> stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_libtorch_backend() { return std::make_unique<LibTorchBackend>(); }
+
+TracedGraph load(const std::string& path, const TorchScriptOptions& options) {
+  if (std::filesystem::path(path).extension() == ".json") return TracedGraph::from_exported(load_graph(path), make_libtorch_backend());
+  return TracedGraph::from_exported(read_torchscript(path, options), make_libtorch_backend());
+}
+
+TracedGraph load(const torch::jit::Module& module, const TorchScriptOptions& options) {
+  return TracedGraph::from_exported(read_torchscript(module, options), make_libtorch_backend());
+}
+
+std::vector<at::Tensor> run(TracedGraph& graph, const std::vector<at::Tensor>& inputs) {
+  // Views both ways (from_aten and to_aten copy nothing for contiguous tensors),
+  // so the same checks as run() apply at no cost.
+  std::vector<Tensor> in;
+  in.reserve(inputs.size());
+  for (const auto& t : inputs) in.push_back(from_aten(t));
+  std::vector<at::Tensor> out;
+  for (const auto& t : graph.run(in)) out.push_back(to_aten(t));
+  return out;
+}
+
+bool cuda_available() { return at::hasCUDA() && at::getNumGPUs() > 0; }
+
+}  // namespace tracegraph::native

@@ -1,0 +1,216 @@
+#include "tracegraph/native/libtorch_backend.h"
+
+#include <torch/script.h>
+
+#include <filesystem>
+
+#include "native/test_models.h"
+#include "test_util.h"
+#include "tracegraph/native/aten_interop.h"
+
+namespace tracegraph::native {
+namespace {
+
+using tracegraph::testing::model_io;
+using tracegraph::testing::model_path;
+
+double max_relative_error(const at::Tensor& got, const at::Tensor& want) {
+  const at::Tensor g = got.to(at::kCPU).to(at::kDouble);
+  const at::Tensor w = want.to(at::kCPU).to(at::kDouble);
+  EXPECT_EQ(g.sizes(), w.sizes());
+  if (g.sizes() != w.sizes()) return INFINITY;
+  const double scale = std::max(w.abs().max().item<double>(), 1e-12);
+  return (g - w).abs().max().item<double>() / scale;
+}
+
+// LibTorch's own forward of the same file on the same inputs, flattened.
+std::vector<at::Tensor> torch_forward(const std::string& model, const std::vector<Tensor>& inputs) {
+  torch::jit::Module m = torch::jit::load(model_path(model + ".ts"));
+  m.eval();
+  std::vector<c10::IValue> args;
+  for (const auto& t : inputs) args.emplace_back(to_aten(t).clone());
+  c10::InferenceMode guard;
+  c10::IValue out = m.forward(args);
+  std::vector<at::Tensor> flat;
+  std::function<void(const c10::IValue&)> walk = [&](const c10::IValue& v) {
+    if (v.isTensor()) flat.push_back(v.toTensor());
+    else if (v.isTuple()) for (const auto& e : v.toTupleRef().elements()) walk(e);
+    else if (v.isList()) for (const auto& e : v.toListRef()) walk(e);
+    else if (v.isGenericDict()) for (const auto& e : v.toGenericDict()) walk(e.value());
+  };
+  walk(out);
+  return flat;
+}
+
+class ParityTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ParityTest, RunEqualsLibTorchsOwnForward) {
+  const auto io = model_io(GetParam());
+  TorchScriptOptions options;
+  options.example_inputs = io.inputs;
+  TracedGraph g = load(model_path(GetParam() + ".ts"), options);
+  g.finalize();
+  const std::vector<Tensor> out = g.run(io.inputs);
+  const std::vector<at::Tensor> want = torch_forward(GetParam(), io.inputs);
+  ASSERT_EQ(out.size(), want.size());
+  ASSERT_EQ(out.size(), io.outputs.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_LE(max_relative_error(to_aten(out[i]), want[i]), 1e-5) << "output " << i << " vs the C++ forward";
+    EXPECT_LE(max_relative_error(to_aten(out[i]), to_aten(io.outputs[i])), 1e-5) << "output " << i << " vs PyTorch's forward";
+  }
+  // A second run gives the same numbers: nothing is left over from the first.
+  const std::vector<Tensor> again = g.run(io.inputs);
+  for (std::size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(to_aten(again[i]).equal(to_aten(out[i])));
+}
+
+TEST_P(ParityTest, AnExportedGraphRunsTheSame) {
+  const auto io = model_io(GetParam());
+  TorchScriptOptions options;
+  options.example_inputs = io.inputs;
+  const auto dir = std::filesystem::temp_directory_path() / ("tracegraph_parity_" + GetParam());
+  std::filesystem::create_directories(dir);
+  save_graph(read_torchscript(model_path(GetParam() + ".ts"), options), (dir / "m.json").string());
+  TracedGraph g = load((dir / "m.json").string());
+  g.finalize();
+  const std::vector<Tensor> out = g.run(io.inputs);
+  for (std::size_t i = 0; i < out.size(); ++i) EXPECT_LE(max_relative_error(to_aten(out[i]), to_aten(io.outputs[i])), 1e-5);
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(TestModels, ParityTest, ::testing::ValuesIn(tracegraph::testing::kReadableModels),
+                         [](const auto& info) { return info.param; });
+
+class TracedGraphTest : public ::testing::Test {
+ protected:
+  TracedGraph dict_model() {
+    TorchScriptOptions options;
+    options.example_inputs = model_io("unet3d_dict_out").inputs;
+    return load(model_path("unet3d_dict_out.ts"), options);
+  }
+  Tensor input() { return model_io("unet3d_dict_out").inputs[0]; }
+};
+
+TEST_F(TracedGraphTest, ExposesTheGraphsSurface) {
+  TracedGraph g = dict_model();
+  EXPECT_FALSE(g.is_finalized());
+  EXPECT_EQ(g.input_names(), std::vector<std::string>{"x.1"});
+  EXPECT_EQ(g.output_names().size(), 2u);
+  EXPECT_EQ(g.nodes().size(), g.graph().num_nodes());
+  EXPECT_EQ(g.out_spec().str(), "{'mask': *, 'affinities': *}");
+  EXPECT_EQ(g.in_spec()->str(), "((*,), {})");
+  EXPECT_EQ(g.backend()->name(), "libtorch");
+}
+
+TEST_F(TracedGraphTest, OnlyAFinalizedGraphRuns) {
+  TracedGraph g = dict_model();
+  EXPECT_TG_ERROR(g.run({input()}), ErrorCode::kNotFinalized, "call finalize() before running it");
+  g.finalize();
+  EXPECT_TRUE(g.is_finalized());
+  g.finalize();  // a second call changes nothing
+  EXPECT_TRUE(g.is_finalized());
+  EXPECT_EQ(g.run({input()}).size(), 2u);
+  EXPECT_TG_ERROR(g.mutable_graph(), ErrorCode::kInvalidArgument, "is finalized");
+}
+
+TEST_F(TracedGraphTest, BothRunFormsAgree) {
+  TracedGraph g = dict_model();
+  g.finalize();
+  auto positional = g.run(std::vector<Tensor>{input()});
+  auto named = g.run(std::map<std::string, Tensor>{{"x.1", input()}});
+  ASSERT_EQ(positional.size(), named.size());
+  for (std::size_t i = 0; i < positional.size(); ++i) EXPECT_TRUE(to_aten(positional[i]).equal(to_aten(named[i])));
+}
+
+TEST_F(TracedGraphTest, RunErrorsNameWhatIsWrong) {
+  TracedGraph g = dict_model();
+  g.finalize();
+  EXPECT_TG_ERROR(g.run(std::vector<Tensor>{}), ErrorCode::kInvalidArgument, "takes 1 inputs, given 0");
+  EXPECT_TG_ERROR(g.run(std::vector<Tensor>{input(), input()}), ErrorCode::kInvalidArgument, "takes 1 inputs, given 2");
+  EXPECT_TG_ERROR(g.run(std::map<std::string, Tensor>{{"x", input()}}), ErrorCode::kInvalidArgument, "input %x.1 of graph main is missing");
+  EXPECT_TG_ERROR(g.run(std::map<std::string, Tensor>{{"x.1", input()}, {"y", input()}}), ErrorCode::kNotFound, "no input %y (its inputs: %x.1)");
+  EXPECT_TG_ERROR(g.run({Tensor::zeros(DType::kFloat64, {1, 1, 44, 44, 44})}), ErrorCode::kDTypeMismatch, "input %x.1 must be float32, given float64");
+  EXPECT_TG_ERROR(g.run({Tensor::zeros(DType::kFloat32, {1, 1, 40, 44, 44})}), ErrorCode::kShapeMismatch,
+                  "must have shape [1, 1, 44, 44, 44], given [1, 1, 40, 44, 44]");
+}
+
+TEST_F(TracedGraphTest, TheCallTakesAndGivesStructures) {
+  TracedGraph g = dict_model();
+  g.finalize();
+  using T = Tree<Tensor>;
+  T out = g(T::tuple({T::tuple({T(input())}), T::dict({})}));
+  ASSERT_EQ(out.kind(), TreeKind::kDict);
+  EXPECT_EQ(out.keys(), (std::vector<std::string>{"mask", "affinities"}));
+  EXPECT_EQ(out.at("mask").leaf().shape(), (Shape{1, 1, 28, 28, 28}));
+  EXPECT_EQ(out.at("affinities").leaf().shape(), (Shape{1, 2, 28, 28, 28}));
+  EXPECT_TG_ERROR(g(T::tuple({T::list({T(input())}), T::dict({})})), ErrorCode::kTreeSpecMismatch, "at [0]: expected a tuple, got a list");
+  EXPECT_TG_ERROR(g(T::tuple({T::tuple({T(input())}), T::dict({{"extra", T(input())}})})), ErrorCode::kTreeSpecMismatch,
+                  "at [1]: expected 0 children, got 1");
+}
+
+TEST_F(TracedGraphTest, AtenTensorsGoInAndComeOutWithoutCopies) {
+  TracedGraph g = dict_model();
+  g.finalize();
+  at::Tensor x = to_aten(input()).clone();
+  std::vector<at::Tensor> out = run(g, {x});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].equal(to_aten(g.run({input()})[0])));
+  // Interop views share memory.
+  Tensor view = from_aten(x);
+  EXPECT_EQ(view.data(), x.data_ptr());
+  EXPECT_EQ(to_aten(view).data_ptr(), x.data_ptr());
+}
+
+TEST_F(TracedGraphTest, AnOpWithoutAKernelFailsAtFinalizeNamingTheNode) {
+  Graph graph;
+  ValueId x = graph.add_input("x", DType::kFloat32, symbolic({2}));
+  NodeId n = graph.add_node("aten::frobnicate", {x}, {"y"}, {}, "frob");
+  graph.set_outputs({graph.node(n).outputs[0]});
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_libtorch_backend());
+  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "node 'frob' (aten::frobnicate)");
+  EXPECT_FALSE(g.is_finalized());
+}
+
+TEST_F(TracedGraphTest, NoBackendIsAClearError) {
+  Graph graph;
+  ValueId x = graph.add_input("x");
+  graph.set_outputs({x});
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt);
+  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kInvalidArgument, "has no backend");
+  EXPECT_TG_ERROR(g(Tree<Tensor>(Tensor())), ErrorCode::kInvalidArgument, "has no in_spec; use run()");
+}
+
+TEST_F(TracedGraphTest, ToChoosesTheDevice) {
+  TracedGraph g = dict_model();
+  g.to("cpu");
+  EXPECT_EQ(g.device(), Device::cpu());
+  EXPECT_TG_ERROR(g.to("gpu"), ErrorCode::kInvalidArgument, "'gpu'");
+  if (!cuda_available()) {
+    g.to("cuda");
+    EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "has no CUDA");
+  }
+}
+
+class CudaTest : public TracedGraphTest {
+ protected:
+  void SetUp() override {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA device: this LibTorch has no CUDA or sees no GPU";
+  }
+};
+
+TEST_F(CudaTest, RunsOnCudaWithParity) {
+  TracedGraph g = dict_model();
+  g.to("cuda:0");
+  g.finalize();
+  const auto io = model_io("unet3d_dict_out");
+  const std::vector<Tensor> out = g.run(io.inputs);  // a CPU input is moved to the device
+  ASSERT_EQ(out.size(), io.outputs.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].device().type, DeviceType::kCUDA);
+    EXPECT_LE(max_relative_error(to_aten(out[i]), to_aten(io.outputs[i])), 1e-4);
+  }
+  g.to("cpu");  // a finalized graph moves
+  EXPECT_EQ(g.run(io.inputs)[0].device().type, DeviceType::kCPU);
+}
+
+}  // namespace
+}  // namespace tracegraph::native
