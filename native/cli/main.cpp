@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/module_graph.h"
@@ -28,6 +29,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: tracegraph inspect MODEL [--input-shape D,D,...]... [--json]\n"
     "       tracegraph export MODEL -o DIR [--input-shape D,D,...]...\n"
+    "       tracegraph bench MODEL --input-shape D,D,... [--runs N] [--warmup N] [--threads N] [--device cpu|cuda]\n"
     "MODEL: a TorchScript file (.ts/.pt) or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
     "               with it, every value gets its dtype and shape.\n";
@@ -42,7 +44,18 @@ struct Args {
   std::string out_dir;
   bool json = false;
   std::vector<tg::Shape> shapes;
+  tg::cli::BenchOptions bench;
 };
+
+int parse_count(const std::string& flag, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const int n = std::stoi(text, &used);
+    if (used == text.size() && n >= 0) return n;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(flag + " '" + text + "': expected a non-negative integer");
+}
 
 tg::Shape parse_shape(const std::string& text) {
   tg::Shape shape;
@@ -70,7 +83,7 @@ Args parse_args(int argc, char** argv) {
     std::cout << kUsage;
     std::exit(0);
   }
-  if (a.command != "inspect" && a.command != "export") throw UsageError("unknown command '" + a.command + "'");
+  if (a.command != "inspect" && a.command != "export" && a.command != "bench") throw UsageError("unknown command '" + a.command + "'");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -80,12 +93,17 @@ Args parse_args(int argc, char** argv) {
     if (arg == "--json") a.json = true;
     else if (arg == "--input-shape") a.shapes.push_back(parse_shape(value()));
     else if (arg == "-o" || arg == "--output") a.out_dir = value();
+    else if (arg == "--runs") a.bench.runs = std::max(1, parse_count(arg, value()));
+    else if (arg == "--warmup") a.bench.warmup = parse_count(arg, value());
+    else if (arg == "--threads") a.bench.threads = parse_count(arg, value());
+    else if (arg == "--device") a.bench.device = value();
     else if (!arg.empty() && arg[0] == '-') throw UsageError("unknown option '" + arg + "'");
     else if (a.model.empty()) a.model = arg;
     else throw UsageError("unexpected argument '" + arg + "'");
   }
   if (a.model.empty()) throw UsageError("missing MODEL");
   if (a.command == "export" && a.out_dir.empty()) throw UsageError("export needs -o DIR");
+  if (a.command == "bench" && a.shapes.empty()) throw UsageError("bench needs --input-shape for each input");
   return a;
 }
 
@@ -186,6 +204,12 @@ void inspect_text(const tg::ExportedGraph& eg, const std::string& model) {
 }
 
 int run(const Args& a) {
+  if (a.command == "bench") {
+    tg::cli::BenchOptions options = a.bench;
+    options.model = a.model;
+    options.input_shapes = a.shapes;
+    return tg::cli::bench(options);
+  }
   tg::ExportedGraph eg = read_model(a);
   if (a.command == "export") {
     std::filesystem::create_directories(a.out_dir);

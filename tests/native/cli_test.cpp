@@ -71,3 +71,19 @@ TEST(CliTest, ErrorsAreOneLineAndNonZero) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliBenchTest, PrintsEveryVariantAndTheRatios) {
+  CliRun r = run_cli("bench " + model_path("unet2d.ts") + " --input-shape 1,3,64,64 --runs 2 --warmup 0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* row : {"torchscript ", "torchscript frozen", "torchscript optimize_for_inference", "tracegraph on libtorch",
+                          "vs torchscript frozen"}) {
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("failed"), std::string::npos) << r.out;
+  CliRun no_shape = run_cli("bench " + model_path("unet2d.ts"));
+  EXPECT_EQ(no_shape.status, 2);
+}
+
+}  // namespace

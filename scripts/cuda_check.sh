@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU and a CUDA build of torch for python3: builds
+# the native-cuda preset against the LibTorch inside that torch package, runs
+# the CUDA parity tests and a short CUDA benchmark. Meant to finish in under
+# 5 minutes. Usage: scripts/cuda_check.sh [python3]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PY=${1:-python3}
+PREFIX=$($PY -c 'import torch; print(torch.utils.cmake_prefix_path)')
+$PY -c 'import torch; assert torch.cuda.is_available(), "torch sees no CUDA device"; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+cmake --preset native-cuda -DCMAKE_PREFIX_PATH="$PREFIX" -DTRACEGRAPH_TESTS=ON >/dev/null
+cmake --build --preset native-cuda -j"$(nproc)"
+# The test models come from the same torch (the fixture runs /usr/bin/python3 by default).
+$PY tests/models/make_test_models.py build/native-cuda/models --only unet3d_dict_out,unet3d_sigmoid_traced,unet2d
+ctest --preset native-cuda -R 'Cuda|Parity.*unet3d_dict_out' --output-on-failure
+build/native-cuda/native/tracegraph bench build/native-cuda/models/unet3d_sigmoid_traced.ts --input-shape 1,1,44,44,44 --device cuda --runs 20
