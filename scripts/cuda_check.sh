@@ -8,9 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY=${1:-python3}
 PREFIX=$($PY -c 'import torch; print(torch.utils.cmake_prefix_path)')
 $PY -c 'import torch; assert torch.cuda.is_available(), "torch sees no CUDA device"; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
-cmake --preset native-cuda -DCMAKE_PREFIX_PATH="$PREFIX" -DTRACEGRAPH_TESTS=ON >/dev/null
+cmake --preset native-cuda -DCMAKE_PREFIX_PATH="$PREFIX" -DTRACEGRAPH_PYTHON="$(command -v "$PY")" >/dev/null
 cmake --build --preset native-cuda -j"$(nproc)"
-# The test models come from the same torch (the fixture runs /usr/bin/python3 by default).
-$PY tests/models/make_test_models.py build/native-cuda/models --only unet3d_dict_out,unet3d_sigmoid_traced,unet2d
-ctest --preset native-cuda -R 'Cuda|Parity.*unet3d_dict_out' --output-on-failure
+# The ctest fixture makes the test models with the same torch.
+ctest --preset native-cuda -R 'make_test_models|Cuda|Parity.*unet3d_dict_out' --output-on-failure
 build/native-cuda/native/tracegraph bench build/native-cuda/models/unet3d_sigmoid_traced.ts --input-shape 1,1,44,44,44 --device cuda --runs 20
