@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "tracegraph/activation.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/module_graph.h"
+#include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
 #include "tracegraph/op_table.h"
 
@@ -29,6 +31,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: tracegraph inspect MODEL [--input-shape D,D,...]... [--json]\n"
     "       tracegraph export MODEL -o DIR [--input-shape D,D,...]...\n"
+    "       tracegraph optimize MODEL [--input-shape D,D,...]... [--json] [-o DIR] [--disable NAME]...\n"
     "       tracegraph bench MODEL --input-shape D,D,... [--runs N] [--warmup N] [--threads N] [--device cpu|cuda]\n"
     "MODEL: a TorchScript file (.ts/.pt) or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
@@ -45,6 +48,7 @@ struct Args {
   bool json = false;
   std::vector<tg::Shape> shapes;
   tg::cli::BenchOptions bench;
+  std::set<std::string> disabled;
 };
 
 int parse_count(const std::string& flag, const std::string& text) {
@@ -83,7 +87,7 @@ Args parse_args(int argc, char** argv) {
     std::cout << kUsage;
     std::exit(0);
   }
-  if (a.command != "inspect" && a.command != "export" && a.command != "bench") throw UsageError("unknown command '" + a.command + "'");
+  if (a.command != "inspect" && a.command != "export" && a.command != "bench" && a.command != "optimize") throw UsageError("unknown command '" + a.command + "'");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -97,6 +101,7 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--warmup") a.bench.warmup = parse_count(arg, value());
     else if (arg == "--threads") a.bench.threads = parse_count(arg, value());
     else if (arg == "--device") a.bench.device = value();
+    else if (arg == "--disable") a.disabled.insert(value());
     else if (!arg.empty() && arg[0] == '-') throw UsageError("unknown option '" + arg + "'");
     else if (a.model.empty()) a.model = arg;
     else throw UsageError("unexpected argument '" + arg + "'");
@@ -211,7 +216,16 @@ int run(const Args& a) {
     return tg::cli::bench(options);
   }
   tg::ExportedGraph eg = read_model(a);
-  if (a.command == "export") {
+  if (a.command == "optimize") {
+    // The LibTorch backend evaluates constant folding.
+    auto backend = tg::native::make_libtorch_backend();
+    tg::DefaultsOptions defaults;
+    defaults.disabled = a.disabled;
+    const tg::OptimizeReport report = tg::optimize(eg.graph, std::nullopt, std::nullopt, defaults, backend->evaluator());
+    std::cout << (a.json ? report.json(1) + "\n" : report.table());
+    if (a.out_dir.empty()) return 0;
+  }
+  if (a.command == "export" || a.command == "optimize") {
     std::filesystem::create_directories(a.out_dir);
     const std::string stem = std::filesystem::path(a.model).stem().string();
     const std::string json = (std::filesystem::path(a.out_dir) / (stem + ".json")).string();

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "tracegraph/native/aten_interop.h"
@@ -73,15 +74,28 @@ c10::IValue coerce(c10::IValue v, const c10::TypePtr& type_in) {
   if (kind == c10::TypeKind::IntType) return c10::IValue(t.item<int64_t>());
   if (kind == c10::TypeKind::FloatType) return c10::IValue(t.item<double>());
   if (kind == c10::TypeKind::BoolType) return c10::IValue(t.item<bool>());
+  if (auto list = type->cast<c10::ListType>(); list && list->getElementType()->kind() == c10::TypeKind::IntType) {
+    // A folded shape: a 1-D int64 constant where an int[] is expected.
+    const at::Tensor flat = t.to(at::kCPU).to(at::kLong).reshape({-1}).contiguous();
+    return c10::IValue(c10::List<int64_t>(std::vector<int64_t>(flat.data_ptr<int64_t>(), flat.data_ptr<int64_t>() + flat.numel())));
+  }
   if (kind == c10::TypeKind::NumberType) {
     return at::isFloatingType(t.scalar_type()) ? c10::IValue(t.item<double>()) : c10::IValue(t.item<int64_t>());
   }
   return v;
 }
 
+// Constant folding's evaluator: one node on constant inputs, run on the CPU
+// through the same planning as a whole graph.
+class LibTorchEvaluator final : public ConstantEvaluator {
+ public:
+  std::optional<std::vector<Tensor>> evaluate(const Node& node, const std::vector<Tensor>& inputs) const override;
+};
+
 class LibTorchBackend final : public Backend {
  public:
   std::string name() const override { return "libtorch"; }
+  const ConstantEvaluator* evaluator() const override { return &evaluator_; }
 
   void prepare(const Graph& graph, const Device& device, const Stream* stream) override {
     check_device(device);
@@ -172,6 +186,7 @@ class LibTorchBackend final : public Backend {
       } else {
         for (std::size_t k = 0; k < step.outputs.size(); ++k) slots_[static_cast<std::size_t>(step.outputs[k])] = std::move(stack.at(k));
       }
+      if (!step.fused.empty()) apply_fused(step, slots_[static_cast<std::size_t>(step.outputs[0])]);
       for (int s : step.free_after) slots_[static_cast<std::size_t>(s)] = c10::IValue();
     }
     std::vector<at::Tensor> out;
@@ -207,6 +222,8 @@ class LibTorchBackend final : public Backend {
     std::vector<int> outputs;
     std::vector<int> free_after;
     std::string where;
+    std::string fused;  // activation_fusion's activation, applied in place to the output
+    std::optional<double> fused_min, fused_max;
   };
 
   static void check_device(const Device& device) {
@@ -231,6 +248,18 @@ class LibTorchBackend final : public Backend {
         break;
       }
     }
+  }
+
+  // The activation a fused node carries, in place on its fresh output.
+  static void apply_fused(const Step& step, c10::IValue& out) {
+    at::Tensor t = out.toTensor();
+    if (step.fused == "relu") t.relu_();
+    else if (step.fused == "sigmoid") t.sigmoid_();
+    else if (step.fused == "tanh") t.tanh_();
+    else if (step.fused == "hardswish") at::hardswish_(t);
+    else if (step.fused == "silu") at::silu_(t);
+    else if (step.fused == "clip") t.clamp_(step.fused_min ? c10::optional<at::Scalar>(*step.fused_min) : c10::nullopt,
+                                             step.fused_max ? c10::optional<at::Scalar>(*step.fused_max) : c10::nullopt);
   }
 
   // prim::ListConstruct of numbers computed at run time.
@@ -305,6 +334,13 @@ class LibTorchBackend final : public Backend {
       step.args.push_back(std::move(a));
     }
     step.operation = op->getOperation();
+    if (auto fused = n.attributes.get_string("fused_activation")) {
+      static const std::set<std::string> kKnown = {"relu", "clip", "sigmoid", "tanh", "hardswish", "silu"};
+      if (!kKnown.count(*fused)) fail(ErrorCode::kUnsupported, step.where + ": fused activation '" + *fused + "' is not one this backend runs");
+      step.fused = *fused;
+      step.fused_min = n.attributes.get_float("fused_min");
+      step.fused_max = n.attributes.get_float("fused_max");
+    }
     step.unpack_list = schema.returns().size() == 1 && n.outputs.size() > 1 &&
                        schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
     if (!step.unpack_list && schema.returns().size() != n.outputs.size()) {
@@ -325,6 +361,7 @@ class LibTorchBackend final : public Backend {
     return matched_inputs == n.inputs.size();
   }
 
+  LibTorchEvaluator evaluator_;
   std::vector<Step> steps_;
   std::vector<c10::IValue> slots_;
   std::vector<std::pair<int, at::Tensor>> constants_;
@@ -332,6 +369,25 @@ class LibTorchBackend final : public Backend {
   Device device_;
   std::optional<c10::Stream> stream_;
 };
+
+std::optional<std::vector<Tensor>> LibTorchEvaluator::evaluate(const Node& node, const std::vector<Tensor>& inputs) const {
+  try {
+    Graph g;
+    std::vector<ValueId> ins;
+    for (std::size_t i = 0; i < inputs.size(); ++i) ins.push_back(g.add_constant("in" + std::to_string(i), inputs[i]));
+    std::vector<NewValue> outs;
+    for (std::size_t i = 0; i < node.outputs.size(); ++i) outs.emplace_back("out" + std::to_string(i));
+    const NodeId n = g.add_node(node.op, ins, std::move(outs), node.attributes, node.name);
+    g.set_outputs(g.node(n).outputs);
+    LibTorchBackend backend;
+    backend.prepare(g, Device::cpu(), nullptr);
+    std::vector<Tensor> result;
+    for (const Tensor& t : backend.run({})) result.push_back(t.clone());  // owned: the constant outlives this backend
+    return result;
+  } catch (const std::exception&) {
+    return std::nullopt;  // not foldable here: the node stays
+  }
+}
 
 }  // namespace
 

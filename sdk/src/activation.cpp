@@ -126,7 +126,13 @@ Activation classify(const Graph& g, ValueId v, bool keeps_channels, int depth) {
     const Node& n = g.node(*value.producer);
     a.node = n.name;
     a.op = n.op;
-    const auto c = canonical_op(n);
+    // A node carrying a fused activation (activation_fusion) ends in that activation.
+    std::optional<CanonicalOp> c = canonical_op(n);
+    if (auto fused = n.attributes.get_string("fused_activation")) {
+      c = CanonicalOp{*fused, {}};
+      if (auto lo = n.attributes.get_float("fused_min")) c->attributes.set("min", *lo);
+      if (auto hi = n.attributes.get_float("fused_max")) c->attributes.set("max", *hi);
+    }
     if (!c) return a;
     if (passes_values(g, n, *c, keeps_channels)) {
       v = n.inputs.at(0);

@@ -341,6 +341,13 @@ void Graph::set_node_input(NodeId id, std::size_t index, ValueId v) {
   values_[v.index].users.push_back(use);
 }
 
+void Graph::append_node_input(NodeId id, ValueId v) {
+  Node& n = node_mut(id);
+  value(v);
+  values_[v.index].users.push_back(Use{id, static_cast<std::uint32_t>(n.inputs.size())});
+  n.inputs.push_back(v);
+}
+
 void Graph::set_attribute(NodeId id, std::string name, AttributeValue value) {
   node_mut(id).attributes.set(std::move(name), std::move(value));
 }

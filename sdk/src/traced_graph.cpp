@@ -55,6 +55,12 @@ void TracedGraph::set_backend(std::unique_ptr<Backend> backend) {
   backend_ = std::move(backend);
 }
 
+OptimizeReport TracedGraph::optimize(const std::optional<std::vector<std::shared_ptr<Transform>>>& transforms,
+                                     std::optional<std::size_t> max_num_iterations, const DefaultsOptions& defaults) {
+  if (finalized_) fail(ErrorCode::kInvalidArgument, "graph " + graph_.name() + " is finalized; optimize it before finalize()");
+  return tracegraph::optimize(graph_, transforms, max_num_iterations, defaults, backend_ ? backend_->evaluator() : nullptr);
+}
+
 void TracedGraph::finalize() {
   if (finalized_) return;
   if (!backend_) {

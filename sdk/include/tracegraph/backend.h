@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tracegraph/graph.h"
+#include "tracegraph/optimizer.h"
 #include "tracegraph/tensor.h"
 
 namespace tracegraph {
@@ -33,6 +34,8 @@ class Backend {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
   // Moves a prepared graph to another device or stream.
   virtual void move(const Device& device, const Stream* stream) = 0;
+  // What constant folding may use to evaluate a node; nullptr when none.
+  virtual const ConstantEvaluator* evaluator() const { return nullptr; }
 };
 
 }  // namespace tracegraph

@@ -177,6 +177,7 @@ class Graph {
   // read `to` instead; earlier reads are left alone.
   void replace_uses_after(NodeId after, ValueId from, ValueId to);
   void set_node_input(NodeId node, std::size_t index, ValueId value);
+  void append_node_input(NodeId node, ValueId value);
   void set_attribute(NodeId node, std::string name, AttributeValue value);
   void set_op(NodeId node, std::string op);
   void set_value_type(ValueId value, std::optional<DType> dtype, std::optional<SymbolicShape> shape);

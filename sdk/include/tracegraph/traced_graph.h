@@ -19,6 +19,7 @@
 #include "tracegraph/backend.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/graph.h"
+#include "tracegraph/optimizer.h"
 #include "tracegraph/tree_spec.h"
 
 namespace tracegraph {
@@ -53,6 +54,11 @@ class TracedGraph {
 
   void set_backend(std::unique_ptr<Backend> backend);
   const Backend* backend() const { return backend_.get(); }
+
+  // Runs the optimizer on the graph (kInvalidArgument once finalized). The
+  // backend, when it has one, evaluates constant folding.
+  OptimizeReport optimize(const std::optional<std::vector<std::shared_ptr<Transform>>>& transforms = std::nullopt,
+                          std::optional<std::size_t> max_num_iterations = std::nullopt, const DefaultsOptions& defaults = {});
 
   void finalize();
   bool is_finalized() const { return finalized_; }

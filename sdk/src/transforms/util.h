@@ -1,0 +1,63 @@
+// Helpers shared by the transforms (not public).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracegraph/graph.h"
+#include "tracegraph/op_table.h"
+
+namespace tracegraph::transforms {
+
+// The canonical op name of a node, or "" when the table does not know it.
+inline std::string canonical_name(const Node& n) {
+  auto c = canonical_op(n);
+  return c ? c->name : std::string();
+}
+
+// The input filling schema argument `arg` (nodes from TorchScript), or input
+// `fallback` when the node carries no argument names.
+inline std::optional<ValueId> arg_input(const Node& n, std::string_view arg, std::size_t fallback) {
+  if (n.attributes.contains(kArgNamesAttribute)) {
+    auto v = inputs_for_arg(n, arg);
+    if (v.empty()) return std::nullopt;
+    return v.front();
+  }
+  if (fallback < n.inputs.size()) return n.inputs[fallback];
+  return std::nullopt;
+}
+
+// The data input of a unary-like op: "self" or "input", else the first input.
+inline std::optional<ValueId> data_input(const Node& n) {
+  if (auto v = arg_input(n, "self", 0)) return v;
+  if (auto v = arg_input(n, "input", 0)) return v;
+  return std::nullopt;
+}
+
+inline bool is_graph_output(const Graph& g, ValueId v) {
+  for (ValueId o : g.outputs()) {
+    if (o == v) return true;
+  }
+  return false;
+}
+
+// A fully static shape, or nullopt.
+inline std::optional<Shape> static_shape(const Value& v) {
+  if (!v.shape) return std::nullopt;
+  Shape s;
+  for (const Dim& d : *v.shape) {
+    if (!d.is_static()) return std::nullopt;
+    s.push_back(d.size);
+  }
+  return s;
+}
+
+// The value of a 0-d (or one-element) numeric constant.
+std::optional<double> scalar_constant(const Graph& g, ValueId v);
+
+// Replaces every read of `node`'s output `k` by `replacement`, then erases the
+// node if nothing reads its outputs any more.
+void bypass(Graph& g, NodeId node, ValueId replacement);
+
+}  // namespace tracegraph::transforms
