@@ -1,0 +1,93 @@
+#include "tracegraph/optimizer.h"
+
+#include "test_util.h"
+#include "tracegraph/transforms/transforms.h"
+
+namespace tracegraph {
+namespace {
+
+// x -> contiguous -> relu -> neg (unread)
+Graph small() {
+  Graph g;
+  ValueId x = g.add_input("x");
+  NodeId c = g.add_node("aten::contiguous", {x}, {"c"});
+  NodeId r = g.add_node("aten::relu", {g.node(c).outputs[0]}, {"r"});
+  g.add_node("aten::neg", {g.node(r).outputs[0]}, {"n"});
+  g.set_outputs({g.node(r).outputs[0]});
+  return g;
+}
+
+TEST(OptimizerTest, RunsTheDefaultsToAFixedPointWithAReport) {
+  Graph g = small();
+  OptimizeReport report = optimize(g);
+  EXPECT_TRUE(report.converged);
+  EXPECT_EQ(report.sweeps, 2u);  // one that changes, one that confirms
+  EXPECT_EQ(report.nodes_before, 3u);
+  EXPECT_EQ(report.nodes_after, 1u);
+  EXPECT_EQ(report.total_rewrites(), 2u);
+  ASSERT_EQ(report.transforms.size(), default_transform_names().size());
+  EXPECT_EQ(report.transforms[1].name, "noop_elimination");
+  EXPECT_EQ(report.transforms[1].rewrites, 1u);
+  EXPECT_EQ(report.transforms[1].runs, 2u);
+  EXPECT_NE(report.table().find("2 sweeps, converged; nodes 3 -> 1"), std::string::npos) << report.table();
+  EXPECT_NE(report.json().find(R"("name":"dead_code_elimination","runs":2,"rewrites":1)"), std::string::npos) << report.json();
+}
+
+TEST(OptimizerTest, DefaultsCanBeDisabledByNameAndUnknownNamesAreErrors) {
+  Graph g = small();
+  DefaultsOptions d;
+  d.disabled = {"dead_code_elimination"};
+  OptimizeReport report = optimize(g, std::nullopt, std::nullopt, d);
+  EXPECT_EQ(report.nodes_after, 2u);  // the unread neg stays
+  d.disabled = {"no_such_transform"};
+  Graph h = small();
+  EXPECT_TG_ERROR(optimize(h, std::nullopt, std::nullopt, d), ErrorCode::kNotFound, "no transform named 'no_such_transform'");
+}
+
+TEST(OptimizerTest, UserTransformsMixWithDefaults) {
+  Graph g = small();
+  std::size_t calls = 0;
+  auto rename_relu = make_transform("rename_relu", [&](Graph& graph, TransformContext& ctx) -> std::size_t {
+    ++calls;
+    for (NodeId id : graph.nodes()) {
+      if (graph.node(id).op == "aten::relu" && ctx.take()) {
+        graph.set_op(id, "aten::relu6");
+        return 1;
+      }
+    }
+    return 0;
+  });
+  OptimizeReport report = optimize(g, std::vector<std::shared_ptr<Transform>>{rename_relu, transform_by_name("dead_code_elimination")});
+  EXPECT_TRUE(report.converged);
+  EXPECT_EQ(calls, 2u);
+  EXPECT_EQ(g.node(g.nodes().back()).op, "aten::relu6");
+}
+
+TEST(OptimizerTest, TheIterationCapAndTheBudgetStopIt) {
+  // A transform that always changes something never converges.
+  auto restless = make_transform("restless", [](Graph&, TransformContext& ctx) -> std::size_t { return ctx.take() ? 1 : 0; });
+  Graph g = small();
+  OptimizeReport capped = optimize(g, std::vector<std::shared_ptr<Transform>>{restless}, 3);
+  EXPECT_EQ(capped.sweeps, 3u);
+  EXPECT_FALSE(capped.converged);
+  DefaultsOptions d;
+  d.rewrite_budget = 5;
+  OptimizeReport budgeted = optimize(g, std::vector<std::shared_ptr<Transform>>{restless}, std::nullopt, d);
+  EXPECT_TRUE(budgeted.budget_exhausted);
+  EXPECT_EQ(budgeted.total_rewrites(), 5u);
+  EXPECT_NE(budgeted.table().find("stopped by the rewrite budget"), std::string::npos);
+}
+
+TEST(OptimizerTest, ATransformThatBreaksTheGraphIsCaught) {
+  auto breaker = make_transform("breaker", [](Graph& g, TransformContext&) -> std::size_t {
+    g.set_outputs({});
+    g.add_output(g.add_constant(g.unique_value_name("k"), Tensor::zeros(DType::kFloat32, {1})));
+    g.set_outputs({ValueId(12345)});
+    return 1;
+  });
+  Graph g = small();
+  EXPECT_THROW(optimize(g, std::vector<std::shared_ptr<Transform>>{breaker}), Error);
+}
+
+}  // namespace
+}  // namespace tracegraph
