@@ -250,6 +250,38 @@ class LibTorchBackend final : public Backend {
     }
   }
 
+  // A float32 2D/3D convolution on the CPU runs through oneDNN when this
+  // LibTorch has it: Debian's build otherwise takes a much slower path
+  // (im2col + GEMM) for aten::conv2d/conv3d. Same arguments, same result up to
+  // float rounding; anything else falls back to the op's own kernel at run time.
+  void maybe_use_onednn(Step& step, const Node& n, const c10::FunctionSchema& schema) {
+    if (device_.type != DeviceType::kCPU || !at::hasMKLDNN()) return;
+    const std::string& name = schema.name();
+    const bool plain = (name == "aten::conv2d" || name == "aten::conv3d") && schema.overload_name().empty();
+    const bool general = name == "aten::_convolution" && !n.attributes.get_bool("transposed").value_or(true);
+    if (!plain && !general) return;
+    const std::size_t spatial = name == "aten::conv2d" ? 2 : name == "aten::conv3d" ? 3 : 0;
+    tj::Operation fallback = step.operation;
+    step.operation = [fallback, general, spatial](tj::Stack& stack) mutable {
+      const at::Tensor& input = stack[0].toTensor();
+      const at::Tensor& weight = stack[1].toTensor();
+      const std::size_t dims = spatial ? spatial : static_cast<std::size_t>(std::max<int64_t>(input.dim() - 2, 0));
+      const std::size_t groups_at = general ? 8 : 6;
+      const bool fits = input.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && input.is_cpu() &&
+                        (dims == 2 || dims == 3) && input.dim() == static_cast<int64_t>(dims + 2) &&
+                        stack[3].toIntVector().size() == dims && stack[4].toIntVector().size() == dims &&
+                        stack[5].toIntVector().size() == dims;
+      if (!fits) {
+        fallback(stack);
+        return;
+      }
+      at::Tensor out = at::mkldnn_convolution(input, weight, stack[2].toOptional<at::Tensor>(), stack[4].toIntVector(),
+                                              stack[3].toIntVector(), stack[5].toIntVector(), stack[groups_at].toInt());
+      stack.clear();
+      stack.emplace_back(std::move(out));
+    };
+  }
+
   // The activation a fused node carries, in place on its fresh output.
   static void apply_fused(const Step& step, c10::IValue& out) {
     at::Tensor t = out.toTensor();
@@ -334,6 +366,7 @@ class LibTorchBackend final : public Backend {
       step.args.push_back(std::move(a));
     }
     step.operation = op->getOperation();
+    maybe_use_onednn(step, n, schema);
     if (auto fused = n.attributes.get_string("fused_activation")) {
       static const std::set<std::string> kKnown = {"relu", "clip", "sigmoid", "tanh", "hardswish", "silu"};
       if (!kKnown.count(*fused)) fail(ErrorCode::kUnsupported, step.where + ": fused activation '" + *fused + "' is not one this backend runs");
