@@ -116,10 +116,13 @@ OptimizeReport optimize(Graph& graph, const std::optional<std::vector<std::share
     list = *transforms;
   } else {
     for (const auto& e : kDefaults) {
-      if (!defaults.disabled.count(e.name)) list.push_back(make_transform(e.name, e.fn));
+      const bool on = defaults.enabled.empty() || defaults.enabled.count(e.name);
+      if (on && !defaults.disabled.count(e.name)) list.push_back(make_transform(e.name, e.fn));
     }
   }
-  for (const auto& name : defaults.disabled) transform_by_name(name);  // an unknown name is an error, not a silent no-op
+  // An unknown name is an error, not a silent no-op.
+  for (const auto& name : defaults.disabled) transform_by_name(name);
+  for (const auto& name : defaults.enabled) transform_by_name(name);
   graph.verify();
   OptimizeReport report;
   report.nodes_before = graph.num_nodes();

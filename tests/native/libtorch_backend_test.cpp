@@ -14,14 +14,7 @@ namespace {
 using tracegraph::testing::model_io;
 using tracegraph::testing::model_path;
 
-double max_relative_error(const at::Tensor& got, const at::Tensor& want) {
-  const at::Tensor g = got.to(at::kCPU).to(at::kDouble);
-  const at::Tensor w = want.to(at::kCPU).to(at::kDouble);
-  EXPECT_EQ(g.sizes(), w.sizes());
-  if (g.sizes() != w.sizes()) return INFINITY;
-  const double scale = std::max(w.abs().max().item<double>(), 1e-12);
-  return (g - w).abs().max().item<double>() / scale;
-}
+using tracegraph::testing::max_relative_error;
 
 // LibTorch's own forward of the same file on the same inputs, flattened.
 std::vector<at::Tensor> torch_forward(const std::string& model, const std::vector<Tensor>& inputs) {

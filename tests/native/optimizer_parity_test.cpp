@@ -16,16 +16,14 @@ namespace {
 using tracegraph::testing::model_io;
 using tracegraph::testing::model_path;
 
-double max_relative_error(const Tensor& got, const Tensor& want) {
-  const at::Tensor g = to_aten(got).to(at::kDouble), w = to_aten(want).to(at::kDouble);
-  if (g.sizes() != w.sizes()) return INFINITY;
-  return (g - w).abs().max().item<double>() / std::max(w.abs().max().item<double>(), 1e-12);
-}
+using tracegraph::testing::max_relative_error;
 
 struct Case {
   std::string model;
   std::string transform;  // "" for the whole default pipeline
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " with " << (c.transform.empty() ? "the defaults" : c.transform); }
 
 std::vector<Case> cases() {
   std::vector<Case> out;
@@ -92,7 +90,9 @@ TEST(OptimizerOnModelsTest, BatchNormsFoldIntoResNetsConvolutions) {
   for (NodeId id : g.graph().nodes()) batch_norms += g.graph().node(id).op == "aten::batch_norm";
   EXPECT_EQ(batch_norms, 0u) << report.table();
   for (const auto& t : report.transforms) {
-    if (t.name == "batch_norm_folding") EXPECT_EQ(t.rewrites, 20u);
+    if (t.name == "batch_norm_folding") {
+      EXPECT_EQ(t.rewrites, 20u);
+    }
   }
 }
 

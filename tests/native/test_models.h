@@ -8,7 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+
 #include "tracegraph/file_io.h"
+#include "tracegraph/native/aten_interop.h"
 #include "tracegraph/safetensors.h"
 
 namespace tracegraph::testing {
@@ -53,6 +59,18 @@ inline ModelIo model_io(const std::string& model) {
     io.outputs.push_back(*t);
   }
   return io;
+}
+
+// max |got - want| / max |want|, in double precision on the CPU.
+inline double max_relative_error(const at::Tensor& got, const at::Tensor& want) {
+  const at::Tensor g = got.to(at::kCPU).to(at::kDouble);
+  const at::Tensor w = want.to(at::kCPU).to(at::kDouble);
+  if (g.sizes() != w.sizes()) return INFINITY;
+  const double scale = std::max(w.abs().max().item<double>(), 1e-12);
+  return (g - w).abs().max().item<double>() / scale;
+}
+inline double max_relative_error(const Tensor& got, const Tensor& want) {
+  return max_relative_error(native::to_aten(got), native::to_aten(want));
 }
 
 }  // namespace tracegraph::testing

@@ -37,9 +37,15 @@ TEST_P(ReadModelTest, OutputActivationIsTheOneBuiltIn) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE("output " + std::to_string(i) + ": " + got[i].str());
     EXPECT_EQ(activation_kind_name(got[i].kind), want[i]["kind"].get<std::string>());
-    if (want[i].contains("dim")) EXPECT_EQ(got[i].dim, want[i]["dim"].get<std::int64_t>());
-    if (want[i].contains("min")) EXPECT_EQ(got[i].min, want[i]["min"].get<double>());
-    if (want[i].contains("max")) EXPECT_EQ(got[i].max, want[i]["max"].get<double>());
+    if (want[i].contains("dim")) {
+      EXPECT_EQ(got[i].dim, want[i]["dim"].get<std::int64_t>());
+    }
+    if (want[i].contains("min")) {
+      EXPECT_EQ(got[i].min, want[i]["min"].get<double>());
+    }
+    if (want[i].contains("max")) {
+      EXPECT_EQ(got[i].max, want[i]["max"].get<double>());
+    }
     if (want[i].contains("channels")) {
       ASSERT_EQ(got[i].channels.size(), want[i]["channels"].size());
       for (std::size_t c = 0; c < got[i].channels.size(); ++c) {

@@ -39,6 +39,12 @@ TEST(OptimizerTest, DefaultsCanBeDisabledByNameAndUnknownNamesAreErrors) {
   d.disabled = {"dead_code_elimination"};
   OptimizeReport report = optimize(g, std::nullopt, std::nullopt, d);
   EXPECT_EQ(report.nodes_after, 2u);  // the unread neg stays
+  DefaultsOptions only;
+  only.enabled = {"noop_elimination"};
+  Graph e = small();
+  OptimizeReport just_noop = optimize(e, std::nullopt, std::nullopt, only);
+  ASSERT_EQ(just_noop.transforms.size(), 1u);
+  EXPECT_EQ(just_noop.nodes_after, 2u);
   d.disabled = {"no_such_transform"};
   Graph h = small();
   EXPECT_TG_ERROR(optimize(h, std::nullopt, std::nullopt, d), ErrorCode::kNotFound, "no transform named 'no_such_transform'");

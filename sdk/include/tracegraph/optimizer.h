@@ -68,6 +68,7 @@ std::vector<std::string> default_transform_names();
 std::shared_ptr<Transform> transform_by_name(const std::string& name);
 
 struct DefaultsOptions {
+  std::set<std::string> enabled;   // when not empty: only these default transforms run, by name
   std::set<std::string> disabled;  // default transforms to leave out, by name
   bool verify_each = true;         // verify() after every transform run
   std::optional<std::size_t> rewrite_budget;  // stop after this many rewrites in total

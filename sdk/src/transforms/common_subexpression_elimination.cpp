@@ -5,18 +5,6 @@
 #include "util.h"
 
 namespace tracegraph {
-namespace {
-
-// Ops whose result differs from call to call.
-bool is_random(const Node& n) {
-  const std::string name = transforms::canonical_name(n);
-  if (name == "dropout") return n.attributes.get_bool("train").value_or(true);
-  return n.op.find("rand") != std::string::npos || n.op.find("bernoulli") != std::string::npos ||
-         n.op.find("normal") != std::string::npos || n.op.find("uniform") != std::string::npos;
-}
-
-}  // namespace
-
 std::size_t common_subexpression_elimination(Graph& g, TransformContext& ctx) {
   std::size_t rewrites = 0;
   // (op, inputs) -> earlier nodes with that key; attributes compared one by one.
@@ -24,7 +12,7 @@ std::size_t common_subexpression_elimination(Graph& g, TransformContext& ctx) {
   const std::vector<NodeId> order = g.nodes();
   for (NodeId id : order) {
     const Node& n = g.node(id);
-    if (is_inplace_op(n.op) || is_random(n) || n.outputs.empty()) continue;
+    if (is_inplace_op(n.op) || transforms::is_random(n) || n.outputs.empty()) continue;
     std::vector<std::uint32_t> ins;
     for (ValueId v : n.inputs) ins.push_back(v.index);
     auto& earlier = seen[{n.op, ins}];

@@ -8,12 +8,6 @@ namespace {
 
 using transforms::canonical_name;
 
-bool is_random(const Node& n) {
-  if (canonical_name(n) == "dropout") return n.attributes.get_bool("train").value_or(true);
-  return n.op.find("rand") != std::string::npos || n.op.find("bernoulli") != std::string::npos ||
-         n.op.find("normal") != std::string::npos || n.op.find("uniform") != std::string::npos;
-}
-
 Tensor int_scalar(std::int64_t v) { return Tensor::from_vector<std::int64_t>({v}, {}); }
 
 std::optional<std::int64_t> int_operand(const Graph& g, const Node& n, std::initializer_list<const char*> names, std::size_t fallback) {
@@ -96,7 +90,7 @@ std::size_t constant_folding(Graph& g, TransformContext& ctx) {
   for (NodeId id : order) {
     if (!g.is_live(id)) continue;
     const Node& n = g.node(id);
-    if (n.outputs.empty() || is_inplace_op(n.op) || is_random(n)) continue;
+    if (n.outputs.empty() || is_inplace_op(n.op) || transforms::is_random(n)) continue;
     std::vector<Tensor> results;
     if (n.outputs.size() == 1) {
       if (auto folded = fold_shape_arithmetic(g, n)) results.push_back(std::move(*folded));

@@ -53,6 +53,14 @@ inline std::optional<Shape> static_shape(const Value& v) {
   return s;
 }
 
+// Ops whose result differs from call to call (training dropout, random
+// sampling): never folded or merged.
+inline bool is_random(const Node& n) {
+  if (canonical_name(n) == "dropout") return n.attributes.get_bool("train").value_or(true);
+  return n.op.find("rand") != std::string::npos || n.op.find("bernoulli") != std::string::npos ||
+         n.op.find("normal") != std::string::npos || n.op.find("uniform") != std::string::npos;
+}
+
 // The value of a 0-d (or one-element) numeric constant.
 std::optional<double> scalar_constant(const Graph& g, ValueId v);
 
