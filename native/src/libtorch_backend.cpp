@@ -71,7 +71,7 @@ c10::IValue coerce(c10::IValue v, const c10::TypePtr& type_in) {
   if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
   const auto kind = type->kind();
   const at::Tensor& t = v.toTensor();
-  if (kind == c10::TypeKind::IntType) return c10::IValue(t.item<int64_t>());
+  if (kind == c10::TypeKind::IntType || kind == c10::TypeKind::SymIntType) return c10::IValue(t.item<int64_t>());
   if (kind == c10::TypeKind::FloatType) return c10::IValue(t.item<double>());
   if (kind == c10::TypeKind::BoolType) return c10::IValue(t.item<bool>());
   if (auto list = type->cast<c10::ListType>(); list && list->getElementType()->kind() == c10::TypeKind::IntType) {
