@@ -2,7 +2,10 @@
 # Builds XNNPACK + pthreadpool from the tarballs scripts/bootstrap.sh fetched,
 # and caches the result outside the clone, keyed by version and target:
 #   ~/.cache/tracegraph/xnnpack/<version>-native/{include,lib}
-# Quick when the cache is there. Usage: scripts/build_xnnpack.sh [native]
+# Quick when the cache is there. Usage: scripts/build_xnnpack.sh [native|wasm]
+# The wasm build patches XNNPACK's CMake (it has no Emscripten branch): accept
+# Emscripten as a system name, target processor "wasm" without cpuinfo, and the
+# production wasm + wasm SIMD kernel lists (scripts/patch_xnnpack_wasm.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 TARGET=${1:-native}
@@ -15,17 +18,23 @@ if [[ -f "$KEY/lib/libXNNPACK.a" && -f "$KEY/lib/libpthreadpool.a" ]]; then
   say "cached: $KEY"
   exit 0
 fi
-[[ "$TARGET" == native ]] || { say "only the native target is built so far" >&2; exit 2; }
+[[ "$TARGET" == native || "$TARGET" == wasm ]] || { say "unknown target '$TARGET' (native or wasm)" >&2; exit 2; }
 WORK="$CACHE/xnnpack/work-${TARGET}"
 rm -rf "$WORK"
 mkdir -p "$WORK/xnnpack" "$WORK/pthreadpool"
 tar -xf "$CACHE/sources/xnnpack_${XNN_VERSION}.orig.tar.xz" -C "$WORK/xnnpack"
 tar -xf "$CACHE/sources/pthreadpool_${PTP_VERSION}.orig.tar.xz" -C "$WORK/pthreadpool" --strip-components=1  # it has a top folder; xnnpack has none
 say "configuring ($TARGET)"
-cmake -S cmake/xnnpack -B "$WORK/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
-  -DXNNPACK_SOURCE="$WORK/xnnpack" -DPTHREADPOOL_SOURCE="$WORK/pthreadpool" >"$WORK/configure.log"
+CONFIGURE=(cmake -S cmake/xnnpack -B "$WORK/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+  -DXNNPACK_SOURCE="$WORK/xnnpack" -DPTHREADPOOL_SOURCE="$WORK/pthreadpool")
+if [[ "$TARGET" == wasm ]]; then
+  /usr/bin/python3 scripts/patch_xnnpack_wasm.py "$WORK/xnnpack/CMakeLists.txt"
+  export NODE_PATH=/usr/share/nodejs
+  CONFIGURE+=(-DCMAKE_TOOLCHAIN_FILE=/usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake)
+fi
+"${CONFIGURE[@]}" >"$WORK/configure.log" || { tail -30 "$WORK/configure.log" >&2; exit 1; }
 say "building ($(nproc) jobs; about two minutes on two cores)"
-cmake --build "$WORK/build" --target XNNPACK pthreadpool >"$WORK/build.log"
+cmake --build "$WORK/build" --target XNNPACK pthreadpool >"$WORK/build.log" || { grep -m5 -B2 -A8 'error' "$WORK/build.log" >&2; exit 1; }
 mkdir -p "$KEY/lib" "$KEY/include"
 find "$WORK/build" \( -name 'libXNNPACK.a' -o -name 'libpthreadpool.a' -o -name 'libmicrokernels-prod.a' -o -name 'libxnnpack-*.a' \) -exec cp {} "$KEY/lib/" \;
 cp "$WORK/xnnpack/include/"*.h "$WORK/pthreadpool/include/"*.h "$KEY/include/"
