@@ -87,3 +87,29 @@ TEST(CliBenchTest, PrintsEveryVariantAndTheRatios) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliOptimizeTest, PrintsTheReportAndExportsTheOptimizedGraph) {
+  const auto dir = std::filesystem::temp_directory_path() / "tracegraph_cli_optimize";
+  std::filesystem::remove_all(dir);
+  CliRun r = run_cli("optimize " + model_path("unet3d_sigmoid_traced.ts") + " --input-shape 1,1,44,44,44 -o " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("2 sweeps, converged; nodes 49 -> 13"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("activation_fusion"), std::string::npos);
+  CliRun again = run_cli("inspect " + (dir / "unet3d_sigmoid_traced.json").string());
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_NE(again.out.find("nodes       13"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("->  sigmoid"), std::string::npos) << again.out;  // read through the fused head
+
+  CliRun json = run_cli("optimize " + model_path("unet2d.ts") + " --input-shape 1,3,64,64 --json --disable activation_fusion");
+  ASSERT_EQ(json.status, 0) << json.out;
+  auto report = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(report["converged"].get<bool>());
+  for (const auto& t : report["transforms"]) EXPECT_NE(t["name"], "activation_fusion");
+  CliRun unknown = run_cli("optimize " + model_path("unet2d.ts") + " --disable frobnicate");
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_NE(unknown.out.find("no transform named 'frobnicate'"), std::string::npos) << unknown.out;
+}
+
+}  // namespace
