@@ -107,9 +107,11 @@ class LibTorchBackend final : public Backend {
     for (ValueId v : graph.values()) slot.emplace(v.index, static_cast<int>(slot.size()));
     slots_.assign(slot.size(), c10::IValue());
     constants_.clear();
+    is_constant_.assign(slots_.size(), false);
     for (ValueId c : graph.constants()) {
       at::Tensor t = to_aten(graph.value(c).data);
       constants_.emplace_back(slot.at(c.index), t);
+      is_constant_[static_cast<std::size_t>(slot.at(c.index))] = true;
     }
     input_slots_.clear();
     for (ValueId v : graph.inputs()) input_slots_.push_back(slot.at(v.index));
@@ -125,10 +127,9 @@ class LibTorchBackend final : public Backend {
         for (int s : a.slots) last_use[s] = static_cast<int>(i);
       }
     }
-    std::vector<bool> keep(slots_.size(), false);
-    for (int s : input_slots_) keep[s] = true;
-    for (int s : output_slots_) keep[s] = true;
-    for (auto& [s, t] : constants_) keep[s] = true;
+    std::vector<bool> keep = is_constant_;
+    for (int s : input_slots_) keep[static_cast<std::size_t>(s)] = true;
+    for (int s : output_slots_) keep[static_cast<std::size_t>(s)] = true;
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       if (!keep[s] && last_use[s] >= 0) steps_[static_cast<std::size_t>(last_use[s])].free_after.push_back(static_cast<int>(s));
     }
@@ -198,12 +199,11 @@ class LibTorchBackend final : public Backend {
       else if (v.isBool()) out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
       else fail(ErrorCode::kUnsupported, "a graph output is a " + v.tagKind() + ", not a tensor");
     }
-    // Inputs are the caller's; do not hold them between runs.
+    // Hold nothing of this run (inputs are the caller's, outputs now too);
+    // constants stay for the next run.
     for (int s : input_slots_) slots_[static_cast<std::size_t>(s)] = c10::IValue();
-    for (std::size_t k = 0; k < output_slots_.size(); ++k) {
-      bool is_input = false;
-      for (int s : input_slots_) is_input = is_input || s == output_slots_[k];
-      if (!is_input) slots_[static_cast<std::size_t>(output_slots_[k])] = c10::IValue();
+    for (int s : output_slots_) {
+      if (!is_constant_[static_cast<std::size_t>(s)]) slots_[static_cast<std::size_t>(s)] = c10::IValue();
     }
     return out;
   }
@@ -398,6 +398,7 @@ class LibTorchBackend final : public Backend {
   std::vector<Step> steps_;
   std::vector<c10::IValue> slots_;
   std::vector<std::pair<int, at::Tensor>> constants_;
+  std::vector<bool> is_constant_;  // per slot
   std::vector<int> input_slots_, output_slots_;
   Device device_;
   std::optional<c10::Stream> stream_;

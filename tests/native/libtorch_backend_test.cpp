@@ -207,3 +207,25 @@ TEST_F(CudaTest, RunsOnCudaWithParity) {
 
 }  // namespace
 }  // namespace tracegraph::native
+
+namespace tracegraph::native {
+namespace {
+
+TEST(LibTorchBackendTest, AGraphReturningAConstantOrAnInputRunsTwice) {
+  Graph graph;
+  ValueId x = graph.add_input("x", DType::kFloat32, symbolic({2}));
+  ValueId c = graph.add_constant("c", Tensor::from_vector<float>({1, 2}, {2}));
+  graph.set_outputs({c, x});
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_libtorch_backend());
+  g.finalize();
+  const Tensor in = Tensor::from_vector<float>({5, 6}, {2});
+  for (int i = 0; i < 2; ++i) {
+    auto out = g.run({in});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].data_as<float>()[1], 2.0f) << "run " << i;
+    EXPECT_EQ(out[1].data_as<float>()[0], 5.0f) << "run " << i;
+  }
+}
+
+}  // namespace
+}  // namespace tracegraph::native
