@@ -39,7 +39,7 @@ fi
 
 # XNNPACK and pthreadpool sources for the XNNPACK backend (native and wasm).
 # bookworm's source tarballs answer 404; trixie's are in the pool.
-CACHE="${TRACEGRAPH_CACHE:-$HOME/.cache/tracegraph}"
+CACHE="${TRACEGRAPH_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracegraph}"
 mkdir -p "$CACHE/sources"
 POOL="http://deb.debian.org/debian/pool/main"
 fetch_source() {  # path-in-pool sha256

@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 TARGET=${1:-native}
 XNN_VERSION=0.0~git20241108.4ea82e5
 PTP_VERSION=0.0~git20240616.560c60d
-CACHE="${TRACEGRAPH_CACHE:-$HOME/.cache/tracegraph}"
+CACHE="${TRACEGRAPH_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracegraph}"
 KEY="$CACHE/xnnpack/${XNN_VERSION}-${TARGET}"
 say() { printf '[xnnpack] %s\n' "$*"; }
 if [[ -f "$KEY/lib/libXNNPACK.a" && -f "$KEY/lib/libpthreadpool.a" ]]; then
