@@ -116,9 +116,10 @@ class Reader {
   Reader(std::string source, const TorchScriptOptions& options) : source_(std::move(source)), options_(options) {}
 
   ExportedGraph read(const tj::Module& module) {
-    tj::Module eval_module = module.clone();
-    eval_module.eval();
-    tj::Module frozen = tj::freeze_module(eval_module);
+    // One copy of the caller's module, frozen in place (freeze_module would copy the weights again).
+    tj::Module frozen = module.clone();
+    frozen.eval();
+    tj::freeze_module_inplace(&frozen);
     std::shared_ptr<tj::Graph> g = frozen.get_method("forward").graph();
     tj::Inline(*g);
     tj::LowerSimpleTuples(g);

@@ -45,11 +45,10 @@ std::size_t inplace_to_functional_transform(Graph& graph, TransformContext& cont
   // All-or-nothing: it checks every in-place op before rewriting any.
   std::size_t pending = 0;
   for (NodeId id : graph.nodes()) pending += is_inplace_op(graph.node(id).op) ? 1 : 0;
-  if (pending == 0) return 0;
-  for (std::size_t i = 0; i < pending; ++i) {
-    if (!context.take()) return 0;
-  }
-  return inplace_to_functional(graph);
+  if (pending == 0 || !context.fits(pending)) return 0;
+  const std::size_t rewrites = inplace_to_functional(graph);
+  for (std::size_t i = 0; i < rewrites; ++i) context.take();
+  return rewrites;
 }
 
 std::shared_ptr<Transform> make_transform(std::string name, std::function<std::size_t(Graph&, TransformContext&)> fn) {

@@ -41,6 +41,8 @@ class TransformContext {
     return true;
   }
   bool exhausted() const { return budget_ && used_ >= *budget_; }
+  // True when `n` more rewrites fit in the budget (nothing is counted).
+  bool fits(std::size_t n) const { return !budget_ || used_ + n <= *budget_; }
   const ConstantEvaluator* evaluator() const { return evaluator_; }
   std::size_t max_fold_bytes() const { return max_fold_bytes_; }
 

@@ -64,8 +64,8 @@ inline bool is_random(const Node& n) {
 // The value of a 0-d (or one-element) numeric constant.
 std::optional<double> scalar_constant(const Graph& g, ValueId v);
 
-// Replaces every read of `node`'s output `k` by `replacement`, then erases the
-// node if nothing reads its outputs any more.
+// Replaces every read of `node`'s first output by `replacement`, then erases
+// the node if nothing reads its outputs any more.
 void bypass(Graph& g, NodeId node, ValueId replacement);
 
 }  // namespace tracegraph::transforms
