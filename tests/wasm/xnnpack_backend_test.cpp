@@ -1,0 +1,171 @@
+// The XNNPACK backend computes what LibTorch computes: every test model,
+// read from TorchScript, as read and after the default optimizer, against
+// LibTorch's own forward (the outputs make_test_models.py saved) and against
+// the LibTorch backend on the same graph in this run.
+#include "tracegraph/xnnpack/backend.h"
+
+#include <gtest/gtest.h>
+
+#include "native/test_models.h"
+#include "test_util.h"
+#include "tracegraph/exported_graph.h"
+#include "tracegraph/op_table.h"
+#include "tracegraph/native/libtorch_backend.h"
+#include "tracegraph/traced_graph.h"
+
+namespace tracegraph::xnnpack {
+namespace {
+
+using tracegraph::testing::max_relative_error;
+using tracegraph::testing::model_io;
+using tracegraph::testing::model_path;
+
+struct Case {
+  std::string model;
+  bool optimized = false;
+  int threads = 1;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << (c.optimized ? " optimized" : "") << " on " << c.threads << " threads"; }
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const auto& m : tracegraph::testing::kReadableModels) {
+    out.push_back({m, false, 1});
+    out.push_back({m, true, 1});
+    out.push_back({m, true, 2});
+  }
+  return out;
+}
+
+class XnnpackParityTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(XnnpackParityTest, OutputsMatchLibTorch) {
+  const Case& c = GetParam();
+  const auto io = model_io(c.model);
+  native::TorchScriptOptions options;
+  options.example_inputs = io.inputs;
+  TracedGraph reference = native::load(model_path(c.model + ".ts"), options);
+  if (c.optimized) reference.optimize();
+  // The same graph through the exported format, as the wasm module gets it.
+  auto serialized = std::make_shared<SerializedGraph>(
+      serialize_graph(ExportedGraph{reference.graph(), reference.in_spec(), reference.out_spec(), {}}, "w.safetensors"));
+  TracedGraph g = TracedGraph::from_exported(
+      deserialize_graph(serialized->json, serialized->weights, serialized, c.model + ".json", "w.safetensors"),
+      make_backend({c.threads}));
+  g.finalize();
+  reference.finalize();
+  const std::vector<Tensor> got = g.run(io.inputs);
+  const std::vector<Tensor> want = reference.run(io.inputs);
+  ASSERT_EQ(got.size(), io.outputs.size());
+  ASSERT_EQ(want.size(), io.outputs.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].shape(), io.outputs[i].shape()) << "output " << i;
+    EXPECT_LE(max_relative_error(got[i], io.outputs[i]), 1e-4) << "output " << i << " against torch's forward";
+    EXPECT_LE(max_relative_error(got[i], want[i]), 1e-4) << "output " << i << " against the LibTorch backend";
+  }
+  // A second run on the same plan gives the same numbers.
+  const std::vector<Tensor> again = g.run(io.inputs);
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(again[i].equal(got[i])) << "output " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, XnnpackParityTest, ::testing::ValuesIn(cases()), [](const auto& info) {
+  return info.param.model + (info.param.optimized ? "_optimized" : "") + "_" + std::to_string(info.param.threads) + "threads";
+});
+
+}  // namespace
+}  // namespace tracegraph::xnnpack
+
+namespace tracegraph::xnnpack {
+namespace {
+
+TracedGraph unet2d_on(std::unique_ptr<Backend> backend, bool with_shapes = true) {
+  native::TorchScriptOptions options;
+  if (with_shapes) options.example_inputs = model_io("unet2d").inputs;
+  TracedGraph g = native::load(model_path("unet2d.ts"), options);
+  g.set_backend(std::move(backend));
+  return g;
+}
+
+TEST(XnnpackBackendTest, OtherInputShapesArePlannedAgainWithTheSameWeights) {
+  // Read without example inputs: no shape is fixed, so each run may bring its own.
+  TracedGraph g = unet2d_on(make_backend(), false);
+  TracedGraph reference = unet2d_on(native::make_libtorch_backend(), false);
+  g.finalize();
+  reference.finalize();
+  for (std::int64_t side : {32, 64, 48}) {
+    const Tensor x = native::from_aten(at::randn({2, 3, side, side}));
+    const auto got = g.run({x});
+    const auto want = reference.run({x});
+    ASSERT_EQ(got[0].shape(), want[0].shape()) << side;
+    EXPECT_LE(max_relative_error(got[0], want[0]), 1e-4) << side;
+  }
+}
+
+TEST(XnnpackBackendTest, ProfileGivesEachNodeItsTime) {
+  auto owned = std::make_unique<XnnpackBackend>(Options{1, true});
+  XnnpackBackend* backend = owned.get();
+  TracedGraph g = unet2d_on(std::move(owned));
+  g.finalize();
+  g.run(model_io("unet2d").inputs);
+  const auto times = backend->profile();
+  ASSERT_EQ(times.size(), g.graph().num_nodes());
+  double total = 0;
+  for (const auto& t : times) {
+    EXPECT_GE(t.milliseconds, 0.0);
+    total += t.milliseconds;
+  }
+  EXPECT_GT(total, 0.0);
+  EXPECT_EQ(times.front().node, g.graph().node(g.nodes().front()).name);
+}
+
+TEST(XnnpackBackendTest, BuffersAreReusedAfterTheLastUse) {
+  auto owned = std::make_unique<XnnpackBackend>(Options{});
+  XnnpackBackend* backend = owned.get();
+  TracedGraph g = unet2d_on(std::move(owned));
+  g.finalize();
+  std::size_t all_values = 0;
+  for (ValueId v : g.graph().values()) {
+    const Value& value = g.graph().value(v);
+    if (value.is_constant() || !value.shape) continue;
+    std::int64_t n = 1;
+    for (const Dim& d : *value.shape) n *= d.size;
+    all_values += static_cast<std::size_t>(n) * 4;
+  }
+  EXPECT_GT(backend->arena_bytes(), 0u);
+  EXPECT_LT(backend->arena_bytes(), all_values / 2) << "the plan keeps most intermediates alive";
+}
+
+TEST(XnnpackBackendTest, AnOpItCannotRunFailsAtFinalizeNamingTheNode) {
+  Graph graph;
+  const ValueId x = graph.add_input("x", DType::kFloat32, symbolic({2, 3}));
+  Attributes a;
+  a.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self", "other"});
+  const NodeId id = graph.add_node("aten::matmul", {x, x}, {NewValue{"y"}}, a, "the_matmul");
+  graph.set_outputs({graph.node(id).outputs[0]});
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend());
+  try {
+    g.finalize();
+    FAIL() << "finalize accepted aten::matmul";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(e.message().find("the_matmul"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("aten::matmul"), std::string::npos) << e.message();
+  }
+}
+
+TEST(XnnpackBackendTest, RefusesWhatItCannotRunWithTypedErrors) {
+  TracedGraph g = unet2d_on(make_backend());
+  g.to("cuda");
+  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "CPU only");
+  g.to("cpu");
+  g.finalize();
+  const Tensor wrong = Tensor::zeros(DType::kFloat64, {1, 3, 64, 64});
+  EXPECT_TG_ERROR(g.run({wrong}), ErrorCode::kDTypeMismatch, "float32");
+  const Tensor tiny = Tensor::zeros(DType::kFloat32, {1, 3, 2, 2});
+  EXPECT_ANY_THROW(g.run({tiny}));  // too small for the pooling: an error, not a crash
+  // and the graph still runs afterwards
+  EXPECT_NO_THROW(g.run(model_io("unet2d").inputs));
+}
+
+}  // namespace
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,69 @@
+// Running graphs on XNNPACK, natively and in WebAssembly.
+//
+// finalize() lowers the graph once: each node becomes XNNPACK operators (or a
+// layout kernel of ours where XNNPACK has no operator: 3D convolution and
+// pooling, nearest resize, concatenation, slicing), with the weights packed
+// into XNNPACK's layout then and never again. Tensors of rank 4 and 5 live
+// channels-last inside (XNNPACK is NHWC, torch NCHW); the layout changes once
+// at the graph's edges and wherever an op needs the other one. Intermediate
+// buffers are planned ahead and reused after each value's last use.
+//
+// Shapes: with the graph's input shapes known, everything is planned at
+// finalize(); otherwise (or when a run brings other input shapes) on the
+// first run with those shapes, reusing the packed weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tracegraph/backend.h"
+
+namespace tracegraph::xnnpack {
+
+struct Options {
+  // Threads of the pthreadpool that XNNPACK runs on; 0: the machine's cores.
+  // Builds without threads (the single-threaded wasm) always run on one.
+  int threads = 1;
+  // Record each step's time on every run (see XnnpackBackend::profile()).
+  bool profile = false;
+};
+
+// The time one node took on the last run; a node lowered to several steps
+// (layout changes, a 3D convolution's unfolding) has their sum.
+struct NodeTime {
+  std::string node;
+  std::string op;
+  double milliseconds = 0;
+};
+
+class XnnpackBackend : public Backend {
+ public:
+  explicit XnnpackBackend(const Options& options = {});
+  ~XnnpackBackend() override;
+
+  std::string name() const override { return "xnnpack"; }
+  void prepare(const Graph& graph, const Device& device, const Stream* stream) override;
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override;
+  void move(const Device& device, const Stream* stream) override;
+
+  // Threads actually used.
+  int threads() const;
+  // Per-node times of the last run, in graph order; empty unless Options::profile.
+  std::vector<NodeTime> profile() const;
+  // Bytes of intermediate buffers the current plan holds (weights not included).
+  std::size_t arena_bytes() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+std::unique_ptr<Backend> make_backend(const Options& options = {});
+
+// Whether this build can run more than one thread.
+bool has_threads();
+
+}  // namespace tracegraph::xnnpack

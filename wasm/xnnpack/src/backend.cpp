@@ -1,0 +1,1563 @@
+#include "tracegraph/xnnpack/backend.h"
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "kernels.h"
+#include "tracegraph/op_table.h"
+
+namespace tracegraph::xnnpack {
+namespace {
+
+using i64 = std::int64_t;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr std::size_t kAlignment = 64;
+// XNNPACK may read (never write) a little past the end of its inputs.
+constexpr std::size_t kTailBytes = XNN_EXTRA_BYTES + kAlignment;
+
+void init_xnnpack() {
+  static std::once_flag once;
+  static xnn_status status = xnn_status_success;
+  std::call_once(once, [] { status = xnn_initialize(nullptr); });
+  if (status != xnn_status_success)
+    fail(ErrorCode::kUnsupported, "xnnpack: xnn_initialize failed (status " + std::to_string(status) +
+                                      "): this CPU lacks what XNNPACK needs");
+}
+
+// Owns one XNNPACK operator.
+struct XnnOp {
+  xnn_operator_t op = nullptr;
+  XnnOp() = default;
+  XnnOp(const XnnOp&) = delete;
+  XnnOp& operator=(const XnnOp&) = delete;
+  XnnOp(XnnOp&& o) noexcept : op(std::exchange(o.op, nullptr)) {}
+  ~XnnOp() {
+    if (op) xnn_delete_operator(op);
+  }
+};
+
+struct PoolDeleter {
+  void operator()(pthreadpool* p) const { pthreadpool_destroy(p); }
+};
+
+struct AlignedDeleter {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t(kAlignment)); }
+};
+using AlignedFloats = std::unique_ptr<float[], AlignedDeleter>;
+AlignedFloats aligned_floats(std::size_t bytes) {
+  return AlignedFloats(static_cast<float*>(::operator new[](bytes + kTailBytes, std::align_val_t(kAlignment))));
+}
+
+i64 numel(const Shape& shape) { return checked_numel(shape); }
+i64 prod(const Shape& shape, std::size_t from, std::size_t to) {
+  i64 p = 1;
+  for (std::size_t i = from; i < to && i < shape.size(); ++i) p *= shape[i];
+  return p;
+}
+bool spatial_rank(std::size_t rank) { return rank == 4 || rank == 5; }
+
+// Channels-last storage of a logical [N, C, S...] tensor is [N, S..., C].
+Shape physical(const Shape& logical, bool channels_last) {
+  if (!channels_last) return logical;
+  Shape p{logical[0]};
+  for (std::size_t i = 2; i < logical.size(); ++i) p.push_back(logical[i]);
+  p.push_back(logical[1]);
+  return p;
+}
+std::size_t physical_axis(std::size_t axis, std::size_t rank, bool channels_last) {
+  if (!channels_last || axis == 0) return axis;
+  return axis == 1 ? rank - 1 : axis - 1;
+}
+// Whether channels-last and plain storage of this shape are the same bytes.
+bool layouts_agree(const Shape& s) { return !spatial_rank(s.size()) || s[1] == 1 || prod(s, 2, s.size()) == 1; }
+
+i64 normalize_dim(i64 dim, std::size_t rank, const std::string& where) {
+  const i64 r = static_cast<i64>(rank);
+  if (dim < -r || dim >= std::max<i64>(r, 1)) fail(ErrorCode::kOutOfRange, where + ": dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(r));
+  return dim < 0 ? dim + r : dim;
+}
+
+std::string base_op(const std::string& op) {
+  const auto colon = op.rfind("::");
+  return colon == std::string::npos ? op : op.substr(colon + 2);
+}
+
+}  // namespace
+
+class XnnpackBackend::Impl {
+ public:
+  explicit Impl(const Options& options) : options_(options) {
+    init_xnnpack();
+    int threads = options.threads;
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (!has_threads()) threads = 1;
+    if (threads > 1) {
+      pool_.reset(pthreadpool_create(static_cast<std::size_t>(threads)));
+      if (!pool_) fail(ErrorCode::kInternal, "xnnpack: could not create a pool of " + std::to_string(threads) + " threads");
+    }
+    threads_ = threads;
+  }
+
+  void prepare(const Graph& graph) {
+    graph_ = graph;
+    states_.clear();
+    constant_copies_.clear();
+    planned_.reset();
+    for (ValueId v : graph_.inputs()) {
+      const Value& value = graph_.value(v);
+      if (value.dtype && *value.dtype != DType::kFloat32)
+        fail(ErrorCode::kUnsupported, "xnnpack: graph input '" + value.name + "' is " + std::string(dtype_name(*value.dtype)) + "; this backend runs float32 graphs");
+    }
+    // Plan now when every input's shape is known, so that an op this backend
+    // cannot run is reported here rather than at the first run.
+    std::vector<Shape> shapes;
+    for (ValueId v : graph_.inputs()) {
+      const Value& value = graph_.value(v);
+      if (!value.shape) break;
+      Shape s;
+      for (const Dim& d : *value.shape) {
+        if (!d.is_static()) break;
+        s.push_back(d.size);
+      }
+      if (s.size() != value.shape->size()) break;
+      shapes.push_back(std::move(s));
+    }
+    if (shapes.size() == graph_.inputs().size()) plan(shapes);
+    else check_ops();
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) {
+    if (inputs.size() != graph_.inputs().size())
+      fail(ErrorCode::kInvalidArgument, "xnnpack: the graph takes " + std::to_string(graph_.inputs().size()) + " inputs, given " + std::to_string(inputs.size()));
+    std::vector<Shape> shapes;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      const std::string& name = graph_.value(graph_.inputs()[i]).name;
+      if (!t.defined()) fail(ErrorCode::kInvalidArgument, "xnnpack: input '" + name + "' is undefined");
+      if (t.dtype() != DType::kFloat32) fail(ErrorCode::kDTypeMismatch, "xnnpack: input '" + name + "' is " + std::string(dtype_name(t.dtype())) + ", expected float32");
+      if (t.device().type != DeviceType::kCPU) fail(ErrorCode::kInvalidArgument, "xnnpack: input '" + name + "' is on " + t.device().str() + "; this backend runs on the CPU");
+      shapes.push_back(t.shape());
+    }
+    if (!planned_ || *planned_ != shapes) plan(shapes);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const int s = input_slots_[i];
+      if (s >= 0 && inputs[i].nbytes()) std::memcpy(ptr(s), inputs[i].data(), inputs[i].nbytes());
+    }
+    if (options_.profile) {
+      std::fill(step_ms_.begin(), step_ms_.end(), 0.0);
+      for (std::size_t k = 0; k < steps_.size(); ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        steps_[k].run();
+        step_ms_[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      }
+    } else {
+      for (Step& step : steps_) step.run();
+    }
+    std::vector<Tensor> outputs;
+    for (int s : output_slots_) outputs.push_back(read_out(s));
+    return outputs;
+  }
+
+  int threads() const { return threads_; }
+
+  std::vector<NodeTime> profile() const {
+    std::vector<NodeTime> out;
+    if (!options_.profile || step_ms_.empty()) return out;
+    std::unordered_map<std::uint32_t, std::size_t> index;
+    for (NodeId id : graph_.nodes()) {
+      index[id.index] = out.size();
+      out.push_back({graph_.node(id).name, graph_.node(id).op, 0.0});
+    }
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+      if (!steps_[k].node.valid()) continue;
+      auto it = index.find(steps_[k].node.index);
+      if (it != index.end()) out[it->second].milliseconds += step_ms_[k];
+    }
+    return out;
+  }
+
+  std::size_t arena_bytes() const { return arena_bytes_; }
+
+ private:
+  enum class Kind { kNone, kTensor, kInt, kInts, kFloat };
+  struct Slot {
+    Kind kind = Kind::kNone;
+    Shape shape;                 // logical (torch) shape
+    bool channels_last = false;  // storage order for rank 4 and 5
+    i64 i = 0;
+    double f = 0;
+    std::vector<i64> ints;
+    const float* constant = nullptr;  // weights and other constants live outside the arena
+    int root = -1;                    // the slot whose storage this one uses (itself unless an alias)
+    int buffer = -1;
+    int first_step = std::numeric_limits<int>::max();
+    int last_step = -1;
+  };
+  struct Step {
+    NodeId node;  // invalid for the layout changes at the graph's edges
+    std::vector<int> reads, writes;
+    std::function<void()> setup;
+    std::function<void()> run;
+  };
+  // What outlives a re-plan: XNNPACK operators with packed weights, and the
+  // constants a node derived (batch norm's scale and shift, scalar operands).
+  struct NodeState {
+    std::vector<XnnOp> ops;
+    std::vector<std::vector<float>> data;
+  };
+
+  // ---- planning -------------------------------------------------------
+
+  void reset_plan() {
+    slots_.clear();
+    steps_.clear();
+    plan_ops_.clear();
+    layout_memo_.clear();
+    buffers_.clear();
+    input_slots_.clear();
+    output_slots_.clear();
+    workspace_bytes_ = 0;
+    workspace_.reset();
+    arena_bytes_ = 0;
+    planned_.reset();
+  }
+
+  // Walks the ops only, for graphs whose input shapes come with the first run.
+  void check_ops() {
+    for (NodeId id : graph_.nodes()) {
+      const Node& n = graph_.node(id);
+      if (!lowering_for(n))
+        fail(ErrorCode::kUnsupported, "xnnpack: node '" + n.name + "' (" + n.op + "): op not supported by the XNNPACK backend");
+    }
+  }
+
+  void plan(const std::vector<Shape>& input_shapes) {
+    reset_plan();
+    value_slot_.assign(max_value_index() + 1, -1);
+    for (std::size_t i = 0; i < input_shapes.size(); ++i) {
+      const ValueId v = graph_.inputs()[i];
+      const int s = new_tensor(input_shapes[i], false);
+      value_slot_[v.index] = s;
+      input_slots_.push_back(s);
+      slots_[s].first_step = -1;  // written before the first step
+    }
+    for (ValueId v : graph_.constants()) value_slot_[v.index] = constant_slot(v);
+    for (NodeId id : graph_.nodes()) {
+      current_ = id;
+      const Node& n = graph_.node(id);
+      auto lower = lowering_for(n);
+      if (!lower) fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
+      (this->*lower)(n, states_[id.index]);
+    }
+    current_ = NodeId{};
+    for (ValueId v : graph_.outputs()) {
+      const int s = value_slot_[v.index];
+      if (s < 0) fail(ErrorCode::kUnproducedOutput, "xnnpack: graph output '" + graph_.value(v).name + "' is never computed");
+      output_slots_.push_back(s);
+    }
+    allocate();
+    for (Step& step : steps_)
+      if (step.setup) step.setup();
+    step_ms_.assign(steps_.size(), 0.0);
+    planned_ = input_shapes;
+  }
+
+  std::size_t max_value_index() const {
+    std::size_t m = 0;
+    for (ValueId v : graph_.values()) m = std::max<std::size_t>(m, v.index);
+    return m;
+  }
+
+  // Lifetimes from the steps, then a greedy best-fit assignment of buffers
+  // that reuses a buffer once the last reader of its value has run.
+  void allocate() {
+    const int end = static_cast<int>(steps_.size());
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+      for (int s : steps_[k].writes) {
+        Slot& r = slots_[static_cast<std::size_t>(root(s))];
+        r.first_step = std::min(r.first_step, static_cast<int>(k));
+        r.last_step = std::max(r.last_step, static_cast<int>(k));
+      }
+      for (int s : steps_[k].reads) {
+        Slot& r = slots_[static_cast<std::size_t>(root(s))];
+        r.last_step = std::max(r.last_step, static_cast<int>(k));
+      }
+    }
+    for (int s : input_slots_) slots_[static_cast<std::size_t>(s)].last_step = std::max(slots_[static_cast<std::size_t>(s)].last_step, -1);
+    for (int s : output_slots_) {
+      if (slots_[static_cast<std::size_t>(s)].kind == Kind::kTensor && !slots_[static_cast<std::size_t>(s)].constant)
+        slots_[static_cast<std::size_t>(root(s))].last_step = end;
+    }
+    // Storage owners by first step; inputs (-1) first.
+    std::vector<int> owners;
+    for (std::size_t s = 0; s < slots_.size(); ++s) {
+      const Slot& slot = slots_[s];
+      if (slot.kind == Kind::kTensor && !slot.constant && slot.root == static_cast<int>(s) && slot.last_step >= slot.first_step)
+        owners.push_back(static_cast<int>(s));
+    }
+    std::stable_sort(owners.begin(), owners.end(), [&](int a, int b) {
+      return slots_[static_cast<std::size_t>(a)].first_step < slots_[static_cast<std::size_t>(b)].first_step;
+    });
+    std::vector<std::size_t> capacity;
+    std::multimap<int, int> busy_until;  // last step -> buffer
+    std::vector<int> free_buffers;
+    for (int s : owners) {
+      Slot& slot = slots_[static_cast<std::size_t>(s)];
+      for (auto it = busy_until.begin(); it != busy_until.end() && it->first < slot.first_step;) {
+        free_buffers.push_back(it->second);
+        it = busy_until.erase(it);
+      }
+      const std::size_t bytes = static_cast<std::size_t>(max_extent(s)) * sizeof(float);
+      int best = -1;
+      for (std::size_t j = 0; j < free_buffers.size(); ++j) {
+        const int b = free_buffers[j];
+        if (capacity[static_cast<std::size_t>(b)] >= bytes &&
+            (best < 0 || capacity[static_cast<std::size_t>(b)] < capacity[static_cast<std::size_t>(free_buffers[static_cast<std::size_t>(best)])]))
+          best = static_cast<int>(j);
+      }
+      if (best < 0 && !free_buffers.empty()) {  // grow the largest free one
+        best = 0;
+        for (std::size_t j = 1; j < free_buffers.size(); ++j)
+          if (capacity[static_cast<std::size_t>(free_buffers[j])] > capacity[static_cast<std::size_t>(free_buffers[static_cast<std::size_t>(best)])]) best = static_cast<int>(j);
+      }
+      int buffer;
+      if (best >= 0) {
+        buffer = free_buffers[static_cast<std::size_t>(best)];
+        free_buffers.erase(free_buffers.begin() + best);
+        capacity[static_cast<std::size_t>(buffer)] = std::max(capacity[static_cast<std::size_t>(buffer)], bytes);
+      } else {
+        buffer = static_cast<int>(capacity.size());
+        capacity.push_back(bytes);
+      }
+      slot.buffer = buffer;
+      busy_until.emplace(slot.last_step, buffer);
+    }
+    for (std::size_t b = 0; b < capacity.size(); ++b) {
+      buffers_.push_back(aligned_floats(capacity[b]));
+      arena_bytes_ += capacity[b];
+    }
+    if (workspace_bytes_) workspace_ = aligned_floats(workspace_bytes_);
+  }
+
+  // The most elements any alias of a storage owner spans.
+  i64 max_extent(int owner) const {
+    i64 m = 1;
+    for (const Slot& s : slots_)
+      if (s.kind == Kind::kTensor && s.root == owner) m = std::max(m, numel(s.shape));
+    return m;
+  }
+
+  int root(int s) const { return slots_[static_cast<std::size_t>(s)].root; }
+
+  float* ptr(int s) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    if (slot.constant) return const_cast<float*>(slot.constant);
+    return buffers_[static_cast<std::size_t>(slots_[static_cast<std::size_t>(slot.root)].buffer)].get();
+  }
+
+  // ---- slots ----------------------------------------------------------
+
+  int new_slot(Slot slot) {
+    slots_.push_back(std::move(slot));
+    const int s = static_cast<int>(slots_.size() - 1);
+    if (slots_.back().kind == Kind::kTensor && slots_.back().root < 0) slots_.back().root = s;
+    return s;
+  }
+  int new_tensor(Shape shape, bool channels_last) {
+    Slot slot;
+    slot.kind = Kind::kTensor;
+    slot.shape = std::move(shape);
+    slot.channels_last = channels_last && spatial_rank(slot.shape.size());
+    checked_nbytes(DType::kFloat32, slot.shape);
+    return new_slot(std::move(slot));
+  }
+  int alias(int of, Shape shape, bool channels_last) {
+    Slot slot;
+    slot.kind = Kind::kTensor;
+    slot.shape = std::move(shape);
+    slot.channels_last = channels_last && spatial_rank(slot.shape.size());
+    slot.constant = slots_[static_cast<std::size_t>(of)].constant;
+    slot.root = root(of);
+    return new_slot(std::move(slot));
+  }
+  int int_slot(i64 v) {
+    Slot slot;
+    slot.kind = Kind::kInt;
+    slot.i = v;
+    return new_slot(std::move(slot));
+  }
+  int float_slot(double v) {
+    Slot slot;
+    slot.kind = Kind::kFloat;
+    slot.f = v;
+    return new_slot(std::move(slot));
+  }
+  int ints_slot(std::vector<i64> v) {
+    Slot slot;
+    slot.kind = Kind::kInts;
+    slot.ints = std::move(v);
+    return new_slot(std::move(slot));
+  }
+
+  int constant_slot(ValueId v) {
+    const Value& value = graph_.value(v);
+    const Tensor& t = value.data;
+    if (t.dtype() == DType::kFloat32) {
+      Slot slot;
+      slot.kind = Kind::kTensor;
+      slot.shape = t.shape();
+      slot.constant = t.data_as<float>();
+      return new_slot(std::move(slot));
+    }
+    if (t.numel() == 1 && (t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32 || t.dtype() == DType::kBool)) {
+      if (t.dtype() == DType::kInt64) return int_slot(*t.data_as<std::int64_t>());
+      if (t.dtype() == DType::kInt32) return int_slot(*t.data_as<std::int32_t>());
+      return int_slot(*static_cast<const bool*>(t.data()) ? 1 : 0);
+    }
+    if (t.numel() == 1 && t.dtype() == DType::kFloat64) return float_slot(*t.data_as<double>());
+    Slot slot;  // a constant no op here reads as a tensor; an error if one tries
+    return new_slot(std::move(slot));
+  }
+
+  const Slot& slot_of(ValueId v) const {
+    const int s = value_slot_[v.index];
+    if (s < 0) fail(ErrorCode::kInternal, "xnnpack: value '" + graph_.value(v).name + "' is read before it is computed");
+    return slots_[static_cast<std::size_t>(s)];
+  }
+  int slot_index(ValueId v) const {
+    slot_of(v);
+    return value_slot_[v.index];
+  }
+  void define(ValueId v, int s) { value_slot_[v.index] = s; }
+
+  // ---- arguments ------------------------------------------------------
+
+  std::string where(const Node& n) const { return "xnnpack: node '" + n.name + "' (" + n.op + ")"; }
+
+  static std::optional<ValueId> input_arg(const Node& n, std::string_view name, std::size_t position) {
+    if (n.attributes.contains(kArgNamesAttribute)) {
+      auto v = inputs_for_arg(n, name);
+      if (v.empty()) return std::nullopt;
+      return v.front();
+    }
+    if (position < n.inputs.size()) return n.inputs[position];
+    return std::nullopt;
+  }
+  std::optional<i64> int_arg(const Node& n, std::string_view name) const {
+    if (const AttributeValue* a = n.attributes.find(name)) {
+      if (auto b = std::get_if<bool>(a)) return *b ? 1 : 0;
+      return n.attributes.get_int(name);
+    }
+    if (auto v = input_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+      const Slot& s = slot_of(*v);
+      if (s.kind == Kind::kInt) return s.i;
+      fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not an integer known before the run");
+    }
+    return std::nullopt;
+  }
+  std::optional<double> float_arg(const Node& n, std::string_view name) const {
+    if (auto a = n.attributes.get_float(name)) return a;
+    if (auto v = input_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+      const Slot& s = slot_of(*v);
+      if (s.kind == Kind::kInt) return static_cast<double>(s.i);
+      if (s.kind == Kind::kFloat) return s.f;
+      fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not a number known before the run");
+    }
+    return std::nullopt;
+  }
+  std::optional<std::vector<i64>> ints_arg(const Node& n, std::string_view name) const {
+    if (auto a = n.attributes.get_ints(name)) return a;
+    if (auto a = n.attributes.get_int(name)) return std::vector<i64>{*a};
+    if (auto v = input_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+      const Slot& s = slot_of(*v);
+      if (s.kind == Kind::kInts) return s.ints;
+      if (s.kind == Kind::kInt) return std::vector<i64>{s.i};
+      fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not a list of integers known before the run");
+    }
+    return std::nullopt;
+  }
+  std::optional<std::vector<double>> floats_arg(const Node& n, std::string_view name) const {
+    if (const AttributeValue* a = n.attributes.find(name)) {
+      if (auto d = std::get_if<std::vector<double>>(a)) return *d;
+      if (auto d = std::get_if<std::vector<std::int64_t>>(a)) return std::vector<double>(d->begin(), d->end());
+      if (auto d = std::get_if<double>(a)) return std::vector<double>{*d};
+    }
+    return std::nullopt;
+  }
+  // Expands a one-element list to `rank` and checks the length.
+  std::vector<i64> spatial_arg(const Node& n, std::string_view name, std::size_t rank, i64 fallback) const {
+    auto v = ints_arg(n, name).value_or(std::vector<i64>{});
+    if (v.empty()) v.assign(rank, fallback);
+    if (v.size() == 1) v.assign(rank, v[0]);
+    if (v.size() != rank)
+      fail(ErrorCode::kSchema, where(n) + ": '" + std::string(name) + "' has " + std::to_string(v.size()) + " entries for " + std::to_string(rank) + " spatial dims");
+    return v;
+  }
+
+  // The slot of a tensor argument, float32 and computed.
+  int tensor_arg(const Node& n, std::string_view name, std::size_t position) {
+    auto v = input_arg(n, name, position);
+    if (!v) fail(ErrorCode::kSchema, where(n) + ": missing tensor argument '" + std::string(name) + "'");
+    return tensor_slot(n, *v);
+  }
+  int tensor_slot(const Node& n, ValueId v) {
+    const int s = slot_index(v);
+    if (slots_[static_cast<std::size_t>(s)].kind != Kind::kTensor)
+      fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(v).name + "' is not a float32 tensor");
+    return s;
+  }
+  const Tensor& constant_arg(const Node& n, std::string_view name, std::size_t position, bool required) {
+    static const Tensor none;
+    auto v = input_arg(n, name, position);
+    if (!v) {
+      if (required) fail(ErrorCode::kSchema, where(n) + ": missing argument '" + std::string(name) + "'");
+      return none;
+    }
+    const Value& value = graph_.value(*v);
+    if (!value.is_constant())
+      fail(ErrorCode::kUnsupported, where(n) + ": '" + std::string(name) + "' must be a constant (weights are packed once, at finalize)");
+    if (value.data.dtype() != DType::kFloat32)
+      fail(ErrorCode::kUnsupported, where(n) + ": '" + std::string(name) + "' is " + std::string(dtype_name(value.data.dtype())) + ", expected float32");
+    return value.data;
+  }
+
+  void check(xnn_status status, const Node& n, const char* what) const {
+    if (status != xnn_status_success)
+      fail(status == xnn_status_unsupported_parameter || status == xnn_status_unsupported_hardware ? ErrorCode::kUnsupported : ErrorCode::kInternal,
+           where(n) + ": XNNPACK " + what + " failed (status " + std::to_string(status) + ")");
+  }
+  void check(xnn_status status, const char* what) const {
+    if (status != xnn_status_success) fail(ErrorCode::kInternal, std::string("xnnpack: ") + what + " failed (status " + std::to_string(status) + ")");
+  }
+
+  Step& add_step(std::vector<int> reads, std::vector<int> writes) {
+    Step step;
+    step.node = current_;
+    step.reads = std::move(reads);
+    step.writes = std::move(writes);
+    steps_.push_back(std::move(step));
+    return steps_.back();
+  }
+
+  // ---- layout ---------------------------------------------------------
+
+  // The slot holding tensor `s` in the wanted layout: itself when the layouts
+  // agree, else a transposed copy (made once per plan, or once for constants).
+  int as_layout(int s, bool channels_last) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    const bool want = channels_last && spatial_rank(slot.shape.size());
+    if (slot.channels_last == want) return s;
+    if (layouts_agree(slot.shape)) return alias(s, slot.shape, want);
+    const auto key = std::make_pair(s, want);
+    if (auto it = layout_memo_.find(key); it != layout_memo_.end()) return it->second;
+    const std::size_t rank = slot.shape.size();
+    std::vector<std::size_t> in_shape, perm(rank);
+    for (i64 d : physical(slot.shape, slot.channels_last)) in_shape.push_back(static_cast<std::size_t>(d));
+    if (want) {  // [N, C, S...] -> [N, S..., C]
+      perm[0] = 0;
+      for (std::size_t i = 1; i + 1 < rank; ++i) perm[i] = i + 1;
+      perm[rank - 1] = 1;
+    } else {  // [N, S..., C] -> [N, C, S...]
+      perm[0] = 0;
+      perm[1] = rank - 1;
+      for (std::size_t i = 2; i < rank; ++i) perm[i] = i - 1;
+    }
+    int out;
+    if (slot.constant) {
+      auto& copy = constant_copies_[{slot.constant, want, slot.shape}];
+      if (copy.empty()) {
+        copy.resize(static_cast<std::size_t>(numel(slot.shape)) + kTailBytes / sizeof(float));
+        check(xnn_run_transpose_nd_x32(slot.constant, copy.data(), rank, in_shape.data(), perm.data(), 0, nullptr), "transposing a constant");
+      }
+      Slot c;
+      c.kind = Kind::kTensor;
+      c.shape = slot.shape;
+      c.channels_last = want;
+      c.constant = copy.data();
+      out = new_slot(std::move(c));
+    } else {
+      out = new_tensor(slot.shape, want);
+      plan_ops_.emplace_back();
+      XnnOp& op = plan_ops_.back();
+      check(xnn_create_transpose_nd_x32(0, &op.op), "creating a transpose");
+      check(xnn_reshape_transpose_nd_x32(op.op, rank, in_shape.data(), perm.data(), pool()), "reshaping a transpose");
+      xnn_operator_t o = op.op;
+      Step& step = add_step({s}, {out});
+      step.setup = [this, o, s, out] { check(xnn_setup_transpose_nd_x32(o, ptr(s), ptr(out)), "setting up a transpose"); };
+      step.run = [this, o] { check(xnn_run_operator(o, pool()), "running a transpose"); };
+    }
+    layout_memo_[key] = out;
+    return out;
+  }
+
+  pthreadpool_t pool() const { return pool_.get(); }
+
+  // ---- ops ------------------------------------------------------------
+
+  using Lowering = void (Impl::*)(const Node&, NodeState&);
+
+  Lowering lowering_for(const Node& n) const {
+    static const std::unordered_map<std::string, Lowering> table = {
+        {"_convolution", &Impl::lower_conv},   {"conv2d", &Impl::lower_conv},
+        {"conv3d", &Impl::lower_conv},         {"conv_transpose2d", &Impl::lower_conv},
+        {"conv_transpose3d", &Impl::lower_conv}, {"batch_norm", &Impl::lower_batch_norm},
+        {"relu", &Impl::lower_unary},          {"relu_", &Impl::lower_unary},
+        {"sigmoid", &Impl::lower_unary},       {"sigmoid_", &Impl::lower_unary},
+        {"tanh", &Impl::lower_unary},          {"tanh_", &Impl::lower_unary},
+        {"hardtanh", &Impl::lower_unary},      {"hardtanh_", &Impl::lower_unary},
+        {"relu6", &Impl::lower_unary},         {"relu6_", &Impl::lower_unary},
+        {"clamp", &Impl::lower_unary},         {"clamp_", &Impl::lower_unary},
+        {"hardswish", &Impl::lower_unary},     {"hardswish_", &Impl::lower_unary},
+        {"leaky_relu", &Impl::lower_unary},    {"leaky_relu_", &Impl::lower_unary},
+        {"gelu", &Impl::lower_unary},          {"elu", &Impl::lower_unary},
+        {"add", &Impl::lower_binary},          {"add_", &Impl::lower_binary},
+        {"sub", &Impl::lower_binary},          {"sub_", &Impl::lower_binary},
+        {"mul", &Impl::lower_binary},          {"mul_", &Impl::lower_binary},
+        {"div", &Impl::lower_binary},          {"div_", &Impl::lower_binary},
+        {"floor_divide", &Impl::lower_binary}, {"floordiv", &Impl::lower_binary},
+        {"max_pool2d", &Impl::lower_max_pool}, {"max_pool3d", &Impl::lower_max_pool},
+        {"avg_pool2d", &Impl::lower_avg_pool}, {"adaptive_avg_pool2d", &Impl::lower_adaptive_avg_pool},
+        {"adaptive_avg_pool3d", &Impl::lower_adaptive_avg_pool}, {"mean", &Impl::lower_mean},
+        {"linear", &Impl::lower_linear},       {"cat", &Impl::lower_cat},
+        {"concat", &Impl::lower_cat},          {"slice", &Impl::lower_slice},
+        {"upsample_nearest2d", &Impl::lower_resize}, {"upsample_nearest3d", &Impl::lower_resize},
+        {"softmax", &Impl::lower_softmax},     {"flatten", &Impl::lower_view},
+        {"view", &Impl::lower_view},           {"reshape", &Impl::lower_view},
+        {"dropout", &Impl::lower_identity},    {"feature_dropout", &Impl::lower_identity},
+        {"contiguous", &Impl::lower_identity}, {"detach", &Impl::lower_identity},
+        {"size", &Impl::lower_size},           {"dim", &Impl::lower_size},
+        {"__getitem__", &Impl::lower_getitem}, {"NumToTensor", &Impl::lower_scalar_identity},
+        {"Int", &Impl::lower_scalar_identity}, {"Float", &Impl::lower_scalar_identity},
+        {"ScalarImplicit", &Impl::lower_scalar_identity},
+    };
+    if (n.op.rfind("aten::", 0) != 0 && n.op.rfind("prim::", 0) != 0) return nullptr;
+    auto it = table.find(base_op(n.op));
+    return it == table.end() ? nullptr : it->second;
+  }
+
+  // The fused activation a transform put on a node, as XNNPACK output bounds
+  // where it is a clamp, else as a step after the op.
+  struct Fused {
+    float min = -kInf, max = kInf;
+    std::optional<xnn_unary_operator> post;
+  };
+  Fused fused_of(const Node& n) const {
+    Fused f;
+    const auto kind = n.attributes.get_string("fused_activation");
+    if (!kind) return f;
+    if (*kind == "relu") f.min = 0;
+    else if (*kind == "clip") {
+      f.min = static_cast<float>(n.attributes.get_float("fused_min").value_or(-kInf));
+      f.max = static_cast<float>(n.attributes.get_float("fused_max").value_or(kInf));
+    } else if (*kind == "sigmoid") f.post = xnn_unary_sigmoid;
+    else if (*kind == "tanh") f.post = xnn_unary_tanh;
+    else if (*kind == "hardswish") f.post = xnn_unary_hardswish;
+    else fail(ErrorCode::kUnsupported, where(n) + ": fused activation '" + *kind + "' is not one this backend runs");
+    return f;
+  }
+
+  // An elementwise XNNPACK op over a whole tensor, in place when in == out.
+  void unary_step(const Node& n, xnn_operator_t op, int in, int out) {
+    const std::size_t count = static_cast<std::size_t>(numel(slots_[static_cast<std::size_t>(in)].shape));
+    check(xnn_reshape_unary_elementwise_nc(op, count, 1, 1, 1, pool()), n, "reshaping an elementwise op");
+    Step& step = add_step({in}, {out});
+    step.setup = [this, op, in, out, &n] { check(xnn_setup_unary_elementwise_nc(op, ptr(in), ptr(out)), n, "setting up an elementwise op"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an elementwise op"); };
+  }
+  xnn_operator_t make_unary(const Node& n, NodeState& st, std::size_t index, xnn_unary_operator type,
+                            const xnn_unary_params* params) {
+    while (st.ops.size() <= index) st.ops.emplace_back();
+    XnnOp& op = st.ops[index];
+    if (!op.op) check(xnn_create_unary_elementwise_nc(type, xnn_datatype_fp32, xnn_datatype_fp32, params, nullptr, nullptr, 0, &op.op), n, "creating an elementwise op");
+    return op.op;
+  }
+  void post_activation(const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
+    if (!f.post) return;
+    unary_step(n, make_unary(n, st, index, *f.post, nullptr), out, out);
+  }
+  // A clamp after an op that has no output bounds of its own.
+  void post_clamp(const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
+    if (f.min == -kInf && f.max == kInf) return;
+    xnn_unary_params p{};
+    p.clamp.min = f.min;
+    p.clamp.max = f.max;
+    unary_step(n, make_unary(n, st, index, xnn_unary_clamp, &p), out, out);
+  }
+
+  void lower_conv(const Node& n, NodeState& st) {
+    const std::string base = base_op(n.op);
+    const Tensor& w = constant_arg(n, "weight", 1, true);
+    const Tensor& b = constant_arg(n, "bias", 2, false);
+    const bool transposed = base == "_convolution" ? int_arg(n, "transposed").value_or(0) != 0 : base.rfind("conv_transpose", 0) == 0;
+    if (w.dim() != 4 && w.dim() != 5) fail(ErrorCode::kUnsupported, where(n) + ": only 2D and 3D convolutions run here (weight " + shape_str(w.shape()) + ")");
+    const std::size_t rank = static_cast<std::size_t>(w.dim() - 2);
+    const int x = as_layout(tensor_arg(n, "input", 0), true);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D convolution (unbatched input is not supported)");
+    if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
+      fail(ErrorCode::kUnsupported, where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
+    const auto stride = spatial_arg(n, "stride", rank, 1);
+    const auto padding = spatial_arg(n, "padding", rank, 0);
+    const auto dilation = spatial_arg(n, "dilation", rank, 1);
+    const auto output_padding = spatial_arg(n, "output_padding", rank, 0);
+    const i64 groups = int_arg(n, "groups").value_or(1);
+    const i64 in_channels = xs[1];
+    if (groups <= 0 || in_channels % groups) fail(ErrorCode::kShapeMismatch, where(n) + ": " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
+    const Fused fused = fused_of(n);
+    const Shape& ws = w.shape();
+    if (!transposed) {
+      const i64 cg = in_channels / groups, out_channels = ws[0], cog = out_channels / groups;
+      if (ws[1] != cg || out_channels % groups) fail(ErrorCode::kShapeMismatch, where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
+      if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+      const i64 kd = rank == 3 ? ws[2] : 1;
+      const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+      const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
+      const std::size_t h = rank == 3 ? 1 : 0;  // index of H among the spatial args
+      if (st.ops.empty()) {
+        // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's [g*cog + o][c][kd][kh][kw].
+        std::vector<float> packed(static_cast<std::size_t>(w.numel()));
+        const float* src = w.data_as<float>();
+        const i64 ic = kd * cg;
+        for (i64 o = 0; o < out_channels; ++o)
+          for (i64 c = 0; c < cg; ++c)
+            for (i64 d = 0; d < kd; ++d)
+              for (i64 y = 0; y < kh; ++y)
+                for (i64 x2 = 0; x2 < kw; ++x2)
+                  packed[static_cast<std::size_t>(((o * kh + y) * kw + x2) * ic + d * cg + c)] = src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
+        st.ops.emplace_back();
+        check(xnn_create_convolution2d_nhwc_f32(
+                  static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
+                  static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
+                  static_cast<std::uint32_t>(kh), static_cast<std::uint32_t>(kw), static_cast<std::uint32_t>(stride[h]),
+                  static_cast<std::uint32_t>(stride[h + 1]), static_cast<std::uint32_t>(dilation[h]),
+                  static_cast<std::uint32_t>(dilation[h + 1]), static_cast<std::uint32_t>(groups),
+                  static_cast<std::size_t>(ic), static_cast<std::size_t>(cog), static_cast<std::size_t>(ic * groups),
+                  static_cast<std::size_t>(out_channels), packed.data(), b.defined() ? b.data_as<float>() : nullptr,
+                  fused.min, fused.max, 0, nullptr, nullptr, &st.ops[0].op),
+              n, "creating a convolution");
+      }
+      xnn_operator_t op = st.ops[0].op;
+      i64 batch = xs[0], out_depth = 1;
+      int conv_in = x;
+      if (rank == 3) {
+        out_depth = (xs[2] + 2 * depth.padding - depth.dilation * (kd - 1) - 1) / depth.stride + 1;
+        if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": input depth " + std::to_string(xs[2]) + " is smaller than the kernel");
+        batch = xs[0] * out_depth;
+        const bool plain_slices = kd == 1 && depth.stride == 1 && depth.padding == 0;
+        if (!plain_slices) {
+          const int u = new_tensor(Shape{batch, kd * in_channels, xs[3], xs[4]}, true);
+          const i64 nb = xs[0], d_in = xs[2], pixels = xs[3] * xs[4];
+          Step& step = add_step({x}, {u});
+          step.run = [this, x, u, nb, d_in, out_depth, pixels, groups, cg, depth] {
+            kernels::unfold_depth(ptr(x), ptr(u), nb, d_in, out_depth, pixels, groups, cg, depth);
+          };
+          conv_in = u;
+        }
+      }
+      const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+      std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
+      check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h),
+                                               static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, pool()),
+            n, "reshaping a convolution");
+      workspace_bytes_ = std::max(workspace_bytes_, ws_size);
+      Shape out_shape = rank == 3 ? Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}
+                                  : Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)};
+      const int out = new_tensor(std::move(out_shape), true);
+      Step& step = add_step({conv_in}, {out});
+      step.setup = [this, op, conv_in, out, &n] { check(xnn_setup_convolution2d_nhwc_f32(op, workspace_.get(), ptr(conv_in), ptr(out)), n, "setting up a convolution"); };
+      step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a convolution"); };
+      post_activation(n, st, 1, fused, out);
+      define(n.outputs[0], out);
+      return;
+    }
+    // Transposed: torch's weight is [g*cg][cog][k...].
+    const i64 cg = in_channels / groups, cog = ws[1], out_channels = cog * groups;
+    if (ws[0] != in_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels");
+    if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+    const i64 kd = rank == 3 ? ws[2] : 1;
+    const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+    const std::size_t h = rank == 3 ? 1 : 0;
+    const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
+    // In 3D the depth taps become stacked output channels [g][kd][cog], and a
+    // scatter puts each in its output slice, adding the bias.
+    const bool bias_in_op = rank == 2;
+    if (st.ops.empty()) {
+      const i64 group_out = kd * cog;
+      std::vector<float> packed(static_cast<std::size_t>(w.numel()));
+      const float* src = w.data_as<float>();
+      for (i64 g = 0; g < groups; ++g)
+        for (i64 c = 0; c < cg; ++c)
+          for (i64 o = 0; o < cog; ++o)
+            for (i64 d = 0; d < kd; ++d)
+              for (i64 y = 0; y < kh; ++y)
+                for (i64 x2 = 0; x2 < kw; ++x2)
+                  packed[static_cast<std::size_t>((((g * group_out + d * cog + o) * kh + y) * kw + x2) * cg + c)] =
+                      src[((((g * cg + c) * cog + o) * kd + d) * kh + y) * kw + x2];
+      st.ops.emplace_back();
+      check(xnn_create_deconvolution2d_nhwc_f32(
+                static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
+                static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
+                static_cast<std::uint32_t>(kh), static_cast<std::uint32_t>(kw), static_cast<std::uint32_t>(stride[h]),
+                static_cast<std::uint32_t>(stride[h + 1]), static_cast<std::uint32_t>(dilation[h]),
+                static_cast<std::uint32_t>(dilation[h + 1]), static_cast<std::uint32_t>(groups), static_cast<std::size_t>(cg),
+                static_cast<std::size_t>(group_out), static_cast<std::size_t>(in_channels),
+                static_cast<std::size_t>(group_out * groups), packed.data(),
+                bias_in_op && b.defined() ? b.data_as<float>() : nullptr, bias_in_op ? fused.min : -kInf,
+                bias_in_op ? fused.max : kInf, 0, nullptr, nullptr, &st.ops[0].op),
+            n, "creating a transposed convolution");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+    std::size_t oh = 0, ow = 0;
+    check(xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
+                                               static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), static_cast<std::uint32_t>(output_padding[h]),
+                                               static_cast<std::uint32_t>(output_padding[h + 1]), &oh, &ow, pool()),
+          n, "reshaping a transposed convolution");
+    if (rank == 2) {
+      const int out = new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+      Step& step = add_step({x}, {out});
+      step.setup = [this, op, x, out, &n] { check(xnn_setup_deconvolution2d_nhwc_f32(op, ptr(x), ptr(out)), n, "setting up a transposed convolution"); };
+      step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a transposed convolution"); };
+      post_activation(n, st, 1, fused, out);
+      define(n.outputs[0], out);
+      return;
+    }
+    const i64 out_depth = (xs[2] - 1) * depth.stride - 2 * depth.padding + depth.dilation * (kd - 1) + output_padding[0] + 1;
+    if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": output depth " + std::to_string(out_depth));
+    const int y = new_tensor(Shape{batch, kd * out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+    const int out = new_tensor(Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+    Step& step = add_step({x}, {y});
+    step.setup = [this, op, x, y, &n] { check(xnn_setup_deconvolution2d_nhwc_f32(op, ptr(x), ptr(y)), n, "setting up a transposed convolution"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a transposed convolution"); };
+    const float* bias = b.defined() ? b.data_as<float>() : nullptr;
+    const i64 nb = xs[0], d_in = xs[2], pixels = static_cast<i64>(oh * ow);
+    Step& scatter = add_step({y}, {out});
+    scatter.run = [this, y, out, bias, nb, d_in, out_depth, pixels, groups, cog, depth] {
+      kernels::scatter_depth(ptr(y), ptr(out), bias, nb, d_in, out_depth, pixels, groups, cog, depth);
+    };
+    post_clamp(n, st, 1, fused, out);
+    post_activation(n, st, 2, fused, out);
+    define(n.outputs[0], out);
+  }
+
+  void lower_batch_norm(const Node& n, NodeState& st) {
+    const int x0 = tensor_arg(n, "input", 0);
+    const Shape xs = slots_[static_cast<std::size_t>(x0)].shape;
+    if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " has no channel dim");
+    if (int_arg(n, "training").value_or(0)) fail(ErrorCode::kUnsupported, where(n) + ": batch norm in training mode");
+    const i64 channels = xs[1];
+    if (st.data.empty()) {
+      const Tensor& w = constant_arg(n, "weight", 1, false);
+      const Tensor& b = constant_arg(n, "bias", 2, false);
+      const Tensor& mean = constant_arg(n, "running_mean", 3, true);
+      const Tensor& var = constant_arg(n, "running_var", 4, true);
+      const double eps = float_arg(n, "eps").value_or(1e-5);
+      for (const Tensor* t : {&w, &b, &mean, &var})
+        if (t->defined() && t->numel() != channels) fail(ErrorCode::kShapeMismatch, where(n) + ": a parameter of " + std::to_string(t->numel()) + " elements for " + std::to_string(channels) + " channels");
+      std::vector<float> scale(static_cast<std::size_t>(channels)), shift(static_cast<std::size_t>(channels));
+      for (i64 c = 0; c < channels; ++c) {
+        const double s = (w.defined() ? w.data_as<float>()[c] : 1.0) / std::sqrt(static_cast<double>(var.data_as<float>()[c]) + eps);
+        scale[static_cast<std::size_t>(c)] = static_cast<float>(s);
+        shift[static_cast<std::size_t>(c)] = static_cast<float>((b.defined() ? b.data_as<float>()[c] : 0.0) - mean.data_as<float>()[c] * s);
+      }
+      st.data = {std::move(scale), std::move(shift)};
+    }
+    const float* scale = st.data[0].data();
+    const float* shift = st.data[1].data();
+    const bool channels_last = spatial_rank(xs.size()) || xs.size() == 2;
+    const int x = as_layout(x0, true);
+    const int out = new_tensor(xs, channels_last);
+    Step& step = add_step({x}, {out});
+    if (channels_last) {
+      const i64 pixels = numel(xs) / std::max<i64>(channels, 1);
+      step.run = [this, x, out, scale, shift, pixels, channels] { kernels::affine_channels_last(ptr(x), ptr(out), scale, shift, pixels, channels); };
+    } else {
+      const i64 outer = xs[0], inner = prod(xs, 2, xs.size());
+      step.run = [this, x, out, scale, shift, outer, channels, inner] { kernels::affine_channels_first(ptr(x), ptr(out), scale, shift, outer, channels, inner); };
+    }
+    define(n.outputs[0], out);
+  }
+
+  void lower_unary(const Node& n, NodeState& st) {
+    std::string base = base_op(n.op);
+    const bool inplace = base.back() == '_';
+    if (inplace) base.pop_back();
+    const int x = tensor_arg(n, "self", 0);
+    xnn_unary_params params{};
+    xnn_unary_operator type = xnn_unary_invalid;
+    const xnn_unary_params* p = nullptr;
+    auto clamp = [&](double lo, double hi) {
+      type = xnn_unary_clamp;
+      params.clamp.min = static_cast<float>(lo);
+      params.clamp.max = static_cast<float>(hi);
+      p = &params;
+    };
+    if (base == "relu") clamp(0, kInf);
+    else if (base == "relu6") clamp(0, 6);
+    else if (base == "hardtanh") clamp(float_arg(n, "min_val").value_or(-1), float_arg(n, "max_val").value_or(1));
+    else if (base == "clamp") clamp(float_arg(n, "min").value_or(-kInf), float_arg(n, "max").value_or(kInf));
+    else if (base == "sigmoid") type = xnn_unary_sigmoid;
+    else if (base == "tanh") type = xnn_unary_tanh;
+    else if (base == "hardswish") type = xnn_unary_hardswish;
+    else if (base == "leaky_relu") {
+      type = xnn_unary_leaky_relu;
+      params.leaky_relu.negative_slope = static_cast<float>(float_arg(n, "negative_slope").value_or(0.01));
+      p = &params;
+    } else if (base == "gelu") {
+      if (n.attributes.get_string("approximate").value_or("none") != "none") fail(ErrorCode::kUnsupported, where(n) + ": gelu with approximate='tanh'");
+      type = xnn_unary_gelu;
+    } else if (base == "elu") {
+      if (float_arg(n, "scale").value_or(1) != 1 || float_arg(n, "input_scale").value_or(1) != 1) fail(ErrorCode::kUnsupported, where(n) + ": elu with scale");
+      type = xnn_unary_elu;
+      params.elu.alpha = static_cast<float>(float_arg(n, "alpha").value_or(1));
+      p = &params;
+    } else {
+      fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
+    }
+    const Slot& xs = slots_[static_cast<std::size_t>(x)];
+    const int out = inplace ? x : new_tensor(xs.shape, xs.channels_last);
+    unary_step(n, make_unary(n, st, 0, type, p), x, out);
+    define(n.outputs[0], out);
+  }
+
+  // add/sub/mul/div: scalars are computed now; tensors with numpy
+  // broadcasting by XNNPACK, in the layout of the larger operand.
+  void lower_binary(const Node& n, NodeState& st) {
+    std::string base = base_op(n.op);
+    const bool inplace = base.back() == '_';
+    if (inplace) base.pop_back();
+    std::optional<ValueId> a = input_arg(n, "self", 0);
+    if (!a) a = input_arg(n, "a", 0);
+    std::optional<ValueId> b = input_arg(n, "other", 1);
+    if (!b) b = input_arg(n, "b", 1);
+    if (!a) fail(ErrorCode::kSchema, where(n) + ": missing its first operand");
+    const double alpha = float_arg(n, "alpha").value_or(1.0);
+    if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, where(n) + ": div with a rounding mode");
+    const Slot& sa = slot_of(*a);
+    // The second operand: a value, or a scalar attribute ("other" or "b").
+    std::optional<double> b_number;
+    bool b_is_int = false;
+    if (b) {
+      const Slot& sb = slot_of(*b);
+      if (sb.kind == Kind::kInt) b_number = static_cast<double>(sb.i), b_is_int = true;
+      else if (sb.kind == Kind::kFloat) b_number = sb.f;
+    } else {
+      const AttributeValue* attr = n.attributes.find("other");
+      if (!attr) attr = n.attributes.find("b");
+      if (!attr) fail(ErrorCode::kSchema, where(n) + ": missing its second operand");
+      if (auto i = std::get_if<std::int64_t>(attr)) b_number = static_cast<double>(*i), b_is_int = true;
+      else if (auto d = std::get_if<double>(attr)) b_number = *d;
+      else fail(ErrorCode::kUnsupported, where(n) + ": second operand of kind " + std::string(attribute_kind(*attr)));
+    }
+    if (sa.kind == Kind::kInt || sa.kind == Kind::kFloat) {
+      if (!b_number) fail(ErrorCode::kUnsupported, where(n) + ": a number and a tensor in that order");
+      const bool ints = sa.kind == Kind::kInt && b_is_int;
+      const double x = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, y = *b_number;
+      auto int_result = [&](i64 v) { define(n.outputs[0], int_slot(v)); };
+      if (base == "add" || base == "sub") {
+        const double sign = base == "add" ? 1.0 : -1.0;
+        if (ints && alpha == 1) int_result(sa.i + static_cast<i64>(sign) * static_cast<i64>(y));
+        else define(n.outputs[0], float_slot(x + sign * alpha * y));
+      } else if (base == "mul") {
+        if (ints) int_result(sa.i * static_cast<i64>(y));
+        else define(n.outputs[0], float_slot(x * y));
+      } else if (base == "div") {
+        if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": division by zero");
+        define(n.outputs[0], float_slot(x / y));
+      } else {  // floor_divide, floordiv
+        if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": division by zero");
+        if (ints) {
+          const i64 q = sa.i / static_cast<i64>(y), r = sa.i % static_cast<i64>(y);
+          int_result((r != 0 && ((r < 0) != (static_cast<i64>(y) < 0))) ? q - 1 : q);
+        } else {
+          define(n.outputs[0], float_slot(std::floor(x / y)));
+        }
+      }
+      return;
+    }
+    if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, where(n) + ": operand is not a float32 tensor");
+    if (base == "floor_divide" || base == "floordiv") fail(ErrorCode::kUnsupported, where(n) + ": floor division of tensors");
+    int x = slot_index(*a);
+    int y;
+    if (b_number) {
+      if (st.data.empty()) st.data.push_back({static_cast<float>(*b_number * (base == "add" || base == "sub" ? alpha : 1.0)), 0, 0, 0});
+      Slot c;
+      c.kind = Kind::kTensor;
+      c.constant = st.data[0].data();
+      y = new_slot(std::move(c));
+    } else {
+      y = tensor_slot(n, *b);
+      if (alpha != 1) fail(ErrorCode::kUnsupported, where(n) + ": alpha " + std::to_string(alpha) + " with a tensor operand");
+    }
+    // Broadcast logical shapes, then put both in the output's layout.
+    const Shape ax = slots_[static_cast<std::size_t>(x)].shape, by = slots_[static_cast<std::size_t>(y)].shape;
+    const std::size_t rank = std::max(ax.size(), by.size());
+    Shape out_shape(rank);
+    auto dim_of = [&](const Shape& s, std::size_t i) { return i + s.size() >= rank ? s[i + s.size() - rank] : i64{1}; };
+    for (std::size_t i = 0; i < rank; ++i) {
+      const i64 p = dim_of(ax, i), q = dim_of(by, i);
+      if (p != q && p != 1 && q != 1) fail(ErrorCode::kShapeMismatch, where(n) + ": shapes " + shape_str(ax) + " and " + shape_str(by) + " do not broadcast");
+      out_shape[i] = p == 1 ? q : p;
+    }
+    if (inplace && out_shape != ax) fail(ErrorCode::kShapeMismatch, where(n) + ": in-place result " + shape_str(out_shape) + " does not fit " + shape_str(ax));
+    const bool channels_last = spatial_rank(rank) && (slots_[static_cast<std::size_t>(x)].channels_last || slots_[static_cast<std::size_t>(y)].channels_last);
+    auto operand = [&](int s) {
+      const Shape shape = slots_[static_cast<std::size_t>(s)].shape;
+      if (numel(shape) == 1) return std::make_pair(s, Shape{1});
+      if (!channels_last) return std::make_pair(as_layout(s, false), shape);
+      Shape full(rank - shape.size(), 1);
+      full.insert(full.end(), shape.begin(), shape.end());
+      const int expanded = shape.size() == rank ? s : alias(as_layout(s, false), full, false);
+      return std::make_pair(as_layout(expanded, true), physical(full, true));
+    };
+    const auto [xa, xshape] = operand(x);
+    const auto [yb, yshape] = operand(y);
+    if (inplace && xa != x) fail(ErrorCode::kUnsupported, where(n) + ": in-place op on a tensor whose layout must change");
+    const int out = inplace ? x : new_tensor(out_shape, channels_last);
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      const xnn_binary_operator type = base == "add" ? xnn_binary_add : base == "sub" ? xnn_binary_subtract : base == "mul" ? xnn_binary_multiply : xnn_binary_divide;
+      check(xnn_create_binary_elementwise_nd(type, xnn_datatype_fp32, nullptr, nullptr, nullptr, 0, &st.ops[0].op), n, "creating an elementwise op");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    std::vector<std::size_t> s1(xshape.begin(), xshape.end()), s2(yshape.begin(), yshape.end());
+    if (s1.size() > XNN_MAX_TENSOR_DIMS || s2.size() > XNN_MAX_TENSOR_DIMS) fail(ErrorCode::kUnsupported, where(n) + ": more than 6 dims");
+    check(xnn_reshape_binary_elementwise_nd(op, s1.size(), s1.data(), s2.size(), s2.data(), pool()), n, "reshaping an elementwise op");
+    Step& step = add_step({xa, yb}, {out});
+    step.setup = [this, op, xa, yb, out, &n] { check(xnn_setup_binary_elementwise_nd(op, ptr(xa), ptr(yb), ptr(out)), n, "setting up an elementwise op"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an elementwise op"); };
+    define(n.outputs[0], out);
+  }
+
+  // torch's pooling output size, with ceil_mode.
+  static i64 pooled(i64 in, i64 k, i64 s, i64 p, i64 d, bool ceil_mode) {
+    const i64 span = in + 2 * p - d * (k - 1) - 1;
+    i64 out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= in + p) --out;
+    return out;
+  }
+
+  void lower_max_pool(const Node& n, NodeState& st) {
+    const std::size_t rank = base_op(n.op) == "max_pool3d" ? 3 : 2;
+    const int x = as_layout(tensor_arg(n, "self", 0), true);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+    const auto kernel = spatial_arg(n, "kernel_size", rank, 1);
+    auto stride = ints_arg(n, "stride").value_or(std::vector<i64>{});
+    if (stride.empty()) stride = kernel;
+    if (stride.size() == 1) stride.assign(rank, stride[0]);
+    const auto padding = spatial_arg(n, "padding", rank, 0);
+    const auto dilation = spatial_arg(n, "dilation", rank, 1);
+    const bool ceil_mode = int_arg(n, "ceil_mode").value_or(0) != 0;
+    Shape out_shape{xs[0], xs[1]};
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (padding[i] * 2 > kernel[i]) fail(ErrorCode::kInvalidArgument, where(n) + ": padding larger than half the kernel");
+      out_shape.push_back(pooled(xs[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode));
+      if (out_shape.back() <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " is smaller than the kernel");
+    }
+    const std::size_t h = rank - 2;
+    if (kernel[h] * kernel[h + 1] <= 1) fail(ErrorCode::kUnsupported, where(n) + ": a 1x1 pooling window in H and W");
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      check(xnn_create_max_pooling2d_nhwc_f32(static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
+                                              static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
+                                              static_cast<std::uint32_t>(kernel[h]), static_cast<std::uint32_t>(kernel[h + 1]),
+                                              static_cast<std::uint32_t>(stride[h]), static_cast<std::uint32_t>(stride[h + 1]),
+                                              static_cast<std::uint32_t>(dilation[h]), static_cast<std::uint32_t>(dilation[h + 1]),
+                                              -kInf, kInf, 0, &st.ops[0].op),
+            n, "creating a max pooling");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+    std::size_t oh = 0, ow = 0;
+    const std::size_t c = static_cast<std::size_t>(xs[1]);
+    check(xnn_reshape_max_pooling2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[2 + h]),
+                                             static_cast<std::size_t>(xs[3 + h]), c, c, c, &oh, &ow, pool()),
+          n, "reshaping a max pooling");
+    if (static_cast<i64>(oh) != out_shape[2 + h] || static_cast<i64>(ow) != out_shape[3 + h])
+      fail(ErrorCode::kUnsupported, where(n) + ": ceil_mode pooling whose output size XNNPACK does not produce");
+    const int planes = rank == 3 ? new_tensor(Shape{batch, xs[1], static_cast<i64>(oh), static_cast<i64>(ow)}, true) : new_tensor(out_shape, true);
+    Step& step = add_step({x}, {planes});
+    step.setup = [this, op, x, planes, &n] { check(xnn_setup_max_pooling2d_nhwc_f32(op, ptr(x), ptr(planes)), n, "setting up a max pooling"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a max pooling"); };
+    if (rank == 2) {
+      define(n.outputs[0], planes);
+      return;
+    }
+    const int out = new_tensor(out_shape, true);
+    const kernels::Window depth{kernel[0], stride[0], padding[0], dilation[0]};
+    const i64 nb = xs[0], d_in = xs[2], d_out = out_shape[2], plane = static_cast<i64>(oh * ow) * xs[1];
+    Step& reduce = add_step({planes}, {out});
+    reduce.run = [this, planes, out, nb, d_in, d_out, plane, depth] { kernels::max_over_depth(ptr(planes), ptr(out), nb, d_in, d_out, plane, depth); };
+    define(n.outputs[0], out);
+  }
+
+  void lower_avg_pool(const Node& n, NodeState& st) {
+    const int x = as_layout(tensor_arg(n, "self", 0), true);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (xs.size() != 4) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+    const auto kernel = spatial_arg(n, "kernel_size", 2, 1);
+    auto stride = ints_arg(n, "stride").value_or(std::vector<i64>{});
+    if (stride.empty()) stride = kernel;
+    if (stride.size() == 1) stride.assign(2, stride[0]);
+    const auto padding = spatial_arg(n, "padding", 2, 0);
+    if (int_arg(n, "divisor_override")) fail(ErrorCode::kUnsupported, where(n) + ": divisor_override");
+    if ((padding[0] || padding[1]) && int_arg(n, "count_include_pad").value_or(1))
+      fail(ErrorCode::kUnsupported, where(n) + ": padded average pooling that counts the padding (XNNPACK averages the valid pixels only)");
+    avg_pool_step(n, st, x, xs, kernel, stride, padding, int_arg(n, "ceil_mode").value_or(0) != 0);
+  }
+
+  void avg_pool_step(const Node& n, NodeState& st, int x, const Shape& xs, const std::vector<i64>& kernel,
+                     const std::vector<i64>& stride, const std::vector<i64>& padding, bool ceil_mode) {
+    const Shape out_shape{xs[0], xs[1], pooled(xs[2], kernel[0], stride[0], padding[0], 1, ceil_mode),
+                          pooled(xs[3], kernel[1], stride[1], padding[1], 1, ceil_mode)};
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      check(xnn_create_average_pooling2d_nhwc_f32(static_cast<std::uint32_t>(padding[0]), static_cast<std::uint32_t>(padding[1]),
+                                                  static_cast<std::uint32_t>(padding[0]), static_cast<std::uint32_t>(padding[1]),
+                                                  static_cast<std::uint32_t>(kernel[0]), static_cast<std::uint32_t>(kernel[1]),
+                                                  static_cast<std::uint32_t>(stride[0]), static_cast<std::uint32_t>(stride[1]),
+                                                  -kInf, kInf, 0, &st.ops[0].op),
+            n, "creating an average pooling");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    std::size_t oh = 0, ow = 0, ws_size = 0, ws_align = 0;
+    const std::size_t c = static_cast<std::size_t>(xs[1]);
+    check(xnn_reshape_average_pooling2d_nhwc_f32(op, static_cast<std::size_t>(xs[0]), static_cast<std::size_t>(xs[2]),
+                                                 static_cast<std::size_t>(xs[3]), c, c, c, &ws_size, &ws_align, &oh, &ow, pool()),
+          n, "reshaping an average pooling");
+    if (static_cast<i64>(oh) != out_shape[2] || static_cast<i64>(ow) != out_shape[3])
+      fail(ErrorCode::kUnsupported, where(n) + ": ceil_mode pooling whose output size XNNPACK does not produce");
+    workspace_bytes_ = std::max(workspace_bytes_, ws_size);
+    const int out = new_tensor(out_shape, true);
+    Step& step = add_step({x}, {out});
+    step.setup = [this, op, x, out, &n] { check(xnn_setup_average_pooling2d_nhwc_f32(op, workspace_.get(), ptr(x), ptr(out)), n, "setting up an average pooling"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an average pooling"); };
+    define(n.outputs[0], out);
+  }
+
+  void lower_adaptive_avg_pool(const Node& n, NodeState& st) {
+    const std::size_t rank = base_op(n.op) == "adaptive_avg_pool3d" ? 3 : 2;
+    const int x0 = tensor_arg(n, "self", 0);
+    const Shape xs = slots_[static_cast<std::size_t>(x0)].shape;
+    if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+    const auto size = spatial_arg(n, "output_size", rank, 1);
+    bool global = true, same = true, divides = true;
+    for (std::size_t i = 0; i < rank; ++i) {
+      global = global && size[i] == 1;
+      same = same && size[i] == xs[2 + i];
+      divides = divides && size[i] > 0 && xs[2 + i] % size[i] == 0;
+    }
+    if (same) {
+      define(n.outputs[0], x0);
+      return;
+    }
+    std::vector<i64> axes;
+    for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<i64>(2 + i));
+    if (global) return mean_step(n, st, x0, axes, true);
+    if (rank == 2 && divides) {
+      const std::vector<i64> k{xs[2] / size[0], xs[3] / size[1]};
+      return avg_pool_step(n, st, as_layout(x0, true), xs, k, k, {0, 0}, false);
+    }
+    fail(ErrorCode::kUnsupported, where(n) + ": adaptive pooling of " + shape_str(xs) + " to a size that does not divide it");
+  }
+
+  void lower_mean(const Node& n, NodeState& st) {
+    const int x = tensor_arg(n, "self", 0);
+    const std::size_t rank = slots_[static_cast<std::size_t>(x)].shape.size();
+    if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, where(n) + ": mean with a dtype");
+    auto dims = ints_arg(n, "dim").value_or(std::vector<i64>{});
+    if (dims.empty())
+      for (std::size_t i = 0; i < rank; ++i) dims.push_back(static_cast<i64>(i));
+    for (i64& d : dims) d = normalize_dim(d, rank, where(n));
+    mean_step(n, st, x, dims, int_arg(n, "keepdim").value_or(0) != 0);
+  }
+
+  void mean_step(const Node& n, NodeState&, int x0, std::vector<i64> dims, bool keepdim) {
+    const Slot& xs0 = slots_[static_cast<std::size_t>(x0)];
+    const Shape shape = xs0.shape;
+    const std::size_t rank = shape.size();
+    std::sort(dims.begin(), dims.end());
+    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+    auto reduced = [&](std::size_t i) { return std::binary_search(dims.begin(), dims.end(), static_cast<i64>(i)); };
+    bool all_spatial = true;
+    for (std::size_t i = 2; i < rank; ++i) all_spatial = all_spatial && reduced(i);
+    // Without keepdim the result is plain; channels-last storage only gives
+    // its order when the channel or every spatial dim is reduced.
+    bool channels_last = xs0.channels_last;
+    if (!keepdim && channels_last && !(reduced(1) || all_spatial)) channels_last = false;
+    const int x = as_layout(x0, channels_last);
+    Shape out_shape;
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (!reduced(i)) out_shape.push_back(shape[i]);
+      else if (keepdim) out_shape.push_back(1);
+    }
+    std::vector<std::size_t> axes;
+    for (i64 d : dims) axes.push_back(physical_axis(static_cast<std::size_t>(d), rank, channels_last));
+    std::sort(axes.begin(), axes.end());
+    if (axes.empty()) return define(n.outputs[0], alias(x, out_shape, channels_last));
+    // A mean over a block of adjacent storage axes; others would need a transpose first.
+    if (axes.back() - axes.front() + 1 != axes.size())
+      fail(ErrorCode::kUnsupported, where(n) + ": mean over dims that are not adjacent in storage");
+    const Shape phys = physical(shape, channels_last);
+    const i64 outer = prod(phys, 0, axes.front()), span = prod(phys, axes.front(), axes.back() + 1),
+              inner = prod(phys, axes.back() + 1, rank);
+    const int out = new_tensor(out_shape, keepdim && channels_last);
+    Step& step = add_step({x}, {out});
+    step.run = [this, x, out, outer, span, inner] { kernels::mean_middle(ptr(x), ptr(out), outer, span, inner); };
+    define(n.outputs[0], out);
+  }
+
+  void lower_linear(const Node& n, NodeState& st) {
+    const int x = as_layout(tensor_arg(n, "input", 0), false);
+    const Tensor& w = constant_arg(n, "weight", 1, true);
+    const Tensor& b = constant_arg(n, "bias", 2, false);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (w.dim() != 2 || xs.empty() || xs.back() != w.shape()[1])
+      fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " and weight " + shape_str(w.shape()));
+    const i64 in_features = w.shape()[1], out_features = w.shape()[0];
+    if (b.defined() && b.numel() != out_features) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()));
+    const Fused fused = fused_of(n);
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                              static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                              w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, fused.min, fused.max,
+                                              0, nullptr, nullptr, &st.ops[0].op),
+            n, "creating a fully connected op");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    const i64 batch = numel(xs) / std::max<i64>(in_features, 1);
+    check(xnn_reshape_fully_connected_nc_f32(op, static_cast<std::size_t>(batch), pool()), n, "reshaping a fully connected op");
+    Shape out_shape = xs;
+    out_shape.back() = out_features;
+    const int out = new_tensor(out_shape, false);
+    Step& step = add_step({x}, {out});
+    step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
+    post_activation(n, st, 1, fused, out);
+    define(n.outputs[0], out);
+  }
+
+  void lower_cat(const Node& n, NodeState&) {
+    std::vector<ValueId> parts = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
+    if (parts.empty()) fail(ErrorCode::kSchema, where(n) + ": nothing to concatenate");
+    std::vector<int> in;
+    bool channels_last = false;
+    for (ValueId v : parts) {
+      in.push_back(tensor_slot(n, v));
+      channels_last = channels_last || slots_[static_cast<std::size_t>(in.back())].channels_last;
+    }
+    const Shape first = slots_[static_cast<std::size_t>(in[0])].shape;
+    const std::size_t rank = first.size();
+    const i64 dim = normalize_dim(int_arg(n, "dim").value_or(0), rank, where(n));
+    Shape out_shape = first;
+    out_shape[static_cast<std::size_t>(dim)] = 0;
+    for (int& s : in) {
+      s = as_layout(s, channels_last);
+      const Shape& shape = slots_[static_cast<std::size_t>(s)].shape;
+      for (std::size_t i = 0; i < rank; ++i)
+        if (shape.size() != rank || (i != static_cast<std::size_t>(dim) && shape[i] != first[i]))
+          fail(ErrorCode::kShapeMismatch, where(n) + ": cannot concatenate " + shape_str(first) + " and " + shape_str(shape) + " along dim " + std::to_string(dim));
+      out_shape[static_cast<std::size_t>(dim)] += shape[static_cast<std::size_t>(dim)];
+    }
+    const int out = new_tensor(out_shape, channels_last);
+    const Shape phys = physical(out_shape, channels_last && spatial_rank(rank));
+    const std::size_t axis = physical_axis(static_cast<std::size_t>(dim), rank, channels_last && spatial_rank(rank));
+    const i64 outer = prod(phys, 0, axis), inner = prod(phys, axis + 1, rank), out_axis = phys[axis];
+    std::vector<std::pair<int, i64>> pieces;  // (slot, its extent along the axis)
+    for (int s : in) pieces.emplace_back(s, slots_[static_cast<std::size_t>(s)].shape[static_cast<std::size_t>(dim)]);
+    Step& step = add_step(in, {out});
+    step.run = [this, pieces, out, outer, inner, out_axis] {
+      float* dst = ptr(out);
+      i64 offset = 0;
+      for (const auto& [s, extent] : pieces) {
+        kernels::copy_blocks(ptr(s), dst + offset * inner, outer, extent * inner, extent * inner, out_axis * inner);
+        offset += extent;
+      }
+    };
+    define(n.outputs[0], out);
+  }
+
+  void lower_slice(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const Slot& xs = slots_[static_cast<std::size_t>(x)];
+    const Shape shape = xs.shape;
+    const bool channels_last = xs.channels_last;
+    const std::size_t rank = shape.size();
+    if (rank == 0) fail(ErrorCode::kShapeMismatch, where(n) + ": slicing a 0-d tensor");
+    const std::size_t dim = static_cast<std::size_t>(normalize_dim(int_arg(n, "dim").value_or(0), rank, where(n)));
+    const i64 size = shape[dim];
+    i64 start = int_arg(n, "start").value_or(0), end = int_arg(n, "end").value_or(std::numeric_limits<i64>::max());
+    const i64 step_by = int_arg(n, "step").value_or(1);
+    if (step_by <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": slice step must be positive");
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    start = std::clamp<i64>(start, 0, size);
+    end = std::clamp<i64>(end, start, size);
+    const i64 length = (end - start + step_by - 1) / step_by;
+    Shape out_shape = shape;
+    out_shape[dim] = length;
+    if (length == size) {  // the whole axis: no copy
+      define(n.outputs[0], alias(x, out_shape, channels_last));
+      return;
+    }
+    const Shape phys = physical(shape, channels_last);
+    const std::size_t axis = physical_axis(dim, rank, channels_last);
+    const i64 outer = prod(phys, 0, axis), inner = prod(phys, axis + 1, rank);
+    const int out = new_tensor(out_shape, channels_last);
+    Step& step = add_step({x}, {out});
+    if (step_by == 1) {
+      step.run = [this, x, out, outer, inner, start, length, size] {
+        kernels::copy_blocks(ptr(x) + start * inner, ptr(out), outer, length * inner, size * inner, length * inner);
+      };
+    } else {
+      step.run = [this, x, out, outer, inner, start, length, size, step_by] {
+        kernels::copy_strided_axis(ptr(x), ptr(out), outer, size, length, start, step_by, inner);
+      };
+    }
+    define(n.outputs[0], out);
+  }
+
+  void lower_resize(const Node& n, NodeState&) {
+    const std::size_t rank = base_op(n.op) == "upsample_nearest3d" ? 3 : 2;
+    const int x = as_layout(tensor_arg(n, "input", 0), true);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs));
+    auto size = ints_arg(n, "output_size");
+    auto factors = floats_arg(n, "scale_factors");
+    if (!factors) {  // the overload with one scale per axis
+      std::vector<double> per_axis;
+      for (const char* name : {"scales_d", "scales_h", "scales_w"})
+        if (auto s = float_arg(n, name)) per_axis.push_back(*s);
+      if (per_axis.size() == rank) factors = per_axis;
+    }
+    i64 in[3] = {1, xs[2], xs[3]}, out[3] = {1, 0, 0};
+    if (rank == 3) in[0] = xs[2], in[1] = xs[3], in[2] = xs[4];
+    double scale[3] = {1, 1, 1};
+    for (std::size_t i = 0; i < rank; ++i) {
+      const std::size_t a = 3 - rank + i;
+      if (size && size->size() == rank) {
+        out[a] = (*size)[i];
+        scale[a] = factors && factors->size() == rank ? 1.0 / (*factors)[i] : static_cast<double>(in[a]) / static_cast<double>(out[a]);
+      } else if (factors && factors->size() == rank) {
+        out[a] = static_cast<i64>(std::floor(static_cast<double>(in[a]) * (*factors)[i]));
+        scale[a] = 1.0 / (*factors)[i];
+      } else {
+        fail(ErrorCode::kSchema, where(n) + ": neither an output size nor scale factors for " + std::to_string(rank) + " dims");
+      }
+      if (out[a] <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": output size " + std::to_string(out[a]));
+    }
+    Shape out_shape{xs[0], xs[1]};
+    for (std::size_t i = 0; i < rank; ++i) out_shape.push_back(out[3 - rank + i]);
+    const int y = new_tensor(out_shape, true);
+    const i64 nb = xs[0], channels = xs[1];
+    const std::array<i64, 3> in_a{in[0], in[1], in[2]}, out_a{out[0], out[1], out[2]};
+    const std::array<double, 3> scale_a{scale[0], scale[1], scale[2]};
+    Step& step = add_step({x}, {y});
+    step.run = [this, x, y, nb, in_a, out_a, scale_a, channels] {
+      kernels::resize_nearest(ptr(x), ptr(y), nb, in_a.data(), out_a.data(), scale_a.data(), channels);
+    };
+    define(n.outputs[0], y);
+  }
+
+  void lower_softmax(const Node& n, NodeState& st) {
+    const int x0 = tensor_arg(n, "self", 0);
+    const Shape shape = slots_[static_cast<std::size_t>(x0)].shape;
+    const std::size_t rank = shape.size();
+    if (rank == 0) fail(ErrorCode::kShapeMismatch, where(n) + ": softmax of a 0-d tensor");
+    if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, where(n) + ": softmax with a dtype");
+    const std::size_t dim = static_cast<std::size_t>(normalize_dim(int_arg(n, "dim").value_or(-1), rank, where(n)));
+    // XNNPACK's softmax runs over the innermost axis of storage.
+    bool channels_last;
+    if (spatial_rank(rank) && dim == 1) channels_last = true;
+    else if (dim == rank - 1) channels_last = false;
+    else fail(ErrorCode::kUnsupported, where(n) + ": softmax over dim " + std::to_string(dim) + " of rank " + std::to_string(rank));
+    const int x = as_layout(x0, channels_last);
+    const i64 channels = shape[dim];
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      check(xnn_create_softmax_nc_f32(0, &st.ops[0].op), n, "creating a softmax");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    const std::size_t c = static_cast<std::size_t>(channels);
+    check(xnn_reshape_softmax_nc_f32(op, c, c, c, static_cast<std::size_t>(numel(shape) / std::max<i64>(channels, 1)), pool()), n, "reshaping a softmax");
+    const int out = new_tensor(shape, channels_last);
+    Step& step = add_step({x}, {out});
+    step.setup = [this, op, x, out, &n] { check(xnn_setup_softmax_nc_f32(op, ptr(x), ptr(out)), n, "setting up a softmax"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a softmax"); };
+    define(n.outputs[0], out);
+  }
+
+  // flatten, view, reshape: plain storage read with another shape.
+  void lower_view(const Node& n, NodeState&) {
+    const int x0 = tensor_arg(n, "self", 0);
+    const Shape shape = slots_[static_cast<std::size_t>(x0)].shape;
+    const i64 count = numel(shape);
+    Shape out_shape;
+    if (base_op(n.op) == "flatten") {
+      const std::size_t rank = std::max<std::size_t>(shape.size(), 1);
+      const i64 start = normalize_dim(int_arg(n, "start_dim").value_or(0), rank, where(n));
+      const i64 end = normalize_dim(int_arg(n, "end_dim").value_or(-1), rank, where(n));
+      if (shape.empty()) out_shape = {1};
+      else {
+        for (i64 i = 0; i < start; ++i) out_shape.push_back(shape[static_cast<std::size_t>(i)]);
+        out_shape.push_back(prod(shape, static_cast<std::size_t>(start), static_cast<std::size_t>(end + 1)));
+        for (std::size_t i = static_cast<std::size_t>(end + 1); i < shape.size(); ++i) out_shape.push_back(shape[i]);
+      }
+    } else {
+      auto wanted = ints_arg(n, "size");
+      if (!wanted) wanted = ints_arg(n, "shape");
+      if (!wanted) fail(ErrorCode::kSchema, where(n) + ": no target shape");
+      i64 known = 1;
+      int infer = -1;
+      for (std::size_t i = 0; i < wanted->size(); ++i) {
+        if ((*wanted)[i] == -1 && infer < 0) infer = static_cast<int>(i);
+        else if ((*wanted)[i] < 0) fail(ErrorCode::kBadShape, where(n) + ": shape " + shape_str(*wanted));
+        else known *= (*wanted)[i];
+      }
+      out_shape = *wanted;
+      if (infer >= 0) {
+        if (known == 0 || count % known) fail(ErrorCode::kShapeMismatch, where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(*wanted));
+        out_shape[static_cast<std::size_t>(infer)] = count / known;
+      }
+    }
+    if (numel(out_shape) != count) fail(ErrorCode::kShapeMismatch, where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(out_shape));
+    define(n.outputs[0], alias(as_layout(x0, false), out_shape, false));
+  }
+
+  void lower_identity(const Node& n, NodeState&) {
+    if (base_op(n.op).find("dropout") != std::string::npos && int_arg(n, "train").value_or(0))
+      fail(ErrorCode::kUnsupported, where(n) + ": dropout in training mode");
+    if (n.inputs.empty()) fail(ErrorCode::kSchema, where(n) + ": no input");
+    define(n.outputs[0], tensor_slot(n, n.inputs[0]));
+  }
+
+  void lower_size(const Node& n, NodeState&) {
+    auto self = input_arg(n, "self", 0);
+    if (!self) fail(ErrorCode::kSchema, where(n) + ": missing 'self'");
+    const Slot& s = slot_of(*self);
+    if (s.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, where(n) + ": size of a non-tensor");
+    if (base_op(n.op) == "dim") return define(n.outputs[0], int_slot(static_cast<i64>(s.shape.size())));
+    if (auto dim = int_arg(n, "dim")) {
+      const i64 d = normalize_dim(*dim, s.shape.size(), where(n));
+      return define(n.outputs[0], int_slot(s.shape[static_cast<std::size_t>(d)]));
+    }
+    define(n.outputs[0], ints_slot(s.shape));
+  }
+
+  void lower_getitem(const Node& n, NodeState&) {
+    auto list = input_arg(n, "list", 0);
+    if (!list) fail(ErrorCode::kSchema, where(n) + ": missing 'list'");
+    const Slot& s = slot_of(*list);
+    if (s.kind != Kind::kInts) fail(ErrorCode::kUnsupported, where(n) + ": indexing something other than a list of integers");
+    const i64 size = static_cast<i64>(s.ints.size());
+    i64 idx = int_arg(n, "idx").value_or(0);
+    if (idx < 0) idx += size;
+    if (idx < 0 || idx >= size) fail(ErrorCode::kOutOfRange, where(n) + ": index " + std::to_string(idx) + " of a list of " + std::to_string(size));
+    define(n.outputs[0], int_slot(s.ints[static_cast<std::size_t>(idx)]));
+  }
+
+  void lower_scalar_identity(const Node& n, NodeState&) {
+    if (n.inputs.empty()) fail(ErrorCode::kSchema, where(n) + ": no input");
+    const Slot& s = slot_of(n.inputs[0]);
+    if (s.kind == Kind::kInt) return define(n.outputs[0], base_op(n.op) == "Float" ? float_slot(static_cast<double>(s.i)) : int_slot(s.i));
+    if (s.kind == Kind::kFloat) return define(n.outputs[0], base_op(n.op) == "Int" ? int_slot(static_cast<i64>(s.f)) : float_slot(s.f));
+    fail(ErrorCode::kUnsupported, where(n) + ": a value computed at run time where a number known before the run is needed");
+  }
+
+  // ---- outputs --------------------------------------------------------
+
+  Tensor read_out(int s) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    switch (slot.kind) {
+      case Kind::kInt: return Tensor::from_vector<std::int64_t>({slot.i}, {});
+      case Kind::kFloat: return Tensor::from_vector<double>({slot.f}, {});
+      case Kind::kInts: return Tensor::from_vector<std::int64_t>(slot.ints, {static_cast<i64>(slot.ints.size())});
+      case Kind::kTensor: break;
+      case Kind::kNone: fail(ErrorCode::kUnsupported, "xnnpack: a graph output this backend cannot return");
+    }
+    Tensor out = Tensor::zeros(DType::kFloat32, slot.shape);
+    if (!out.numel()) return out;
+    const float* src = ptr(s);
+    if (!slot.channels_last || layouts_agree(slot.shape)) {
+      std::memcpy(out.data(), src, out.nbytes());
+      return out;
+    }
+    const std::size_t rank = slot.shape.size();
+    std::vector<std::size_t> in_shape, perm{0, rank - 1};
+    for (i64 d : physical(slot.shape, true)) in_shape.push_back(static_cast<std::size_t>(d));
+    for (std::size_t i = 2; i < rank; ++i) perm.push_back(i - 1);
+    check(xnn_run_transpose_nd_x32(src, out.data(), rank, in_shape.data(), perm.data(), 0, pool()), "transposing an output");
+    return out;
+  }
+
+  Options options_;
+  std::unique_ptr<pthreadpool, PoolDeleter> pool_;
+  int threads_ = 1;
+  Graph graph_;
+  std::unordered_map<std::uint32_t, NodeState> states_;
+  std::map<std::tuple<const float*, bool, Shape>, std::vector<float>> constant_copies_;
+  std::optional<std::vector<Shape>> planned_;
+  // The plan for the current input shapes.
+  std::vector<Slot> slots_;
+  std::vector<int> value_slot_;
+  std::vector<Step> steps_;
+  std::vector<XnnOp> plan_ops_;
+  std::map<std::pair<int, bool>, int> layout_memo_;
+  std::vector<AlignedFloats> buffers_;
+  std::size_t workspace_bytes_ = 0;
+  AlignedFloats workspace_;
+  std::size_t arena_bytes_ = 0;
+  std::vector<int> input_slots_, output_slots_;
+  std::vector<double> step_ms_;
+  NodeId current_;
+};
+
+XnnpackBackend::XnnpackBackend(const Options& options) : impl_(std::make_unique<Impl>(options)) {}
+XnnpackBackend::~XnnpackBackend() = default;
+
+void XnnpackBackend::prepare(const Graph& graph, const Device& device, const Stream* stream) {
+  if (device.type != DeviceType::kCPU || stream)
+    fail(ErrorCode::kUnsupported, "xnnpack: runs on the CPU only, not on " + device.str());
+  impl_->prepare(graph);
+}
+
+std::vector<Tensor> XnnpackBackend::run(const std::vector<Tensor>& inputs) { return impl_->run(inputs); }
+
+void XnnpackBackend::move(const Device& device, const Stream* stream) {
+  if (device.type != DeviceType::kCPU || stream)
+    fail(ErrorCode::kUnsupported, "xnnpack: runs on the CPU only, not on " + device.str());
+}
+
+int XnnpackBackend::threads() const { return impl_->threads(); }
+std::vector<NodeTime> XnnpackBackend::profile() const { return impl_->profile(); }
+std::size_t XnnpackBackend::arena_bytes() const { return impl_->arena_bytes(); }
+
+std::unique_ptr<Backend> make_backend(const Options& options) { return std::make_unique<XnnpackBackend>(options); }
+
+bool has_threads() {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  return false;
+#else
+  return true;
+#endif
+}
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,177 @@
+#include "kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace tracegraph::xnnpack::kernels {
+namespace {
+
+using i64 = std::int64_t;
+
+// The input index a window tap reads, or -1 where it falls in the padding.
+i64 tap(i64 out_index, i64 k, i64 in_size, const Window& w) {
+  const i64 i = out_index * w.stride - w.padding + k * w.dilation;
+  return (i >= 0 && i < in_size) ? i : -1;
+}
+
+}  // namespace
+
+void unfold_depth(const float* x, float* u, i64 n, i64 depth, i64 out_depth, i64 pixels, i64 groups,
+                  i64 group_channels, const Window& w) {
+  const i64 channels = groups * group_channels;
+  const i64 u_channels = channels * w.kernel;
+  for (i64 b = 0; b < n; ++b) {
+    for (i64 od = 0; od < out_depth; ++od) {
+      float* dst = u + (b * out_depth + od) * pixels * u_channels;
+      for (i64 kd = 0; kd < w.kernel; ++kd) {
+        const i64 id = tap(od, kd, depth, w);
+        for (i64 g = 0; g < groups; ++g) {
+          float* d = dst + g * w.kernel * group_channels + kd * group_channels;
+          if (id < 0) {
+            for (i64 p = 0; p < pixels; ++p) std::memset(d + p * u_channels, 0, sizeof(float) * group_channels);
+            continue;
+          }
+          const float* s = x + ((b * depth + id) * pixels) * channels + g * group_channels;
+          if (group_channels == 1) {
+            for (i64 p = 0; p < pixels; ++p) d[p * u_channels] = s[p * channels];
+          } else {
+            for (i64 p = 0; p < pixels; ++p)
+              std::memcpy(d + p * u_channels, s + p * channels, sizeof(float) * group_channels);
+          }
+        }
+      }
+    }
+  }
+}
+
+void scatter_depth(const float* y, float* out, const float* bias, i64 n, i64 in_depth, i64 out_depth, i64 pixels,
+                   i64 groups, i64 group_channels, const Window& w) {
+  const i64 channels = groups * group_channels;
+  const i64 y_channels = channels * w.kernel;
+  const i64 total_pixels = n * out_depth * pixels;
+  for (i64 p = 0; p < total_pixels; ++p) {
+    float* o = out + p * channels;
+    if (bias) std::memcpy(o, bias, sizeof(float) * channels);
+    else std::memset(o, 0, sizeof(float) * channels);
+  }
+  for (i64 b = 0; b < n; ++b) {
+    for (i64 id = 0; id < in_depth; ++id) {
+      const float* src = y + (b * in_depth + id) * pixels * y_channels;
+      for (i64 kd = 0; kd < w.kernel; ++kd) {
+        const i64 od = id * w.stride - w.padding + kd * w.dilation;
+        if (od < 0 || od >= out_depth) continue;
+        float* dst = out + (b * out_depth + od) * pixels * channels;
+        for (i64 p = 0; p < pixels; ++p) {
+          for (i64 g = 0; g < groups; ++g) {
+            const float* s = src + p * y_channels + g * w.kernel * group_channels + kd * group_channels;
+            float* d = dst + p * channels + g * group_channels;
+            for (i64 c = 0; c < group_channels; ++c) d[c] += s[c];
+          }
+        }
+      }
+    }
+  }
+}
+
+void max_over_depth(const float* p, float* out, i64 n, i64 in_depth, i64 out_depth, i64 plane, const Window& w) {
+  for (i64 b = 0; b < n; ++b) {
+    for (i64 od = 0; od < out_depth; ++od) {
+      float* dst = out + (b * out_depth + od) * plane;
+      bool first = true;
+      for (i64 kd = 0; kd < w.kernel; ++kd) {
+        const i64 id = tap(od, kd, in_depth, w);
+        if (id < 0) continue;  // padding is -inf for a max: skipped
+        const float* src = p + (b * in_depth + id) * plane;
+        if (first) {
+          std::memcpy(dst, src, sizeof(float) * plane);
+          first = false;
+          continue;
+        }
+        for (i64 i = 0; i < plane; ++i) dst[i] = std::max(dst[i], src[i]);
+      }
+      if (first) std::fill(dst, dst + plane, -INFINITY);  // a window of padding only
+    }
+  }
+}
+
+void affine_channels_last(const float* x, float* y, const float* scale, const float* shift, i64 pixels, i64 channels) {
+  for (i64 p = 0; p < pixels; ++p) {
+    const float* s = x + p * channels;
+    float* d = y + p * channels;
+    for (i64 c = 0; c < channels; ++c) d[c] = s[c] * scale[c] + shift[c];
+  }
+}
+
+void affine_channels_first(const float* x, float* y, const float* scale, const float* shift, i64 outer, i64 channels,
+                           i64 inner) {
+  for (i64 o = 0; o < outer; ++o) {
+    for (i64 c = 0; c < channels; ++c) {
+      const float* s = x + (o * channels + c) * inner;
+      float* d = y + (o * channels + c) * inner;
+      const float a = scale[c], b = shift[c];
+      for (i64 i = 0; i < inner; ++i) d[i] = s[i] * a + b;
+    }
+  }
+}
+
+void mean_middle(const float* x, float* out, i64 outer, i64 reduced, i64 inner) {
+  const float scale = reduced ? 1.0f / static_cast<float>(reduced) : 0.0f;
+  for (i64 o = 0; o < outer; ++o) {
+    float* d = out + o * inner;
+    std::fill(d, d + inner, 0.0f);
+    for (i64 r = 0; r < reduced; ++r) {
+      const float* s = x + (o * reduced + r) * inner;
+      for (i64 i = 0; i < inner; ++i) d[i] += s[i];
+    }
+    for (i64 i = 0; i < inner; ++i) d[i] *= scale;
+  }
+}
+
+void copy_blocks(const float* src, float* dst, i64 count, i64 block, i64 src_stride, i64 dst_stride) {
+  if (block == src_stride && block == dst_stride) {
+    std::memcpy(dst, src, sizeof(float) * static_cast<std::size_t>(count * block));
+    return;
+  }
+  for (i64 i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, sizeof(float) * block);
+}
+
+void copy_strided_axis(const float* src, float* dst, i64 outer, i64 in_axis, i64 out_axis, i64 start, i64 step,
+                       i64 inner) {
+  for (i64 o = 0; o < outer; ++o) {
+    for (i64 a = 0; a < out_axis; ++a) {
+      std::memcpy(dst + (o * out_axis + a) * inner, src + (o * in_axis + start + a * step) * inner,
+                  sizeof(float) * inner);
+    }
+  }
+}
+
+void resize_nearest(const float* x, float* y, i64 n, const i64 in[3], const i64 out[3], const double scale[3],
+                    i64 channels) {
+  auto source = [](i64 o, double s, i64 size) { return std::min(static_cast<i64>(std::floor(o * s)), size - 1); };
+  const i64 in_row = in[2] * channels, out_row = out[2] * channels;
+  for (i64 b = 0; b < n; ++b) {
+    for (i64 od = 0; od < out[0]; ++od) {
+      const i64 id = source(od, scale[0], in[0]);
+      i64 previous_ih = -1;
+      for (i64 oh = 0; oh < out[1]; ++oh) {
+        const i64 ih = source(oh, scale[1], in[1]);
+        float* dst = y + ((b * out[0] + od) * out[1] + oh) * out_row;
+        if (ih == previous_ih) {  // the same source row as the row above: copy that
+          std::memcpy(dst, dst - out_row, sizeof(float) * out_row);
+          continue;
+        }
+        previous_ih = ih;
+        const float* src = x + ((b * in[0] + id) * in[1] + ih) * in_row;
+        if (channels == 1) {
+          for (i64 ow = 0; ow < out[2]; ++ow) dst[ow] = src[source(ow, scale[2], in[2])];
+        } else {
+          for (i64 ow = 0; ow < out[2]; ++ow)
+            std::memcpy(dst + ow * channels, src + source(ow, scale[2], in[2]) * channels, sizeof(float) * channels);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tracegraph::xnnpack::kernels

@@ -1,0 +1,61 @@
+// The data-movement kernels of the XNNPACK backend: what XNNPACK has no
+// operator for. Tensors are channels-last ([N, D, H, W, C]); every inner loop
+// runs over contiguous channels or rows, so the compiler vectorizes it (wasm
+// SIMD in the browser build) and memcpy does the long copies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tracegraph::xnnpack::kernels {
+
+// Geometry of one spatial axis of a sliding window.
+struct Window {
+  std::int64_t kernel = 1, stride = 1, padding = 0, dilation = 1;
+};
+
+// 3D convolution as a 2D one: gathers, for each output depth od, the KD input
+// slices it reads into the channels of one 2D image:
+//   u[n*Do + od, p, g*KD*cg + kd*cg + c] = x[n, od*stride - padding + kd*dilation, p, g*cg + c]
+// (zero where that depth is outside the input). p runs over H*W pixels.
+void unfold_depth(const float* x, float* u, std::int64_t n, std::int64_t depth, std::int64_t out_depth,
+                  std::int64_t pixels, std::int64_t groups, std::int64_t group_channels, const Window& w);
+
+// Transposed 3D convolution from a 2D one whose output channels stack the
+// depth taps: out starts as the bias (or zero) and receives
+//   out[n, id*stride - padding + kd*dilation, p, g*cog + o] += y[n*Din + id, p, g*KD*cog + kd*cog + o].
+void scatter_depth(const float* y, float* out, const float* bias, std::int64_t n, std::int64_t in_depth,
+                   std::int64_t out_depth, std::int64_t pixels, std::int64_t groups, std::int64_t group_channels,
+                   const Window& w);
+
+// out[n, od] = max over the window of p[n, id] (planes of `plane` floats): the
+// depth half of a 3D max pooling whose H and W half XNNPACK did.
+void max_over_depth(const float* p, float* out, std::int64_t n, std::int64_t in_depth, std::int64_t out_depth,
+                    std::int64_t plane, const Window& w);
+
+// y = x * scale[c] + shift[c] with channels innermost ([pixels, C]).
+void affine_channels_last(const float* x, float* y, const float* scale, const float* shift, std::int64_t pixels,
+                          std::int64_t channels);
+// The same with channels outside a contiguous run ([outer, C, inner]).
+void affine_channels_first(const float* x, float* y, const float* scale, const float* shift, std::int64_t outer,
+                           std::int64_t channels, std::int64_t inner);
+
+// out[o, i] = mean over r of x[o, r, i], for [outer, reduced, inner] (a mean
+// over contiguous axes: global pooling of channels-last tensors).
+void mean_middle(const float* x, float* out, std::int64_t outer, std::int64_t reduced, std::int64_t inner);
+
+// `count` blocks of `block` floats, from src every `src_stride` floats to dst
+// every `dst_stride` floats (concatenation and unit-step slicing).
+void copy_blocks(const float* src, float* dst, std::int64_t count, std::int64_t block, std::int64_t src_stride,
+                 std::int64_t dst_stride);
+
+// Slicing with a step > 1 along one axis of [outer, axis, inner].
+void copy_strided_axis(const float* src, float* dst, std::int64_t outer, std::int64_t in_axis, std::int64_t out_axis,
+                       std::int64_t start, std::int64_t step, std::int64_t inner);
+
+// Nearest-neighbour resize of [N, D, H, W, C] (D = 1 for 2D) to [N, oD, oH, oW, C];
+// the source index of output index o is min(floor(o * scale), in - 1), torch's rule.
+void resize_nearest(const float* x, float* y, std::int64_t n, const std::int64_t in[3], const std::int64_t out[3],
+                    const double scale[3], std::int64_t channels);
+
+}  // namespace tracegraph::xnnpack::kernels
