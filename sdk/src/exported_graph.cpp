@@ -75,7 +75,11 @@ std::string weights_key_for_attribute(const Node& n, const std::string& attr) { 
 
 }  // namespace
 
-SerializedGraph serialize_graph(const ExportedGraph& eg, std::string_view weights_file_name) {
+namespace {
+
+// The document, and the tensors its weights file holds (when `weights` is given).
+Json graph_document(const ExportedGraph& eg, std::string_view weights_file_name,
+                    std::vector<std::pair<std::string, Tensor>>* weights_out) {
   const Graph& g = eg.graph;
   g.verify();
   // Canonical value order: inputs, constants, node outputs.
@@ -87,13 +91,12 @@ SerializedGraph serialize_graph(const ExportedGraph& eg, std::string_view weight
   std::unordered_map<std::uint32_t, std::size_t> file_id;
   for (std::size_t i = 0; i < order.size(); ++i) file_id.emplace(order[i].index, i);
 
-  std::vector<std::pair<std::string, Tensor>> weights;
   std::set<std::string> weight_names;
   auto add_weight = [&](const std::string& key, const Tensor& t) {
     if (!weight_names.insert(key).second) {
       fail(ErrorCode::kDuplicateName, "export: weights key '" + key + "' is used twice (rename the value or node)");
     }
-    weights.emplace_back(key, t);
+    if (weights_out) weights_out->emplace_back(key, t);
   };
 
   Json values = Json::array();
@@ -156,11 +159,22 @@ SerializedGraph serialize_graph(const ExportedGraph& eg, std::string_view weight
   doc["graph"] = std::move(graph);
   doc["in_spec"] = eg.in_spec ? Json::parse(eg.in_spec->to_json()) : Json(nullptr);
   doc["out_spec"] = eg.out_spec ? Json::parse(eg.out_spec->to_json()) : Json(nullptr);
+  return doc;
+}
 
+}  // namespace
+
+SerializedGraph serialize_graph(const ExportedGraph& eg, std::string_view weights_file_name) {
+  std::vector<std::pair<std::string, Tensor>> weights;
+  const Json doc = graph_document(eg, weights_file_name, &weights);
   SerializedGraph out;
   out.json = doc.dump(1) + "\n";
   out.weights = write_safetensors(weights);
   return out;
+}
+
+std::string graph_json(const ExportedGraph& graph, int indent) {
+  return graph_document(graph, "", nullptr).dump(indent);
 }
 
 namespace {

@@ -37,6 +37,10 @@ struct SerializedGraph {
 // written and writing it again gives the same bytes.
 SerializedGraph serialize_graph(const ExportedGraph& graph, std::string_view weights_file_name);
 
+// The document serialize_graph writes, without making the weights file (its
+// "weights" is ""): what a viewer needs to show a graph.
+std::string graph_json(const ExportedGraph& graph, int indent = -1);
+
 // Reads a document and its weights. `json_source` and `weights_source` name
 // them in errors. Every id, size, offset, dtype and shape is checked before
 // use; errors name the JSON pointer or byte offset.

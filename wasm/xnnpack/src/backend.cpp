@@ -1026,8 +1026,10 @@ class XnnpackBackend::Impl {
       const int expanded = shape.size() == rank ? s : alias(as_layout(s, false), full, false);
       return std::make_pair(as_layout(expanded, true), physical(full, true));
     };
-    const auto [xa, xshape] = operand(x);
-    const auto [yb, yshape] = operand(y);
+    const auto x_operand = operand(x), y_operand = operand(y);
+    const int xa = x_operand.first, yb = y_operand.first;
+    const Shape& xshape = x_operand.second;
+    const Shape& yshape = y_operand.second;
     if (inplace && xa != x) fail(ErrorCode::kUnsupported, where(n) + ": in-place op on a tensor whose layout must change");
     const int out = inplace ? x : new_tensor(out_shape, channels_last);
     if (st.ops.empty()) {

@@ -1,0 +1,226 @@
+// The C functions tracegraph.mjs calls. Every function catches what the core
+// throws and leaves it for tg_error_code()/tg_error_message(); a failure
+// returns null (pointers) or -1 (ints). Strings returned are malloc'd UTF-8
+// that the caller frees with tg_free().
+#include <emscripten/emscripten.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tracegraph/activation.h"
+#include "tracegraph/error.h"
+#include "tracegraph/exported_graph.h"
+#include "tracegraph/module_graph.h"
+#include "tracegraph/optimizer.h"
+#include "tracegraph/traced_graph.h"
+#include "tracegraph/xnnpack/backend.h"
+
+namespace tg = tracegraph;
+
+namespace {
+
+int g_error_code = 0;
+std::string g_error_message;
+
+template <class F>
+auto guarded(F&& f, decltype(f()) on_error) -> decltype(f()) {
+  try {
+    g_error_code = 0;
+    g_error_message.clear();
+    return f();
+  } catch (const tg::Error& e) {
+    g_error_code = static_cast<int>(e.code());
+    g_error_message = e.message();
+  } catch (const std::bad_alloc&) {
+    g_error_code = static_cast<int>(tg::ErrorCode::kLimitExceeded);
+    g_error_message = "out of memory";
+  } catch (const std::exception& e) {
+    g_error_code = static_cast<int>(tg::ErrorCode::kInternal);
+    g_error_message = e.what();
+  }
+  return on_error;
+}
+
+std::string quote(const std::string& s) { return nlohmann::json(s).dump(); }
+
+char* copy_string(const std::string& s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (!out) throw std::bad_alloc();
+  std::memcpy(out, s.data(), s.size() + 1);
+  return out;
+}
+
+struct Handle {
+  tg::TracedGraph graph;
+  tg::xnnpack::XnnpackBackend* backend = nullptr;  // owned by graph once finalized
+};
+
+struct Result {
+  std::vector<tg::Tensor> outputs;
+};
+
+}  // namespace
+
+extern "C" {
+
+EMSCRIPTEN_KEEPALIVE int tg_error_code() { return g_error_code; }
+EMSCRIPTEN_KEEPALIVE const char* tg_error_code_name() {
+  static std::string name;
+  name = std::string(tg::error_code_name(static_cast<tg::ErrorCode>(g_error_code)));
+  return name.c_str();
+}
+EMSCRIPTEN_KEEPALIVE const char* tg_error_message() { return g_error_message.c_str(); }
+
+EMSCRIPTEN_KEEPALIVE void* tg_alloc(std::size_t bytes) { return std::malloc(bytes ? bytes : 1); }
+EMSCRIPTEN_KEEPALIVE void tg_free(void* p) { std::free(p); }
+
+// Reads an exported graph. Takes ownership of `weights` (from tg_alloc), also
+// on failure; `json` stays the caller's.
+EMSCRIPTEN_KEEPALIVE Handle* tg_load(const char* json, std::size_t json_len, void* weights, std::size_t weights_len,
+                                     const char* json_name, const char* weights_name) {
+  std::shared_ptr<void> owner(weights, std::free);
+  return guarded(
+      [&]() -> Handle* {
+        const auto* bytes = static_cast<const std::byte*>(owner.get());
+        tg::ExportedGraph eg = tg::deserialize_graph(std::string_view(json, json_len), {bytes, weights_len}, owner,
+                                                     json_name, weights_name);
+        return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
+      },
+      nullptr);
+}
+
+EMSCRIPTEN_KEEPALIVE void tg_dispose(Handle* h) { delete h; }
+
+// The graph as the exported format's document (no weights), with the output
+// activation and the module_graph view beside it.
+EMSCRIPTEN_KEEPALIVE char* tg_describe(Handle* h) {
+  return guarded(
+      [&]() -> char* {
+        tg::ExportedGraph eg{h->graph.graph(), h->graph.in_spec(), h->graph.out_spec(), {}};
+        std::string out = "{\"graph\":" + tg::graph_json(eg) +
+                          ",\"activation\":" + tg::output_activation_json(tg::output_activation(h->graph.graph())) +
+                          ",\"module_graph\":" + tg::module_graph_json(tg::module_graph(h->graph.graph())) +
+                          ",\"finalized\":" + (h->graph.is_finalized() ? "true" : "false") + "}";
+        return copy_string(out);
+      },
+      nullptr);
+}
+
+// The default pipeline; `disabled` is a comma-separated list of transform names.
+EMSCRIPTEN_KEEPALIVE char* tg_optimize(Handle* h, const char* disabled, int max_iterations) {
+  return guarded(
+      [&]() -> char* {
+        tg::DefaultsOptions defaults;
+        std::string list = disabled ? disabled : "";
+        for (std::size_t start = 0; start < list.size();) {
+          std::size_t comma = list.find(',', start);
+          if (comma == std::string::npos) comma = list.size();
+          if (comma > start) defaults.disabled.insert(list.substr(start, comma - start));
+          start = comma + 1;
+        }
+        for (const auto& name : defaults.disabled) tg::transform_by_name(name);  // unknown names are errors
+        std::optional<std::size_t> iterations;
+        if (max_iterations > 0) iterations = static_cast<std::size_t>(max_iterations);
+        return copy_string(h->graph.optimize(std::nullopt, iterations, defaults).json());
+      },
+      nullptr);
+}
+
+EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile) {
+  return guarded(
+      [&]() -> int {
+        auto backend = std::make_unique<tg::xnnpack::XnnpackBackend>(tg::xnnpack::Options{threads, profile != 0});
+        tg::xnnpack::XnnpackBackend* raw = backend.get();
+        h->graph.set_backend(std::move(backend));
+        h->backend = raw;
+        h->graph.finalize();
+        return raw->threads();
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE int tg_is_finalized(Handle* h) { return h->graph.is_finalized() ? 1 : 0; }
+
+// Runs on `count` float32 inputs; input i is data[i] with ranks[i] dims taken
+// in order from `dims`. The data are copied in; the result owns the outputs.
+EMSCRIPTEN_KEEPALIVE Result* tg_run(Handle* h, int count, float** data, const int* ranks, const int* dims) {
+  return guarded(
+      [&]() -> Result* {
+        std::vector<tg::Tensor> inputs;
+        std::size_t at = 0;
+        for (int i = 0; i < count; ++i) {
+          tg::Shape shape(dims + at, dims + at + ranks[i]);
+          at += static_cast<std::size_t>(ranks[i]);
+          const std::size_t bytes = tg::checked_nbytes(tg::DType::kFloat32, shape);
+          inputs.push_back(tg::Tensor::borrow(data[i], bytes, tg::DType::kFloat32, std::move(shape)));
+        }
+        return new Result{h->graph.run(inputs)};
+      },
+      nullptr);
+}
+
+EMSCRIPTEN_KEEPALIVE int tg_result_count(Result* r) { return static_cast<int>(r->outputs.size()); }
+EMSCRIPTEN_KEEPALIVE void* tg_result_data(Result* r, int i) { return r->outputs[static_cast<std::size_t>(i)].data(); }
+EMSCRIPTEN_KEEPALIVE int tg_result_rank(Result* r, int i) { return static_cast<int>(r->outputs[static_cast<std::size_t>(i)].dim()); }
+EMSCRIPTEN_KEEPALIVE int tg_result_dim(Result* r, int i, int d) {
+  return static_cast<int>(r->outputs[static_cast<std::size_t>(i)].shape()[static_cast<std::size_t>(d)]);
+}
+EMSCRIPTEN_KEEPALIVE const char* tg_result_dtype(Result* r, int i) {
+  return tg::dtype_name(r->outputs[static_cast<std::size_t>(i)].dtype()).data();
+}
+EMSCRIPTEN_KEEPALIVE void tg_result_free(Result* r) { delete r; }
+
+// [{"node", "op", "ms"}] of the last run, when finalized with profiling.
+EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
+  return guarded(
+      [&]() -> char* {
+        std::string out = "[";
+        if (h->backend && h->graph.is_finalized()) {
+          bool first = true;
+          for (const auto& t : h->backend->profile()) {
+            out += std::string(first ? "" : ",") + "{\"node\":" + quote(t.node) +
+                   ",\"op\":" + quote(t.op) + ",\"ms\":" + std::to_string(t.milliseconds) + "}";
+            first = false;
+          }
+        }
+        return copy_string(out + "]");
+      },
+      nullptr);
+}
+
+// {"name": {"count", "min", "max", "mean"}} of every float32 constant.
+EMSCRIPTEN_KEEPALIVE char* tg_weight_stats(Handle* h) {
+  return guarded(
+      [&]() -> char* {
+        const tg::Graph& g = h->graph.graph();
+        std::string out = "{";
+        bool first = true;
+        for (tg::ValueId v : g.constants()) {
+          const tg::Value& value = g.value(v);
+          if (value.data.dtype() != tg::DType::kFloat32) continue;
+          const float* p = value.data.data_as<float>();
+          const std::int64_t n = value.data.numel();
+          double lo = n ? p[0] : 0, hi = n ? p[0] : 0, sum = 0;
+          for (std::int64_t i = 0; i < n; ++i) {
+            lo = std::min<double>(lo, p[i]);
+            hi = std::max<double>(hi, p[i]);
+            sum += p[i];
+          }
+          auto num = [](double d) { return std::isfinite(d) ? std::to_string(d) : std::string("null"); };
+          out += std::string(first ? "" : ",") + quote(value.name) + ":{\"count\":" + std::to_string(n) +
+                 ",\"min\":" + num(lo) + ",\"max\":" + num(hi) + ",\"mean\":" + num(n ? sum / static_cast<double>(n) : 0) + "}";
+          first = false;
+        }
+        return copy_string(out + "}");
+      },
+      nullptr);
+}
+
+}  // extern "C"

@@ -1,0 +1,133 @@
+// TypeScript declarations of tracegraph.mjs (the JavaScript API over the
+// wasm build). The names mirror the C++ TracedGraph with JavaScript casing.
+
+/** An error from the core: `code` is its ErrorCode name ("schema", "shape_mismatch", ...). */
+export class TracegraphError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string);
+}
+
+export type Bytes = ArrayBuffer | ArrayBufferView;
+/** A URL, a path (Node), or the bytes themselves. */
+export type Source = string | URL | Bytes;
+
+export interface InitOptions {
+  /** The bytes of tracegraph.wasm, when the page already has them. */
+  wasmBinary?: Source;
+  /** Where tracegraph.wasm is; by default beside tracegraph.mjs. */
+  wasmUrl?: string | URL;
+}
+
+export interface LoadOptions extends InitOptions {
+  /** How errors name the JSON document and the weights file. */
+  jsonName?: string;
+  weightsName?: string;
+}
+
+/** Loads the wasm module once; later calls return the same promise. */
+export function init(options?: InitOptions): Promise<unknown>;
+
+/** Reads an exported graph; `json` may also be the document's text. */
+export function loadGraph(json: Source, weights: Source, options?: LoadOptions): Promise<TracedGraph>;
+
+export interface TensorIn {
+  data: Float32Array | ArrayLike<number>;
+  shape: number[];
+}
+
+export interface TensorOut {
+  data: Float32Array | Float64Array | BigInt64Array;
+  shape: number[];
+  dtype: 'float32' | 'float64' | 'int64';
+}
+
+export interface ValueInfo {
+  id: number;
+  name: string;
+  dtype?: string;
+  /** Each dim is a size, or a symbol's name. */
+  shape?: Array<number | string>;
+  /** The weights key, for constants. */
+  constant?: string;
+}
+
+export interface NodeInfo {
+  id: number;
+  name: string;
+  /** The format's op name, e.g. "aten::_convolution". */
+  op: string;
+  /** Value names. */
+  inputs: string[];
+  outputs: string[];
+  attributes: Record<string, unknown>;
+}
+
+/** A PyTorch tree spec, protocol 1, as parsed JSON: [1, spec]. */
+export type TreeSpec = [number, TreeSpecNode];
+export interface TreeSpecNode {
+  type: string | null;
+  context: string | null;
+  children_spec: TreeSpecNode[];
+}
+
+export interface Activation {
+  kind: 'none' | 'sigmoid' | 'tanh' | 'softmax' | 'log_softmax' | 'relu' | 'clip' | 'per_channel' | 'unknown';
+  node?: string;
+  op?: string;
+  dim?: number;
+  min?: number;
+  max?: number;
+  [key: string]: unknown;
+}
+
+export interface ModuleGraph {
+  nodes: Array<{ op: string; inputs: string[]; outputs: string[]; min?: number; max?: number }>;
+  output: string;
+  outputs: string[];
+}
+
+export interface OptimizeReport {
+  sweeps: number;
+  converged: boolean;
+  budget_exhausted: boolean;
+  nodes_before: number;
+  nodes_after: number;
+  values_before: number;
+  values_after: number;
+  transforms: Array<{ name: string; runs: number; rewrites: number; milliseconds: number }>;
+  [key: string]: unknown;
+}
+
+export interface WeightStats {
+  count: number;
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+}
+
+export class TracedGraph {
+  /** The exported format's document of the graph as it is now (no weights). */
+  readonly document: { graph: { name: string; values: ValueInfo[]; nodes: unknown[]; inputs: number[]; outputs: number[] }; in_spec: TreeSpec | null; out_spec: TreeSpec | null };
+  readonly values: ValueInfo[];
+  readonly nodes: NodeInfo[];
+  readonly inputNames: string[];
+  readonly outputNames: string[];
+  readonly inSpec: TreeSpec | null;
+  readonly outSpec: TreeSpec | null;
+
+  outputActivation(): Activation[];
+  moduleGraph(): ModuleGraph;
+  weightStats(): Record<string, WeightStats>;
+  optimize(options?: { disabled?: string[]; maxIterations?: number }): OptimizeReport;
+  /** Lowers to XNNPACK and packs the weights; returns the threads used. */
+  finalize(options?: { threads?: number; profile?: boolean }): number;
+  isFinalized(): boolean;
+  run(inputs: TensorIn[]): TensorOut[];
+  run(inputs: Record<string, TensorIn>): Record<string, TensorOut>;
+  /** The structured call: `args` follows inSpec, the result follows outSpec. */
+  call(args: unknown): unknown;
+  /** Per-node times of the last run, with finalize({ profile: true }). */
+  profile(): Array<{ node: string; op: string; ms: number }>;
+  /** Frees the wasm memory this graph holds. */
+  dispose(): void;
+}

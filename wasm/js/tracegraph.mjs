@@ -1,0 +1,338 @@
+// tracegraph in JavaScript: read an exported graph (JSON + safetensors
+// weights), look at it, optimize it, and run it with XNNPACK in WebAssembly.
+// Mirrors the C++ TracedGraph (sdk/include/tracegraph/traced_graph.h):
+//
+//   import { loadGraph } from './tracegraph.mjs';
+//   const g = await loadGraph('unet.json', 'unet.safetensors');
+//   g.outputActivation();            // [{ kind: 'sigmoid', node: ..., op: ... }]
+//   g.optimize();                    // the default pipeline's report
+//   g.finalize({ threads: 1 });
+//   const [y] = g.run([{ data: x, shape: [1, 1, 44, 44, 44] }]);
+//   g.dispose();                     // frees the wasm memory it holds
+//
+// Errors are TracegraphError (an Error) with the core's code ("schema",
+// "shape_mismatch", ...) and message.
+import createCore from './tracegraph_core.mjs';
+
+export class TracegraphError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'TracegraphError';
+    this.code = code;
+  }
+}
+
+const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
+
+async function readBytes(source, what) {
+  if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  if (typeof source === 'string' || source instanceof URL) {
+    const url = source instanceof URL ? source : new URL(source, isNode ? `file://${process.cwd()}/` : globalThis.location?.href);
+    if (url.protocol === 'file:') {
+      const { readFile } = await import('node:fs/promises');
+      try {
+        const b = await readFile(url);
+        return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+      } catch (e) {
+        throw new TracegraphError('io', `${what}: cannot read ${url.pathname}: ${e.message}`);
+      }
+    }
+    const response = await fetch(url);
+    if (!response.ok) throw new TracegraphError('io', `${what}: ${url} answered ${response.status}`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  throw new TracegraphError('invalid_argument', `${what}: expected a URL, a path, an ArrayBuffer or a typed array`);
+}
+
+let corePromise = null;
+
+// Loads the wasm module once. `wasmBinary` (bytes) or `wasmUrl` override
+// where tracegraph.wasm comes from (by default: beside this file).
+export function init(options = {}) {
+  if (!corePromise) {
+    corePromise = (async () => {
+      const wasmBinary = options.wasmBinary
+        ? await readBytes(options.wasmBinary, 'wasm')
+        : await readBytes(options.wasmUrl ?? new URL('./tracegraph.wasm', import.meta.url), 'tracegraph.wasm');
+      return createCore({ wasmBinary, print: () => {}, printErr: (s) => console.error(s) });
+    })();
+    corePromise.catch(() => { corePromise = null; });
+  }
+  return corePromise;
+}
+
+class Core {
+  constructor(m) { this.m = m; }
+  check(result) {
+    if (result === 0 || result === -1) {
+      const code = this.m.UTF8ToString(this.m._tg_error_code_name());
+      const message = this.m.UTF8ToString(this.m._tg_error_message());
+      if (this.m._tg_error_code() !== 0) throw new TracegraphError(code, message);
+    }
+    return result;
+  }
+  // A C string the core malloc'd, read and freed.
+  take(ptr) {
+    this.check(ptr);
+    try { return this.m.UTF8ToString(ptr); } finally { this.m._tg_free(ptr); }
+  }
+  copyIn(bytes) {
+    const p = this.m._tg_alloc(bytes.byteLength);
+    if (!p) throw new TracegraphError('limit_exceeded', `cannot allocate ${bytes.byteLength} bytes in wasm memory`);
+    this.m.HEAPU8.set(bytes, p);
+    return p;
+  }
+  cString(s) {
+    const n = this.m.lengthBytesUTF8(s) + 1;
+    const p = this.m._tg_alloc(n);
+    this.m.stringToUTF8(s, p, n);
+    return p;
+  }
+}
+
+// Reads an exported graph: `json` and `weights` are URLs, paths (Node), or
+// bytes (ArrayBuffer / typed array); `json` may also be the document's text.
+export async function loadGraph(json, weights, options = {}) {
+  const core = new Core(await init(options));
+  let jsonBytes;
+  if (typeof json === 'string' && json.trimStart().startsWith('{')) jsonBytes = new TextEncoder().encode(json);
+  else jsonBytes = await readBytes(json, 'graph JSON');
+  const weightBytes = await readBytes(weights, 'weights');
+  const jsonName = options.jsonName ?? (typeof json === 'string' && !json.trimStart().startsWith('{') ? json : 'graph.json');
+  const weightsName = options.weightsName ?? (typeof weights === 'string' ? weights : 'weights.safetensors');
+  const m = core.m;
+  const jp = core.copyIn(jsonBytes);
+  const wp = core.copyIn(weightBytes);  // the core owns it from here on, also on failure
+  const jn = core.cString(String(jsonName));
+  const wn = core.cString(String(weightsName));
+  let handle;
+  try {
+    handle = m._tg_load(jp, jsonBytes.byteLength, wp, weightBytes.byteLength, jn, wn);
+  } finally {
+    m._tg_free(jp);
+    m._tg_free(jn);
+    m._tg_free(wn);
+  }
+  core.check(handle);
+  return new TracedGraph(core, handle);
+}
+
+function product(shape) { return shape.reduce((a, b) => a * b, 1); }
+
+function asTensor(t, what) {
+  if (!t || !Array.isArray(t.shape)) throw new TracegraphError('invalid_argument', `${what}: expected { data: Float32Array, shape: number[] }`);
+  const data = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data ?? []);
+  if (!t.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new TracegraphError('bad_shape', `${what}: shape [${t.shape}] has a dim that is not a non-negative integer`);
+  if (data.length !== product(t.shape)) throw new TracegraphError('shape_mismatch', `${what}: shape [${t.shape}] holds ${product(t.shape)} elements, given ${data.length}`);
+  return { data, shape: t.shape };
+}
+
+// Flattening and rebuilding structures by a PyTorch tree spec (protocol 1 JSON).
+function flattenBySpec(value, spec, path, out) {
+  if (spec.type === null) { out.push(asTensor(value, `input ${path || '(root)'}`)); return; }
+  const children = spec.children_spec;
+  switch (spec.type) {
+    case 'builtins.NoneType':
+      if (value !== null && value !== undefined) throw new TracegraphError('tree_spec_mismatch', `${path}: expected null`);
+      return;
+    case 'builtins.tuple':
+    case 'builtins.list':
+      if (!Array.isArray(value) || value.length !== children.length)
+        throw new TracegraphError('tree_spec_mismatch', `${path || '(root)'}: expected an array of ${children.length}`);
+      children.forEach((c, i) => flattenBySpec(value[i], c, `${path}[${i}]`, out));
+      return;
+    case 'builtins.dict':
+    case 'collections.OrderedDict': {
+      const keys = JSON.parse(spec.context);
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        throw new TracegraphError('tree_spec_mismatch', `${path || '(root)'}: expected an object with keys ${keys.join(', ')}`);
+      keys.forEach((k, i) => {
+        if (!(k in value)) throw new TracegraphError('tree_spec_mismatch', `${path}['${k}']: missing`);
+        flattenBySpec(value[k], children[i], `${path}['${k}']`, out);
+      });
+      return;
+    }
+    default:
+      throw new TracegraphError('unsupported', `tree spec type ${spec.type} is not supported in JavaScript`);
+  }
+}
+
+function unflattenBySpec(spec, leaves) {
+  if (spec.type === null) return leaves.shift();
+  const children = spec.children_spec;
+  switch (spec.type) {
+    case 'builtins.NoneType': return null;
+    case 'builtins.tuple':
+    case 'builtins.list': return children.map((c) => unflattenBySpec(c, leaves));
+    case 'builtins.dict':
+    case 'collections.OrderedDict': {
+      const keys = JSON.parse(spec.context);
+      const out = {};
+      keys.forEach((k, i) => { out[k] = unflattenBySpec(children[i], leaves); });
+      return out;
+    }
+    default: throw new TracegraphError('unsupported', `tree spec type ${spec.type} is not supported in JavaScript`);
+  }
+}
+
+export class TracedGraph {
+  constructor(core, handle) {
+    this._core = core;
+    this._handle = handle;
+    this._described = null;
+  }
+
+  _live() {
+    if (!this._handle) throw new TracegraphError('invalid_argument', 'this graph was disposed');
+    return this._handle;
+  }
+
+  _describe() {
+    if (!this._described) this._described = JSON.parse(this._core.take(this._core.m._tg_describe(this._live())));
+    return this._described;
+  }
+
+  // The exported format's document of the graph as it is now (no weights).
+  get document() { return this._describe().graph; }
+
+  // Values by file id: { id, name, dtype?, shape?, constant? }.
+  get values() { return this.document.graph.values; }
+
+  // Nodes in order: { id, name, op, inputs: [value names], outputs: [value names], attributes }.
+  get nodes() {
+    const values = this.values;
+    return this.document.graph.nodes.map((n) => ({
+      id: n.id,
+      name: n.name,
+      op: n.op,
+      inputs: n.inputs.map((i) => values[i].name),
+      outputs: n.outputs.map((i) => values[i].name),
+      attributes: Object.fromEntries(Object.entries(n.attributes).map(([k, a]) => [k, a.value])),
+    }));
+  }
+
+  get inputNames() { const v = this.values; return this.document.graph.inputs.map((i) => v[i].name); }
+  get outputNames() { const v = this.values; return this.document.graph.outputs.map((i) => v[i].name); }
+  // PyTorch tree specs (protocol 1 JSON, parsed), or null.
+  get inSpec() { return this.document.in_spec; }
+  get outSpec() { return this.document.out_spec; }
+
+  // [{ kind, node, op, ... }] per output: what the model ends in.
+  outputActivation() { return this._describe().activation; }
+  // { nodes: [{ op, inputs, outputs, min?, max? }], output, outputs }
+  moduleGraph() { return this._describe().module_graph; }
+  // { name: { count, min, max, mean } } for every float32 weight.
+  weightStats() { return JSON.parse(this._core.take(this._core.m._tg_weight_stats(this._live()))); }
+
+  // Runs the default transforms to a fixed point; returns the report.
+  optimize({ disabled = [], maxIterations = 0 } = {}) {
+    const core = this._core;
+    const list = core.cString(disabled.join(','));
+    try {
+      const report = JSON.parse(core.take(core.m._tg_optimize(this._live(), list, maxIterations)));
+      this._described = null;
+      return report;
+    } finally {
+      core.m._tg_free(list);
+    }
+  }
+
+  // Lowers the graph to XNNPACK and packs its weights. Returns the threads used.
+  finalize({ threads = 1, profile = false } = {}) {
+    const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0));
+    this._described = null;
+    return n;
+  }
+
+  isFinalized() { return this._core.m._tg_is_finalized(this._live()) === 1; }
+
+  // inputs: an array of { data: Float32Array, shape } in input order, or an
+  // object by input name. Returns the outputs the same way (array, or object
+  // by output name), each { data: Float32Array, shape, dtype }.
+  run(inputs) {
+    const handle = this._live();
+    const byName = !Array.isArray(inputs);
+    const names = this.inputNames;
+    let list;
+    if (byName) {
+      for (const k of Object.keys(inputs ?? {}))
+        if (!names.includes(k)) throw new TracegraphError('not_found', `no input named '${k}' (inputs: ${names.join(', ')})`);
+      list = names.map((n) => {
+        if (!(n in inputs)) throw new TracegraphError('not_found', `input '${n}' is missing`);
+        return asTensor(inputs[n], `input '${n}'`);
+      });
+    } else {
+      list = inputs.map((t, i) => asTensor(t, `input ${i}`));
+    }
+    const outputs = this._runFlat(handle, list);
+    if (!byName) return outputs;
+    return Object.fromEntries(this.outputNames.map((n, i) => [n, outputs[i]]));
+  }
+
+  // The structured call: `args` follows inSpec (when the graph has one; else
+  // an array of tensors), the result follows outSpec.
+  call(args) {
+    const leaves = [];
+    const spec = this.inSpec;
+    if (spec) flattenBySpec(args, spec[1] ?? spec, '', leaves);
+    else if (Array.isArray(args)) args.forEach((t, i) => leaves.push(asTensor(t, `input ${i}`)));
+    else throw new TracegraphError('tree_spec_mismatch', 'this graph has no input tree spec: pass an array of tensors');
+    const outputs = this._runFlat(this._live(), leaves);
+    const out = this.outSpec;
+    return out ? unflattenBySpec(out[1] ?? out, outputs) : outputs;
+  }
+
+  _runFlat(handle, list) {
+    const core = this._core;
+    const m = core.m;
+    const count = list.length;
+    const ranks = list.map((t) => t.shape.length);
+    const dims = list.flatMap((t) => t.shape);
+    const allocated = [];
+    const alloc = (bytes) => { const p = m._tg_alloc(bytes); allocated.push(p); return p; };
+    try {
+      const dataPtrs = alloc(4 * Math.max(count, 1));
+      const rankPtr = alloc(4 * Math.max(count, 1));
+      const dimPtr = alloc(4 * Math.max(dims.length, 1));
+      list.forEach((t, i) => {
+        const p = alloc(t.data.byteLength);
+        m.HEAPF32.set(t.data, p >> 2);
+        m.HEAPU32[(dataPtrs >> 2) + i] = p;
+        m.HEAP32[(rankPtr >> 2) + i] = ranks[i];
+      });
+      dims.forEach((d, i) => { m.HEAP32[(dimPtr >> 2) + i] = d; });
+      const result = core.check(m._tg_run(handle, count, dataPtrs, rankPtr, dimPtr));
+      try {
+        const outputs = [];
+        for (let i = 0; i < m._tg_result_count(result); ++i) {
+          const shape = Array.from({ length: m._tg_result_rank(result, i) }, (_, d) => m._tg_result_dim(result, i, d));
+          const dtype = m.UTF8ToString(m._tg_result_dtype(result, i));
+          const p = m._tg_result_data(result, i);
+          const n = product(shape);
+          let data;
+          if (dtype === 'float32') data = new Float32Array(m.HEAPF32.buffer, p, n).slice();
+          else if (dtype === 'int64') data = new BigInt64Array(m.HEAPU8.buffer, p, n).slice();
+          else if (dtype === 'float64') data = new Float64Array(m.HEAPU8.buffer, p, n).slice();
+          else throw new TracegraphError('unsupported', `output ${i} has dtype ${dtype}`);
+          outputs.push({ data, shape, dtype });
+        }
+        return outputs;
+      } finally {
+        m._tg_result_free(result);
+      }
+    } finally {
+      for (const p of allocated) m._tg_free(p);
+    }
+  }
+
+  // Per-node times of the last run (finalize({ profile: true })).
+  profile() { return JSON.parse(this._core.take(this._core.m._tg_profile(this._live()))); }
+
+  // Frees the wasm memory this graph holds; using it afterwards is an error.
+  dispose() {
+    if (this._handle) this._core.m._tg_dispose(this._handle);
+    this._handle = 0;
+    this._described = null;
+  }
+}
