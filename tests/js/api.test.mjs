@@ -1,0 +1,171 @@
+// The JavaScript API's surface, on the exported test models: what a graph
+// shows, optimize, finalize, the run forms, the structured call, disposal.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { api, inputsOf, jsDir, modelFiles, outputsOf, relativeError } from './helpers.mjs';
+
+const { loadGraph, TracegraphError } = api;
+
+test('the single-threaded wasm stays under 2 MB', () => {
+  const bytes = statSync(join(jsDir, 'tracegraph.wasm')).size;
+  assert.ok(bytes < 2 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
+});
+
+test('a graph shows its nodes, values, names and specs', async () => {
+  const f = modelFiles('unet3d_sigmoid_traced');
+  const doc = JSON.parse(readFileSync(f.json, 'utf8'));
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    assert.equal(g.nodes.length, doc.graph.nodes.length);
+    const first = g.nodes[0];
+    assert.equal(first.op, doc.graph.nodes[0].op);
+    assert.equal(first.name, doc.graph.nodes[0].name);
+    assert.deepEqual(first.inputs, doc.graph.nodes[0].inputs.map((i) => doc.graph.values[i].name));
+    assert.deepEqual(g.inputNames, doc.graph.inputs.map((i) => doc.graph.values[i].name));
+    assert.deepEqual(g.outputNames, doc.graph.outputs.map((i) => doc.graph.values[i].name));
+    assert.deepEqual(g.outSpec, JSON.parse(f.expected.out_spec));
+    assert.equal(g.isFinalized(), false);
+    const conv = g.nodes.find((n) => n.op === 'aten::_convolution' || n.op === 'aten::conv3d');
+    assert.ok(conv, 'a convolution');
+    assert.ok(Array.isArray(conv.attributes.stride));
+    const stats = g.weightStats();
+    const weight = g.values.find((v) => v.constant && v.shape.length === 5);
+    assert.equal(stats[weight.name].count, weight.shape.reduce((a, b) => a * b, 1));
+    assert.ok(stats[weight.name].min <= stats[weight.name].mean && stats[weight.name].mean <= stats[weight.name].max);
+  } finally {
+    g.dispose();
+  }
+});
+
+for (const model of ['unet3d_sigmoid_traced', 'unet3d_clamp', 'unet3d_softmax', 'unet3d_dict_out', 'unet3d_none', 'mobilenet_v2_traced']) {
+  test(`${model}: outputActivation and moduleGraph say what the model ends in`, async () => {
+    const f = modelFiles(model);
+    const g = await loadGraph(f.json, f.weights);
+    try {
+      const acts = g.outputActivation();
+      assert.equal(acts.length, f.expected.activation.length);
+      acts.forEach((a, i) => {
+        for (const [k, v] of Object.entries(f.expected.activation[i])) assert.equal(a[k], v, `output ${i} ${k}`);
+      });
+      const mg = g.moduleGraph();
+      assert.equal(mg.nodes.length, g.nodes.length);
+      assert.equal(mg.output, g.outputNames[0]);
+      // optimizing never changes what the model ends in
+      g.optimize();
+      assert.deepEqual(g.outputActivation().map((a) => a.kind), acts.map((a) => a.kind));
+    } finally {
+      g.dispose();
+    }
+  });
+}
+
+test('optimize returns the report and changes the graph', async () => {
+  const f = modelFiles('mobilenet_v2_traced');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    const before = g.nodes.length;
+    const report = g.optimize();
+    assert.equal(report.nodes_before, before);
+    assert.equal(report.nodes_after, g.nodes.length);
+    assert.ok(report.nodes_after < before, `${report.nodes_after} < ${before}`);
+    assert.ok(report.transforms.some((t) => t.name === 'batch_norm_folding' && t.rewrites > 0));
+    const again = g.optimize({ disabled: ['constant_folding'] });
+    assert.equal(again.nodes_before, report.nodes_after);
+    assert.throws(() => g.optimize({ disabled: ['no_such_transform'] }), (e) => e instanceof TracegraphError && e.code === 'not_found');
+  } finally {
+    g.dispose();
+  }
+});
+
+test('run by array, by name and the structured call agree', async () => {
+  const f = modelFiles('unet3d_dict_out');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    assert.throws(() => g.run(inputsOf(f.io)), (e) => e instanceof TracegraphError && e.code === 'not_finalized');
+    assert.equal(g.finalize({ threads: 1 }), 1);
+    assert.equal(g.isFinalized(), true);
+    const byArray = g.run(inputsOf(f.io));
+    const byName = g.run({ [g.inputNames[0]]: inputsOf(f.io)[0] });
+    assert.deepEqual(Object.keys(byName), g.outputNames);
+    g.outputNames.forEach((n, i) => assert.deepEqual(byName[n].data, byArray[i].data));
+    const tree = g.call(inputsOf(f.io));
+    assert.deepEqual(Object.keys(tree), ['mask', 'affinities']);
+    assert.deepEqual(tree.mask.data, byArray[0].data);
+    assert.deepEqual(tree.affinities.shape, [1, 2, 28, 28, 28]);
+    const want = outputsOf(f.io);
+    assert.ok(relativeError(tree.affinities.data, want[1].data) <= 1e-4);
+  } finally {
+    g.dispose();
+  }
+});
+
+test('the structured call of a tuple output gives an array', async () => {
+  const f = modelFiles('unet3d_tuple_out');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    g.finalize();
+    const out = g.call(inputsOf(f.io));
+    assert.ok(Array.isArray(out));
+    assert.equal(out.length, outputsOf(f.io).length);
+  } finally {
+    g.dispose();
+  }
+});
+
+test('a graph loads from bytes and from the document text too', async () => {
+  const f = modelFiles('unet2d');
+  const text = readFileSync(f.json, 'utf8');
+  const weights = readFileSync(f.weights);
+  const g1 = await loadGraph(text, weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength));
+  const g2 = await loadGraph(new TextEncoder().encode(text), new Uint8Array(weights));
+  try {
+    g1.finalize();
+    g2.finalize();
+    const x = inputsOf(f.io);
+    assert.deepEqual(g1.run(x)[0].data, g2.run(x)[0].data);
+  } finally {
+    g1.dispose();
+    g2.dispose();
+  }
+});
+
+test('profiling gives each node its time', async () => {
+  const f = modelFiles('unet2d');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    g.finalize({ profile: true });
+    g.run(inputsOf(f.io));
+    const times = g.profile();
+    assert.equal(times.length, g.nodes.length);
+    assert.ok(times.every((t) => t.ms >= 0));
+    assert.ok(times.reduce((a, t) => a + t.ms, 0) > 0);
+    assert.equal(times[0].node, g.nodes[0].name);
+  } finally {
+    g.dispose();
+  }
+});
+
+test('a disposed graph refuses to be used', async () => {
+  const f = modelFiles('unet2d');
+  const g = await loadGraph(f.json, f.weights);
+  g.dispose();
+  g.dispose();  // twice is harmless
+  assert.throws(() => g.nodes, (e) => e instanceof TracegraphError && /disposed/.test(e.message));
+});
+
+test('many loads and disposals do not grow memory without bound', async () => {
+  const f = modelFiles('unet2d');
+  const core = await api.init();
+  let first = 0;
+  for (let i = 0; i < 30; ++i) {
+    const g = await loadGraph(f.json, f.weights);
+    g.finalize();
+    g.run(inputsOf(f.io));
+    g.dispose();
+    if (i === 4) first = core.HEAPU8.length;
+  }
+  assert.equal(core.HEAPU8.length, first, 'wasm memory grew after warm-up');
+});

@@ -1,0 +1,73 @@
+// Bad input gives a TracegraphError with the core's code and a message that
+// names the file or the value, and the module keeps working afterwards.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { api, dataDir, inputsOf, modelFiles } from './helpers.mjs';
+
+const { loadGraph, TracegraphError } = api;
+const isError = (code, pattern) => (e) => {
+  assert.ok(e instanceof TracegraphError, `not a TracegraphError: ${e}`);
+  assert.ok(e instanceof Error);
+  assert.equal(e.code, code, e.message);
+  if (pattern) assert.match(e.message, pattern);
+  return true;
+};
+
+// The malformed corpus (tests/data/malformed) through the JavaScript loader.
+const manifest = JSON.parse(readFileSync(join(dataDir, 'malformed', 'manifest.json'), 'utf8'));
+const small = join(dataDir, 'valid', 'small.json');
+// The JavaScript loader is given the weights' bytes, so the cases about the
+// weights file the document names (escaping its folder, missing) are file-only.
+const fileOnly = new Set(['g_weights_path_escapes.json', 'g_weights_file_missing.json']);
+for (const c of manifest.filter((c) => c.loader !== 'tree_spec' && !fileOnly.has(c.file))) {
+  test(`malformed ${c.file} is refused with ${c.code}`, async () => {
+    const path = join(dataDir, 'malformed', c.file);
+    let json = path;
+    let weights = join(dataDir, 'valid', 'good.safetensors');
+    if (c.loader === 'safetensors') {
+      json = small;
+      weights = path;
+    } else {
+      try {
+        const named = JSON.parse(readFileSync(path, 'utf8')).weights;
+        if (typeof named === 'string' && existsSync(join(dataDir, 'malformed', named))) weights = join(dataDir, 'malformed', named);
+      } catch { /* not JSON: any weights will do */ }
+    }
+    await assert.rejects(loadGraph(json, weights), (e) => {
+      assert.ok(e instanceof TracegraphError, String(e));
+      assert.equal(e.code, c.code, e.message);
+      assert.ok(e.message.includes(c.message), `${e.message} should contain ${c.message}`);
+      return true;
+    });
+  });
+}
+
+test('a missing file is an io error naming it', async () => {
+  await assert.rejects(loadGraph('/no/such/graph.json', '/no/such/w.safetensors'), isError('io', /\/no\/such\/graph\.json/));
+});
+
+test('wrong inputs are refused and the graph still runs', async () => {
+  const f = modelFiles('unet2d');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    g.finalize();
+    const [x] = inputsOf(f.io);
+    assert.throws(() => g.run([{ data: x.data.subarray(1), shape: x.shape }]), isError('shape_mismatch', /holds/));
+    assert.throws(() => g.run([x, x]), isError('invalid_argument', /takes 1 input/));
+    assert.throws(() => g.run([{ data: new Float32Array(3 * 8 * 8), shape: [1, 3, 8, 8] }]), isError('shape_mismatch', /must have shape/));
+    assert.throws(() => g.run({ nope: x }), isError('not_found', /nope/));
+    assert.throws(() => g.call({ a: 1 }), isError('tree_spec_mismatch'));
+    assert.equal(g.run([x]).length, 1);
+  } finally {
+    g.dispose();
+  }
+});
+
+test('a truncated weights file is refused naming the file', async () => {
+  const f = modelFiles('unet2d');
+  const w = readFileSync(f.weights);
+  await assert.rejects(loadGraph(f.json, w.subarray(0, w.length - 100), { weightsName: 'cut.safetensors' }), isError('out_of_range', /cut\.safetensors.*past the end/));
+});

@@ -1,0 +1,64 @@
+// Shared by the Node tests of the JavaScript API: where the built module and
+// the exported test models are, and a reader for the models' .io.safetensors.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const jsDir = resolve(process.env.TRACEGRAPH_JS_DIR ?? join(root, 'build', 'wasm', 'js'));
+export const exportedDir = resolve(process.env.TRACEGRAPH_EXPORTED_DIR ?? join(root, 'build', 'native', 'exported'));
+export const dataDir = join(root, 'tests', 'data');
+
+if (!existsSync(join(jsDir, 'tracegraph.mjs'))) throw new Error(`no tracegraph.mjs in ${jsDir}: build the wasm preset first`);
+if (!existsSync(exportedDir)) throw new Error(`no exported test models in ${exportedDir}: run the native preset's tests first (export_test_models)`);
+
+export const api = await import(join(jsDir, 'tracegraph.mjs'));
+
+export function models() {
+  return readdirSync(exportedDir).filter((m) => existsSync(join(exportedDir, m, `${m}.json`))).sort();
+}
+
+export function modelFiles(model) {
+  const dir = join(exportedDir, model);
+  return { json: join(dir, `${model}.json`), weights: join(dir, `${model}.safetensors`),
+           expected: JSON.parse(readFileSync(join(dir, `${model}.expected.json`), 'utf8')), io: readTensors(join(dir, `${model}.io.safetensors`)) };
+}
+
+// { name: { data: Float32Array, shape } } of a float32 safetensors file.
+export function readTensors(path) {
+  const b = readFileSync(path);
+  const n = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+  const out = {};
+  for (const [k, v] of Object.entries(header)) {
+    if (k === '__metadata__') continue;
+    if (v.dtype !== 'F32') throw new Error(`${path}: ${k} is ${v.dtype}`);
+    const [s, e] = v.data_offsets;
+    const bytes = b.subarray(8 + n + s, 8 + n + e);
+    out[k] = { shape: v.shape, data: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) };
+  }
+  return out;
+}
+
+export function inputsOf(io) {
+  const out = [];
+  for (let i = 0; `input.${i}` in io; ++i) out.push(io[`input.${i}`]);
+  return out;
+}
+export function outputsOf(io) {
+  const out = [];
+  for (let i = 0; `output.${i}` in io; ++i) out.push(io[`output.${i}`]);
+  return out;
+}
+
+// max |got - want| / max |want|
+export function relativeError(got, want) {
+  if (got.length !== want.length) return Infinity;
+  let err = 0;
+  let scale = 1e-12;
+  for (let i = 0; i < want.length; ++i) {
+    err = Math.max(err, Math.abs(got[i] - want[i]));
+    scale = Math.max(scale, Math.abs(want[i]));
+  }
+  return err / scale;
+}

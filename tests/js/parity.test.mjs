@@ -1,0 +1,40 @@
+// Every exported test model, run by the wasm module in Node, equals
+// LibTorch's forward (the outputs make_test_models.py saved), as read and
+// after optimize().
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { api, inputsOf, modelFiles, models, outputsOf, relativeError } from './helpers.mjs';
+
+const all = models();
+
+test('every readable test model is exported', () => {
+  assert.ok(all.length >= 18, `only ${all.length} exported models`);
+  for (const m of ['unet3d_sigmoid_traced', 'unet2d', 'mobilenet_v2_traced', 'resnet18_traced']) assert.ok(all.includes(m), m);
+});
+
+for (const model of all) {
+  for (const optimized of [false, true]) {
+    test(`${model}${optimized ? ' optimized' : ''} matches LibTorch within 1e-4`, async () => {
+      const f = modelFiles(model);
+      const g = await api.loadGraph(f.json, f.weights);
+      try {
+        if (optimized) {
+          const report = g.optimize();
+          assert.ok(report.nodes_after <= report.nodes_before);
+        }
+        g.finalize({ threads: 1 });
+        const out = g.run(inputsOf(f.io));
+        const want = outputsOf(f.io);
+        assert.equal(out.length, want.length);
+        out.forEach((o, i) => {
+          assert.deepEqual(o.shape, f.expected.output_shapes[i], `output ${i} shape`);
+          const err = relativeError(o.data, want[i].data);
+          assert.ok(err <= 1e-4, `output ${i}: relative error ${err}`);
+        });
+      } finally {
+        g.dispose();
+      }
+    });
+  }
+}
