@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The native benchmark table: tracegraph on LibTorch against LibTorch's own
-# TorchScript forward (plain, frozen, optimize_for_inference), on
-# mobilenet_v2, resnet18 and the UNets. Usage: scripts/bench.sh [--device cuda] [--runs N]
+# The benchmark, side by side in one run (bench/run.mjs): tracegraph's wasm
+# module against onnxruntime-web 1.30 in Node and in headless Chromium (1 and
+# 2 threads), and natively tracegraph's XNNPACK backend against
+# onnxruntime-node and LibTorch, on mobilenet_v2 and resnet18 at 224, a 2D
+# UNet at 256 and a 3D UNet at 64^3, all from the same torch modules.
+# Usage: scripts/bench.sh [--runs N] [--warmup N] [--models a,b] [--no-browser] [--no-native]
+# For LibTorch variants alone (or CUDA): tracegraph bench MODEL --input-shape ... [--device cuda]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+./scripts/bootstrap.sh >/dev/null
+export NODE_PATH=/usr/share/nodejs
 cmake --preset native >/dev/null
 cmake --build --preset native --target tracegraph >/dev/null
-/usr/bin/python3 tests/models/make_test_models.py build/models --only mobilenet_v2_traced,resnet18_traced,unet2d,unet3d_sigmoid_traced
-TG=build/native/native/tracegraph
-$TG bench build/models/mobilenet_v2_traced.ts --input-shape 1,3,224,224 "$@"
-echo
-$TG bench build/models/resnet18_traced.ts --input-shape 1,3,224,224 "$@"
-echo
-$TG bench build/models/unet2d.ts --input-shape 1,3,64,64 "$@"
-echo
-$TG bench build/models/unet3d_sigmoid_traced.ts --input-shape 1,1,44,44,44 "$@"
+cmake --preset wasm >/dev/null
+cmake --build --preset wasm --target tracegraph_core >/dev/null
+OUT=build/bench
+/usr/bin/python3 bench/make_models.py "$OUT" 2>&1 | grep -v -i warn || true
+for model in $(/usr/bin/python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))))" "$OUT/models.json"); do
+  shape=$(/usr/bin/python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))[sys.argv[2]]['input_shape'])))" "$OUT/models.json" "$model")
+  [[ -f "$OUT/$model/$model.json" && "$OUT/$model/$model.json" -nt "$OUT/$model.ts" ]] ||
+    build/native/native/tracegraph export "$OUT/$model.ts" --input-shape "$shape" -o "$OUT/$model" >/dev/null
+done
+# onnxruntime-node's install script fetches CUDA binaries from the web; its CPU
+# binaries are in the package itself, so the scripts are skipped.
+(cd bench && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+node bench/run.mjs "$@"

@@ -19,7 +19,9 @@ PACKAGES=(
   libcpuinfo-dev libfxdiv-dev
   chromium
 )
-command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+# Node (18 or newer) and npm: Debian's, unless the machine already has its own.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -16,6 +16,9 @@
 
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
+#ifdef TRACEGRAPH_HAS_XNNPACK
+#include "tracegraph/xnnpack/backend.h"
+#endif
 
 namespace tracegraph::cli {
 namespace {
@@ -189,6 +192,27 @@ int bench(const BenchOptions& o) {
     g->finalize();
     return [g, &inputs] { native::run(*g, inputs); };
   }));
+#ifdef TRACEGRAPH_HAS_XNNPACK
+  if (o.device == "cpu") {
+    // XNNPACK allocates outside LibTorch's allocator: its row's memory is the
+    // planned arena of intermediates.
+    xnnpack::XnnpackBackend* xnn = nullptr;
+    results.push_back(measure("tracegraph optimized on xnnpack", o, [&]() -> std::function<void()> {
+      native::TorchScriptOptions options;
+      for (const auto& t : inputs) options.example_inputs.push_back(native::from_aten(t.cpu()));
+      auto g = std::make_shared<TracedGraph>(native::load(o.model, options));
+      g->optimize();
+      auto backend = std::make_unique<xnnpack::XnnpackBackend>(xnnpack::Options{at::get_num_threads()});
+      xnn = backend.get();
+      g->set_backend(std::move(backend));
+      g->finalize();
+      std::vector<Tensor> flat;
+      for (const auto& t : inputs) flat.push_back(native::from_aten(t));
+      return [g, flat] { g->run(flat); };
+    }));
+    if (xnn && !results.back().error) results.back().peak_mib = static_cast<double>(xnn->arena_bytes()) / (1024.0 * 1024.0);
+  }
+#endif
 
   std::printf("tracegraph bench %s on %s, %d threads: %d warm runs after %d warm-ups\n", o.model.c_str(), o.device.c_str(),
               at::get_num_threads(), o.runs, o.warmup);

@@ -18,6 +18,7 @@
 #include "tracegraph/error.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/module_graph.h"
+#include "tracegraph/op_table.h"
 #include "tracegraph/optimizer.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
@@ -55,6 +56,16 @@ char* copy_string(const std::string& s) {
   if (!out) throw std::bad_alloc();
   std::memcpy(out, s.data(), s.size() + 1);
   return out;
+}
+
+// Each node's canonical op ("conv", "clip", ...) or null, in node order.
+std::string canonical_ops(const tg::Graph& g) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+    const auto c = tg::canonical_op(g.node(g.nodes()[i]));
+    out += (i ? "," : "") + (c ? quote(c->name) : std::string("null"));
+  }
+  return out + "]";
 }
 
 struct Handle {
@@ -107,6 +118,7 @@ EMSCRIPTEN_KEEPALIVE char* tg_describe(Handle* h) {
         std::string out = "{\"graph\":" + tg::graph_json(eg) +
                           ",\"activation\":" + tg::output_activation_json(tg::output_activation(h->graph.graph())) +
                           ",\"module_graph\":" + tg::module_graph_json(tg::module_graph(h->graph.graph())) +
+                          ",\"canonical\":" + canonical_ops(h->graph.graph()) +
                           ",\"finalized\":" + (h->graph.is_finalized() ? "true" : "false") + "}";
         return copy_string(out);
       },

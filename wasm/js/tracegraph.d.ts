@@ -56,6 +56,8 @@ export interface NodeInfo {
   name: string;
   /** The format's op name, e.g. "aten::_convolution". */
   op: string;
+  /** What the op means across its spellings ("conv", "clip", ...), or null. */
+  canonical: string | null;
   /** Value names. */
   inputs: string[];
   outputs: string[];

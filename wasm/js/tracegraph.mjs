@@ -199,13 +199,16 @@ export class TracedGraph {
   // Values by file id: { id, name, dtype?, shape?, constant? }.
   get values() { return this.document.graph.values; }
 
-  // Nodes in order: { id, name, op, inputs: [value names], outputs: [value names], attributes }.
+  // Nodes in order: { id, name, op, canonical, inputs: [value names], outputs: [value names], attributes };
+  // `canonical` is the op's meaning across spellings ("conv", "clip", ...), or null.
   get nodes() {
     const values = this.values;
-    return this.document.graph.nodes.map((n) => ({
+    const canonical = this._describe().canonical;
+    return this.document.graph.nodes.map((n, i) => ({
       id: n.id,
       name: n.name,
       op: n.op,
+      canonical: canonical[i],
       inputs: n.inputs.map((i) => values[i].name),
       outputs: n.outputs.map((i) => values[i].name),
       attributes: Object.fromEntries(Object.entries(n.attributes).map(([k, a]) => [k, a.value])),

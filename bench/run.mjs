@@ -1,0 +1,168 @@
+// The side-by-side benchmark (run by scripts/bench.sh, which makes the
+// models and builds first): the same models with the same weights in
+// tracegraph's wasm module and in onnxruntime-web (wasm, SIMD), in Node 20
+// and in headless Chromium, 1 and 2 threads; natively tracegraph's XNNPACK
+// backend against onnxruntime-node and LibTorch. Each configuration runs in
+// its own process or page load. Prints medians, spread, first run, load
+// time, the ratios the targets are stated in, and writes results.json.
+// Usage: node bench/run.mjs [--runs N] [--warmup N] [--models a,b] [--no-browser] [--no-native]
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { serve } from '../web-demo/serve.mjs';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const benchDir = resolve(process.env.TRACEGRAPH_BENCH_DIR ?? join(root, 'build', 'bench'));
+const jsDir = resolve(process.env.TRACEGRAPH_JS_DIR ?? join(root, 'build', 'wasm', 'js'));
+const cli = resolve(process.env.TRACEGRAPH_CLI ?? join(root, 'build', 'native', 'native', 'tracegraph'));
+const arg = (name, fallback) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : fallback; };
+const runs = Number(arg('--runs', 20));
+const warmup = Number(arg('--warmup', 3));
+const models = JSON.parse(readFileSync(join(benchDir, 'models.json'), 'utf8'));
+const names = arg('--models', Object.keys(models).join(',')).split(',');
+const browser = !process.argv.includes('--no-browser');
+const native = !process.argv.includes('--no-native');
+const threadedWasm = existsSync(join(jsDir, 'tracegraph-threads.mjs'));
+
+// FLOPs of convolutions and linear layers (2 per multiply-add), from the export.
+function flops(model) {
+  const doc = JSON.parse(readFileSync(join(benchDir, model, `${model}.json`), 'utf8'));
+  const values = doc.graph.values;
+  const numel = (s) => s.reduce((a, b) => a * b, 1);
+  let total = 0;
+  for (const n of doc.graph.nodes) {
+    const out = values[n.outputs[0]].shape;
+    if (/conv|_convolution/.test(n.op) && !/transpose/.test(n.op) && !n.attributes.transposed?.value) {
+      const w = values[n.inputs[1]].shape;
+      total += 2 * numel(out) * numel(w.slice(1));
+    } else if (/transpose/.test(n.op) || n.attributes.transposed?.value) {
+      const w = values[n.inputs[1]].shape;
+      total += 2 * numel(values[n.inputs[0]].shape) * numel(w.slice(1));
+    } else if (n.op === 'aten::linear') {
+      const w = values[n.inputs[1]].shape;
+      total += 2 * (numel(out) / w[0]) * w[0] * w[1];
+    }
+  }
+  return total;
+}
+
+function node(engine, model, threads) {
+  try {
+    const out = execFileSync(process.execPath, [join(root, 'bench', 'engine.mjs'), engine, model, String(threads), String(runs), String(warmup)],
+                             { env: { ...process.env, TRACEGRAPH_BENCH_DIR: benchDir, TRACEGRAPH_JS_DIR: jsDir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return JSON.parse(out.trim().split('\n').pop());
+  } catch (e) {
+    return { error: String(e.stderr || e.message).trim().split('\n').slice(-1)[0] };
+  }
+}
+
+function nativeRows(model, threads) {
+  const shape = models[model].input_shape.join(',');
+  try {
+    const text = execFileSync(cli, ['bench', join(benchDir, `${model}.ts`), '--input-shape', shape, '--threads', String(threads),
+                                    '--runs', String(runs), '--warmup', String(warmup)], { encoding: 'utf8' });
+    const rows = {};
+    for (const line of text.split('\n')) {
+      const m = line.match(/^(\S.*?)\s{2,}([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\.\.([\d.]+)/);
+      if (m) rows[m[1].trim()] = { load: +m[2], first: +m[3], median: +m[4], p10: +m[5], p90: +m[6] };
+    }
+    return rows;
+  } catch (e) {
+    return { error: String(e.message) };
+  }
+}
+
+async function chromium(configs) {
+  const { chromium } = await import('playwright-core');
+  const server = await serve({ port: 0, quiet: true });
+  const port = server.address().port;
+  const b = await chromium.launch({ executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const results = [];
+  try {
+    for (const c of configs) {
+      const page = await b.newPage();
+      try {
+        await page.goto(`http://127.0.0.1:${port}/bench/page.html?engine=${c.engine}&model=${c.model}&threads=${c.threads}&runs=${runs}&warmup=${warmup}`);
+        await page.waitForFunction(() => window.__bench, null, { timeout: 600000 });
+        results.push(await page.evaluate(() => window.__bench));
+      } catch (e) {
+        results.push({ error: String(e.message).split('\n')[0] });
+      } finally {
+        await page.close();
+      }
+    }
+  } finally {
+    await b.close();
+    server.close();
+  }
+  return results;
+}
+
+const fmt = (r) => (r && !r.error && r.median !== undefined)
+  ? `${r.load.toFixed(0).padStart(7)} ${r.first.toFixed(1).padStart(9)} ${r.median.toFixed(2).padStart(9)} ${(r.p10.toFixed(2) + '..' + r.p90.toFixed(2)).padStart(17)}`
+  : `  ${r ? (r.error ?? 'n/a') : 'n/a'}`.slice(0, 100);
+const ratio = (a, b) => (a && b && !a.error && !b.error && a.median && b.median) ? a.median / b.median : NaN;
+const report = { runs, warmup, models: {}, targets: [] };
+const targets = [];
+
+for (const model of names) {
+  const gflop = flops(model) / 1e9;
+  const r = {};
+  console.log(`\n== ${model} ${JSON.stringify(models[model].input_shape)}, ${gflop.toFixed(2)} GFLOP ==`);
+  console.log(`${'engine'.padEnd(40)} ${'load ms'.padStart(7)} ${'first ms'.padStart(9)} ${'median ms'.padStart(9)} ${'p10..p90 ms'.padStart(17)}`);
+  const line = (name, res) => { r[name] = res; console.log(`${name.padEnd(40)} ${fmt(res)}`); };
+  for (const t of [1, 2]) {
+    line(`node: tracegraph wasm ${t}t`, t === 1 || threadedWasm ? node('tracegraph-wasm', model, t) : { error: 'n/a: no threaded wasm build' });
+    line(`node: onnxruntime-web ${t}t`, node('ort-web', model, t));
+  }
+  if (browser) {
+    const configs = [];
+    for (const t of [1, 2]) {
+      configs.push({ engine: 'tracegraph-wasm', model, threads: t }, { engine: 'ort-web', model, threads: t });
+    }
+    const res = await chromium(configs);
+    res.forEach((x, i) => {
+      const c = configs[i];
+      const name = `chromium: ${c.engine === 'ort-web' ? 'onnxruntime-web' : 'tracegraph wasm'} ${c.threads}t`;
+      line(name, c.engine === 'tracegraph-wasm' && c.threads > 1 && !threadedWasm ? { error: 'n/a: no threaded wasm build' } : x);
+    });
+  }
+  if (native) {
+    for (const t of [1, 2]) {
+      const rows = nativeRows(model, t);
+      line(`native: tracegraph xnnpack ${t}t`, rows['tracegraph optimized on xnnpack'] ?? rows);
+      line(`native: libtorch optimize_for_inference ${t}t`, rows['torchscript optimize_for_inference'] ?? rows);
+      line(`native: tracegraph on libtorch ${t}t`, rows['tracegraph optimized on libtorch'] ?? rows);
+      line(`native: onnxruntime-node ${t}t`, node('ort-node', model, t));
+    }
+  }
+  report.models[model] = { gflop, results: r };
+  const gflops = (x) => (x && x.median ? gflop / (x.median / 1000) : NaN);
+  console.log(`GFLOP/s, tracegraph wasm 1t: node ${gflops(r['node: tracegraph wasm 1t']).toFixed(1)}` +
+              (browser ? `, chromium ${gflops(r['chromium: tracegraph wasm 1t']).toFixed(1)}` : '') +
+              (native ? `; native xnnpack 1t ${gflops(r['native: tracegraph xnnpack 1t']).toFixed(1)}` : ''));
+  for (const where of browser ? ['node', 'chromium'] : ['node']) {
+    const ours = r[`${where}: tracegraph wasm 1t`];
+    const theirs = r[`${where}: onnxruntime-web 1t`];
+    const limit = { mobilenet_v2: 0.6, unet2d: 0.7 }[model];
+    if (limit) targets.push({ what: `${model} ${where} wasm 1t / onnxruntime-web 1t`, value: ratio(ours, theirs), limit, below: true });
+    if (model === 'resnet18') targets.push({ what: `resnet18 ${where} wasm 1t GFLOP/s`, value: gflops(ours), limit: 24, below: false });
+    targets.push({ what: `${model} ${where} wasm speed-up 2t over 1t`, value: ratio(ours, r[`${where}: tracegraph wasm 2t`]), limit: 1.7, below: false });
+  }
+  if (native) {
+    for (const t of [1, 2])
+      targets.push({ what: `${model} native xnnpack ${t}t / onnxruntime-node ${t}t`, value: ratio(r[`native: tracegraph xnnpack ${t}t`], r[`native: onnxruntime-node ${t}t`]), limit: 1.0, below: true });
+  }
+}
+
+console.log('\n== targets (ratios from this run) ==');
+for (const t of targets) {
+  const met = Number.isFinite(t.value) ? (t.below ? t.value <= t.limit : t.value >= t.limit) : null;
+  console.log(`${t.what.padEnd(58)} ${Number.isFinite(t.value) ? t.value.toFixed(2).padStart(7) : '    n/a'}  (${t.below ? '<=' : '>='} ${t.limit})  ${met === null ? 'not measured' : met ? 'met' : 'MISSED'}`);
+}
+report.targets = targets;
+writeFileSync(join(benchDir, 'results.json'), JSON.stringify(report, null, 1));
+console.log(`\nwrote ${join(benchDir, 'results.json')}`);
