@@ -100,7 +100,8 @@ async function openBytes(json, weights, jsonName, weightsName, sample = null) {
   $('run-shape').value = shapes.map((s) => (s ? s.join(',') : '')).join(' ; ');
   $('run-input').querySelector('[value=test]').disabled = !sample;
   $('run-input').value = sample ? 'test' : 'random';
-  status(`Read ${state.name} in ${(performance.now() - t).toFixed(0)} ms.`);
+  const drawn = state.lastLayout;
+  status(`Read ${state.name} in ${(performance.now() - t).toFixed(0)} ms: ${described.document.graph.nodes.length} nodes, laid out in ${drawn.layoutMs.toFixed(0)} ms, drawn in ${drawn.drawMs.toFixed(0)} ms.`);
 }
 
 async function showDescribed(described) {
@@ -195,7 +196,7 @@ function showSummary() {
     <h2>${escapeXml(state.name)}</h2>
     <table class="kv">
       <tr><th>nodes</th><td class="num" id="summary-nodes">${doc.graph.nodes.length}</td></tr>
-      <tr><th>parameters</th><td class="num">${cost.params.toLocaleString()} (${human(cost.params * 4, 'B')})</td></tr>
+      <tr><th title="every constant: weights, biases, and buffers such as a batch norm's running statistics">parameters</th><td class="num">${cost.params.toLocaleString('en-US')} (${human(cost.params * 4, 'B')})</td></tr>
       <tr><th>FLOPs</th><td class="num">${human(cost.flops, 'FLOP')}</td></tr>
       <tr><th>inputs</th><td>${doc.graph.inputs.map((i) => `<code>${escapeXml(values[i].name)}</code> ${values[i].dtype ?? ''} ${shapeStr(values[i].shape)}`).join('<br>')}</td></tr>
       <tr><th>in spec</th><td>${specStr(doc.in_spec)}</td></tr>
@@ -236,7 +237,7 @@ function showNode(meta) {
       <tr><th>op</th><td><code id="node-op">${escapeXml(n.op)}</code></td></tr>
       <tr><th>canonical op</th><td><code>${escapeXml(meta.canonical ?? '—')}</code></td></tr>
       <tr><th>FLOPs</th><td class="num">${human(cost.flops, 'FLOP')}</td></tr>
-      <tr><th>parameters</th><td class="num">${cost.params.toLocaleString()}</td></tr>
+      <tr><th>parameters</th><td class="num">${cost.params.toLocaleString('en-US')}</td></tr>
     </table>
     <h3>Inputs</h3><table class="kv">${n.inputs.filter((vid) => !values[vid].constant).map(valueRow).join('') || '<tr><td class="muted">none</td></tr>'}</table>
     <h3>Outputs</h3><table class="kv" id="node-outputs">${n.outputs.map(valueRow).join('')}</table>
@@ -246,7 +247,7 @@ function showNode(meta) {
       const s = d.weightStats[v.name];
       return `<table class="kv"><tr><th>${escapeXml(arg ?? 'weight')}</th><td><code>${escapeXml(v.name)}</code></td></tr>
         <tr><th>shape, dtype</th><td>${shapeStr(v.shape)} ${v.dtype}</td></tr>
-        ${s ? `<tr><th>count</th><td class="num">${s.count.toLocaleString()}</td></tr>
+        ${s ? `<tr><th>count</th><td class="num">${s.count.toLocaleString('en-US')}</td></tr>
         <tr><th>min / max</th><td class="num">${fmt(s.min)} / ${fmt(s.max)}</td></tr>
         <tr><th>mean</th><td class="num">${fmt(s.mean)}</td></tr>` : ''}</table>`;
     }).join('') : '<p class="muted">none</p>'}`;

@@ -91,7 +91,7 @@ export class GraphView {
     this.draw(layout, info);
     this.info = info;
     this.layout = layout;
-    this.fit();
+    this.initialView();
     return { nodes: elkNodes.length, edges: edges.length, layoutMs: t1 - t0, drawMs: performance.now() - t1 };
   }
 
@@ -205,6 +205,17 @@ export class GraphView {
     const h = this.layout.height || 1;
     const k = Math.min(1.2, Math.max(0.02, Math.min((r.width - 40) / w, (r.height - 40) / h)));
     this.t = { k, x: (r.width - w * k) / 2, y: Math.max(20, (r.height - h * k) / 2) };
+    this.apply();
+  }
+
+  // Fit when the whole graph stays readable; a long chain (mobilenet) starts
+  // at its top at a readable zoom instead of shrinking to a thin line.
+  initialView() {
+    this.fit();
+    if (this.t.k >= 0.45) return;
+    const r = this.svg.getBoundingClientRect();
+    const k = Math.min(1, Math.max(0.45, (r.width - 40) / (this.layout.width || 1)));
+    this.t = { k, x: (r.width - this.layout.width * k) / 2, y: 20 };
     this.apply();
   }
 

@@ -1,10 +1,19 @@
 // The page's wasm side, off the main thread: holds the TracedGraph, loads,
 // optimizes and runs it, so the page never freezes. Messages are
 // { id, type, ...args } and answers { id, ok, result | error }.
+//
+// A finalized graph is fixed (as in C++), so the worker keeps the file's
+// bytes and reads the graph again when a run wants another thread count,
+// profiling, or input shapes other than the export's.
 import { loadGraph } from '/js/tracegraph.mjs';
 
+let source = null;     // { json, weights, jsonName, weightsName }: the bytes as opened
 let graph = null;
-let finalizedWith = null;  // the { threads, profile } of the last finalize
+let optimized = false;
+let finalizedWith = null;  // JSON of { threads, profile, shapes } of the last finalize
+
+const sameShapes = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const exportShapes = (g) => g.document.graph.inputs.map((i) => g.document.graph.values[i].shape ?? null);
 
 function describe() {
   return {
@@ -16,23 +25,41 @@ function describe() {
   };
 }
 
+async function fresh({ shapes = null, optimize = optimized } = {}) {
+  const next = await loadGraph(source.json, source.weights, { jsonName: source.jsonName, weightsName: source.weightsName });
+  if (shapes && !sameShapes(shapes, exportShapes(next))) next.setInputShapes(shapes);
+  let report = null;
+  if (optimize) report = next.optimize();
+  if (graph) graph.dispose();
+  graph = next;
+  finalizedWith = null;
+  return report;
+}
+
 const handlers = {
-  async load({ json, weights, jsonName, weightsName }) {
-    const next = await loadGraph(json, weights, { jsonName, weightsName });
-    if (graph) graph.dispose();  // only once the new one loaded: a bad file keeps the old
-    graph = next;
-    finalizedWith = null;
+  async load(args) {
+    const previous = source;
+    source = args;
+    try {
+      optimized = false;
+      await fresh();  // a bad file throws here and leaves the graph shown before in place
+    } catch (e) {
+      source = previous;
+      throw e;
+    }
     return describe();
   },
-  optimize() {
-    const report = graph.optimize();
-    finalizedWith = null;
+  async optimize() {
+    const report = await fresh({ optimize: true });
+    optimized = true;
     return { report, ...describe() };
   },
-  run({ inputs, warm, threads, profile }) {
-    const wanted = JSON.stringify({ threads, profile });
+  async run({ inputs, warm, threads, profile }) {
+    const shapes = inputs.map((t) => t.shape);
+    const wanted = JSON.stringify({ threads, profile, shapes });
     let finalizeMs = 0;
     if (finalizedWith !== wanted) {
+      if (finalizedWith !== null || !sameShapes(shapes, exportShapes(graph))) await fresh({ shapes });
       const t = performance.now();
       graph.finalize({ threads, profile });
       finalizeMs = performance.now() - t;

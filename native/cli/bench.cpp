@@ -196,21 +196,22 @@ int bench(const BenchOptions& o) {
   if (o.device == "cpu") {
     // XNNPACK allocates outside LibTorch's allocator: its row's memory is the
     // planned arena of intermediates.
-    xnnpack::XnnpackBackend* xnn = nullptr;
+    std::optional<std::size_t> arena_bytes;
     results.push_back(measure("tracegraph optimized on xnnpack", o, [&]() -> std::function<void()> {
       native::TorchScriptOptions options;
       for (const auto& t : inputs) options.example_inputs.push_back(native::from_aten(t.cpu()));
       auto g = std::make_shared<TracedGraph>(native::load(o.model, options));
       g->optimize();
       auto backend = std::make_unique<xnnpack::XnnpackBackend>(xnnpack::Options{at::get_num_threads()});
-      xnn = backend.get();
+      const xnnpack::XnnpackBackend* xnn = backend.get();
       g->set_backend(std::move(backend));
       g->finalize();
+      arena_bytes = xnn->arena_bytes();  // planned at finalize: the input shapes are known
       std::vector<Tensor> flat;
       for (const auto& t : inputs) flat.push_back(native::from_aten(t));
       return [g, flat] { g->run(flat); };
     }));
-    if (xnn && !results.back().error) results.back().peak_mib = static_cast<double>(xnn->arena_bytes()) / (1024.0 * 1024.0);
+    if (arena_bytes && !results.back().error) results.back().peak_mib = static_cast<double>(*arena_bytes) / (1024.0 * 1024.0);
   }
 #endif
 

@@ -145,6 +145,33 @@ EMSCRIPTEN_KEEPALIVE char* tg_optimize(Handle* h, const char* disabled, int max_
       nullptr);
 }
 
+// Gives the graph inputs these shapes and forgets every other value's shape
+// (they follow from the inputs at finalize). Only before finalize.
+EMSCRIPTEN_KEEPALIVE int tg_set_input_shapes(Handle* h, int count, const int* ranks, const int* dims) {
+  return guarded(
+      [&]() -> int {
+        tg::Graph& g = h->graph.mutable_graph();
+        if (count != static_cast<int>(g.inputs().size()))
+          tg::fail(tg::ErrorCode::kInvalidArgument, "the graph takes " + std::to_string(g.inputs().size()) + " inputs, given " +
+                                                        std::to_string(count) + " shapes");
+        std::size_t at = 0;
+        for (int i = 0; i < count; ++i) {
+          tg::Shape shape(dims + at, dims + at + ranks[i]);
+          at += static_cast<std::size_t>(ranks[i]);
+          tg::checked_nbytes(tg::DType::kFloat32, shape);
+          const tg::ValueId v = g.inputs()[static_cast<std::size_t>(i)];
+          g.set_value_type(v, g.value(v).dtype, tg::symbolic(shape));
+        }
+        for (tg::ValueId v : g.values()) {
+          const tg::Value& value = g.value(v);
+          if (value.is_constant() || !value.producer) continue;
+          g.set_value_type(v, value.dtype, std::nullopt);
+        }
+        return 1;
+      },
+      -1);
+}
+
 EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile) {
   return guarded(
       [&]() -> int {

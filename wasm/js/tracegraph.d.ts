@@ -121,6 +121,8 @@ export class TracedGraph {
   moduleGraph(): ModuleGraph;
   weightStats(): Record<string, WeightStats>;
   optimize(options?: { disabled?: string[]; maxIterations?: number }): OptimizeReport;
+  /** Other input shapes (before finalize); the shapes computed from them are forgotten. */
+  setInputShapes(shapes: number[][]): void;
   /** Lowers to XNNPACK and packs the weights; returns the threads used. */
   finalize(options?: { threads?: number; profile?: boolean }): number;
   isFinalized(): boolean;

@@ -241,6 +241,29 @@ export class TracedGraph {
     }
   }
 
+  // Gives the inputs other shapes (an array of shapes, in input order) and
+  // forgets the shapes of the values computed from them. Before finalize().
+  // Shapes an optimize() folded into constants stay folded: set the shapes
+  // first, then optimize.
+  setInputShapes(shapes) {
+    const m = this._core.m;
+    const handle = this._live();
+    if (!Array.isArray(shapes) || !shapes.every((s) => Array.isArray(s) && s.every((d) => Number.isInteger(d) && d >= 0)))
+      throw new TracegraphError('bad_shape', 'setInputShapes: expected an array of shapes (arrays of non-negative integers)');
+    const dims = shapes.flat();
+    const rp = m._tg_alloc(4 * Math.max(shapes.length, 1));
+    const dp = m._tg_alloc(4 * Math.max(dims.length, 1));
+    try {
+      shapes.forEach((s, i) => { m.HEAP32[(rp >> 2) + i] = s.length; });
+      dims.forEach((d, i) => { m.HEAP32[(dp >> 2) + i] = d; });
+      this._core.check(m._tg_set_input_shapes(handle, shapes.length, rp, dp));
+    } finally {
+      m._tg_free(rp);
+      m._tg_free(dp);
+    }
+    this._described = null;
+  }
+
   // Lowers the graph to XNNPACK and packs its weights. Returns the threads used.
   finalize({ threads = 1, profile = false } = {}) {
     const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0));

@@ -1,0 +1,158 @@
+// The web page end to end, in headless Chromium (Debian's, driven by
+// playwright-core; no browser download): open samples, check the graph and
+// the panels against the exported documents, run a model in the worker and
+// compare with LibTorch's outputs, optimize, and refuse a corrupt file while
+// the page keeps working. Screenshots go to build/web-screenshots/.
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { chromium } = await import(join(root, 'web-demo', 'node_modules', 'playwright-core', 'index.mjs'));
+const { serve } = await import(join(root, 'web-demo', 'serve.mjs'));
+const exportedDir = resolve(process.env.TRACEGRAPH_EXPORTED_DIR ?? join(root, 'build', 'native', 'exported'));
+const shots = resolve(process.env.TRACEGRAPH_SCREENSHOTS ?? join(root, 'build', 'web-screenshots'));
+mkdirSync(shots, { recursive: true });
+
+const doc = (name) => JSON.parse(readFileSync(join(exportedDir, name, `${name}.json`), 'utf8'));
+
+let server;
+let browser;
+let page;
+const errors = [];
+before(async () => {
+  server = await serve({ port: 0, quiet: true });
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`http://127.0.0.1:${server.address().port}/`);
+  await page.waitForFunction(() => window.__tracegraph?.ready);
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function openSample(name) {
+  await page.selectOption('#samples', name);
+  await page.waitForFunction((n) => window.__tracegraph.state.name === n && document.querySelectorAll('.node').length > 0, name, { timeout: 60000 });
+}
+
+test('the page is served cross-origin isolated (threads need it)', async () => {
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true);
+});
+
+test('a 3D UNet sample: its graph, summary and a node panel', async () => {
+  await openSample('unet3d_sigmoid_traced');
+  const d = doc('unet3d_sigmoid_traced');
+  const drawn = await page.locator('.node').count();
+  assert.equal(drawn, d.graph.nodes.length + d.graph.inputs.length + d.graph.outputs.length);
+  assert.equal(await page.textContent('#summary-nodes'), String(d.graph.nodes.length));
+  assert.match(await page.textContent('#summary-activation'), /sigmoid/);
+  await page.screenshot({ path: join(shots, 'unet3d-summary.png') });
+
+  const conv = d.graph.nodes.find((n) => n.op === 'aten::_convolution');
+  await page.click(`.node[data-name="${conv.name}"]`);
+  assert.equal(await page.textContent('#node-op'), conv.op);
+  const out = d.graph.values[conv.outputs[0]];
+  assert.match(await page.textContent('#node-outputs'), new RegExp(`\\[${out.shape.join(', ')}\\]`));
+  const weight = d.graph.values[conv.inputs[1]];
+  const panel = await page.textContent('#tab-node');
+  assert.ok(panel.includes(weight.name), 'the weight is listed');
+  assert.ok(panel.includes(weight.shape.reduce((a, b) => a * b, 1).toLocaleString('en-US')), 'with its count');
+  assert.match(panel, /min \/ max/);
+  await page.screenshot({ path: join(shots, 'unet3d-node.png') });
+});
+
+test('search finds nodes by op', async () => {
+  await page.fill('#search', 'sigmoid');
+  assert.equal(await page.textContent('#search-count'), '1 match');
+  await page.fill('#search', '');
+});
+
+test('running the sample in the worker matches LibTorch', async () => {
+  await page.click('[data-tab=run]');
+  assert.equal(await page.inputValue('#run-input'), 'test');
+  await page.check('#run-profile');
+  await page.click('#run');
+  await page.waitForSelector('#run-error-0', { timeout: 60000 });
+  const err = Number(await page.getAttribute('#run-error-0', 'data-error'));
+  assert.ok(err <= 1e-4, `max relative error ${err}`);
+  assert.match(await page.textContent('.output-shape'), /\[1, 1, 28, 28, 28\]/);
+  assert.ok(await page.locator('#run-result canvas').count() >= 1, 'a slice is drawn');
+  assert.ok(await page.locator('.time').count() > 0, 'per-node times are on the graph');
+  await page.screenshot({ path: join(shots, 'unet3d-run.png') });
+});
+
+test('optimize shows the report and the graph after, with before kept', async () => {
+  const before = await page.locator('.node').count();
+  await page.click('#optimize');
+  await page.waitForSelector('#report-summary', { timeout: 60000 });
+  const after = await page.locator('.node').count();
+  assert.ok(after < before, `${after} < ${before}`);
+  assert.match(await page.textContent('#report-summary'), /→/);
+  assert.equal(await page.isVisible('#show-before'), true);
+  await page.screenshot({ path: join(shots, 'unet3d-optimized.png') });
+  await page.click('#show-before');
+  await page.waitForFunction((n) => document.querySelectorAll('.node').length === n, before);
+  // and the optimized graph still runs, with the same numbers
+  await page.click('[data-tab=run]');
+  await page.click('#run');
+  await page.waitForSelector('#run-error-0', { timeout: 60000 });
+  assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
+});
+
+test('mobilenet_v2 lays out and runs; the summary counts parameters and FLOPs', async () => {
+  await openSample('mobilenet_v2_traced');
+  const status = await page.textContent('#status');
+  console.log(`mobilenet_v2_traced: ${status}`);
+  assert.match(status, /laid out in \d+ ms/);
+  const summary = await page.textContent('#tab-summary');
+  const d = doc('mobilenet_v2_traced');
+  const constants = d.graph.values.filter((v) => v.constant).reduce((a, v) => a + v.shape.reduce((x, y) => x * y, 1), 0);
+  // torchvision's 3,504,872 parameters plus the batch norms' running statistics
+  assert.equal(constants, 3504872 + 8496);
+  assert.ok(summary.includes(constants.toLocaleString('en-US')), summary);
+  assert.match(summary, /6[0-4]\d MFLOP/);  // 300 M multiply-adds in convolutions, plus the elementwise ops
+  await page.screenshot({ path: join(shots, 'mobilenet-summary.png') });
+  await page.click('[data-tab=run]');
+  await page.click('#run');
+  await page.waitForSelector('#run-error-0', { timeout: 60000 });
+  assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
+  assert.match(await page.textContent('#run-result'), /top classes/);
+});
+
+test('a corrupt file gives a clear message and the page keeps working', async () => {
+  const dir = join(tmpdir(), 'tracegraph-e2e');
+  mkdirSync(dir, { recursive: true });
+  const good = join(exportedDir, 'unet2d', 'unet2d.json');
+  const text = readFileSync(good, 'utf8');
+  writeFileSync(join(dir, 'broken.json'), text.slice(0, Math.floor(text.length / 2)));
+  await page.setInputFiles('#file', [join(dir, 'broken.json'), join(exportedDir, 'unet2d', 'unet2d.safetensors')]);
+  await page.waitForSelector('#error:not([hidden])');
+  const message = await page.textContent('#error-text');
+  assert.match(message, /^parse: /);
+  assert.match(message, /broken\.json/);
+  await page.screenshot({ path: join(shots, 'corrupt-file.png') });
+  // the model shown before is still there, and another opens fine
+  assert.equal(await page.evaluate(() => window.__tracegraph.state.name), 'mobilenet_v2_traced');
+  await page.click('#error-close');
+  await openSample('unet2d');
+  assert.equal(await page.isVisible('#error'), false);
+  await page.click('[data-tab=run]');
+  await page.selectOption('#run-input', 'random');
+  await page.fill('#run-shape', '1,3,96,96');
+  await page.click('#run');
+  await page.waitForSelector('#run-median', { timeout: 60000 });
+  assert.match(await page.textContent('.output-shape'), /\[1, 2, 80, 80\]/);
+  await page.screenshot({ path: join(shots, 'unet2d-run.png') });
+});
+
+test('no script errors on the page', () => {
+  assert.deepEqual(errors, []);
+});
