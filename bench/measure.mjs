@@ -39,10 +39,11 @@ export async function measure(load, { warmup = 3, runs = 20 } = {}) {
   return { load: loadMs, first: firstMs, ...summary(times), checksum: output ? Array.from(output.slice(0, 4)) : null };
 }
 
-// tracegraph's wasm module: load the exported graph, optimize, finalize.
+// tracegraph's wasm module (the threaded build for more than one thread):
+// load the exported graph, optimize, finalize.
 export function tracegraphLoader(api, json, weights, input, shape, threads) {
   return async () => {
-    const g = await api.loadGraph(json, weights);
+    const g = await api.loadGraph(json, weights, { threads: threads > 1 });
     g.optimize();
     g.finalize({ threads });
     return () => g.run([{ data: input, shape }])[0].data;

@@ -24,7 +24,7 @@ const models = JSON.parse(readFileSync(join(benchDir, 'models.json'), 'utf8'));
 const names = arg('--models', Object.keys(models).join(',')).split(',');
 const browser = !process.argv.includes('--no-browser');
 const native = !process.argv.includes('--no-native');
-const threadedWasm = existsSync(join(jsDir, 'tracegraph-threads.mjs'));
+const threadedWasm = existsSync(join(jsDir, 'tracegraph_threads_core.mjs'));
 
 // FLOPs of convolutions and linear layers (2 per multiply-add), from the export.
 function flops(model) {

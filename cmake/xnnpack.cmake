@@ -1,12 +1,9 @@
 # XNNPACK + pthreadpool, built from Debian's source tarballs by
 # scripts/build_xnnpack.sh and cached outside the clone, keyed by version and
-# target. Configure builds the cache when it is missing (a few minutes, once).
+# variant (native, wasm, wasm-threads). Configure builds a missing variant (a
+# few minutes, once). tracegraph_xnnpack_deps(TARGET VARIANT) makes an
+# interface target with the headers and libraries of one variant.
 set(TRACEGRAPH_XNNPACK_VERSION "0.0~git20241108.4ea82e5")
-if(EMSCRIPTEN)
-  set(_xnn_target wasm)
-else()
-  set(_xnn_target native)
-endif()
 if(DEFINED ENV{TRACEGRAPH_CACHE})
   set(_xnn_cache "$ENV{TRACEGRAPH_CACHE}")
 elseif(DEFINED ENV{XDG_CACHE_HOME})
@@ -16,24 +13,23 @@ elseif(DEFINED ENV{HOME})
 else()
   set(_xnn_cache "/root/.cache/tracegraph")
 endif()
-set(TRACEGRAPH_XNNPACK_ROOT "${_xnn_cache}/xnnpack/${TRACEGRAPH_XNNPACK_VERSION}-${_xnn_target}"
-    CACHE PATH "XNNPACK built by scripts/build_xnnpack.sh (include/ and lib/)")
+set(TRACEGRAPH_XNNPACK_CACHE "${_xnn_cache}/xnnpack" CACHE PATH "Where scripts/build_xnnpack.sh keeps the built variants")
 
-if(NOT EXISTS "${TRACEGRAPH_XNNPACK_ROOT}/lib/libXNNPACK.a")
-  message(STATUS "XNNPACK (${_xnn_target}) not built yet: running scripts/build_xnnpack.sh ${_xnn_target}")
-  execute_process(COMMAND "${CMAKE_SOURCE_DIR}/scripts/build_xnnpack.sh" ${_xnn_target} RESULT_VARIABLE _xnn_rc)
-  if(NOT _xnn_rc EQUAL 0 OR NOT EXISTS "${TRACEGRAPH_XNNPACK_ROOT}/lib/libXNNPACK.a")
-    message(FATAL_ERROR "XNNPACK build failed; run scripts/bootstrap.sh (it fetches the sources), then scripts/build_xnnpack.sh ${_xnn_target}")
+function(tracegraph_xnnpack_deps target variant)
+  set(root "${TRACEGRAPH_XNNPACK_CACHE}/${TRACEGRAPH_XNNPACK_VERSION}-${variant}")
+  if(NOT EXISTS "${root}/lib/libXNNPACK.a")
+    message(STATUS "XNNPACK (${variant}) not built yet: running scripts/build_xnnpack.sh ${variant}")
+    execute_process(COMMAND "${CMAKE_SOURCE_DIR}/scripts/build_xnnpack.sh" ${variant} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0 OR NOT EXISTS "${root}/lib/libXNNPACK.a")
+      message(FATAL_ERROR "XNNPACK build failed; run scripts/bootstrap.sh (it fetches the sources), then scripts/build_xnnpack.sh ${variant}")
+    endif()
   endif()
-endif()
-
-add_library(tracegraph_xnnpack_deps INTERFACE)
-target_include_directories(tracegraph_xnnpack_deps SYSTEM INTERFACE "${TRACEGRAPH_XNNPACK_ROOT}/include")
-target_link_libraries(tracegraph_xnnpack_deps INTERFACE
-  "${TRACEGRAPH_XNNPACK_ROOT}/lib/libXNNPACK.a"
-  "${TRACEGRAPH_XNNPACK_ROOT}/lib/libmicrokernels-prod.a"
-  "${TRACEGRAPH_XNNPACK_ROOT}/lib/libpthreadpool.a")
-if(NOT EMSCRIPTEN)
-  find_package(Threads REQUIRED)
-  target_link_libraries(tracegraph_xnnpack_deps INTERFACE cpuinfo Threads::Threads)
-endif()
+  add_library(${target} INTERFACE)
+  target_include_directories(${target} SYSTEM INTERFACE "${root}/include")
+  target_link_libraries(${target} INTERFACE
+    "${root}/lib/libXNNPACK.a" "${root}/lib/libmicrokernels-prod.a" "${root}/lib/libpthreadpool.a")
+  if(NOT EMSCRIPTEN)
+    find_package(Threads REQUIRED)
+    target_link_libraries(${target} INTERFACE cpuinfo Threads::Threads)
+  endif()
+endfunction()

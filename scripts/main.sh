@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # The main job, from a fresh Debian 12 machine: bootstrap, build the native
-# tools, make a sample model with real PyTorch (a cellmap-style 3D UNet ending
-# in a sigmoid), inspect it, and export it to the format the web side reads.
+# tools and the wasm module, make the sample models with real PyTorch (a
+# cellmap-style 3D UNet ending in a sigmoid first), inspect one and export
+# them, then serve the web page, open the sample in headless Chromium, show
+# its graph and run it there, and keep serving the page for you.
+# TRACEGRAPH_SERVE=0: stop after the headless run instead of serving.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./scripts/bootstrap.sh
+export NODE_PATH=/usr/share/nodejs  # Emscripten 3.1.6 needs it
 echo "[main] building (preset native)"
 cmake --preset native >/dev/null
 cmake --build --preset native --target tracegraph
 
 echo "[main] making the sample models with PyTorch (/usr/bin/python3)"
-/usr/bin/python3 tests/models/make_test_models.py build/models --only unet3d_sigmoid_traced,unet3d_two_heads
+SAMPLES=unet3d_sigmoid_traced,unet3d_two_heads,unet3d_softmax,unet2d,mobilenet_v2_traced,resnet18_traced
+/usr/bin/python3 tests/models/make_test_models.py build/samples/models --only "$SAMPLES"
 
-SAMPLE=build/models/unet3d_sigmoid_traced.ts
+SAMPLE=build/samples/models/unet3d_sigmoid_traced.ts
 echo
 echo "[main] tracegraph inspect $SAMPLE --input-shape 1,1,44,44,44"
 ./build/native/native/tracegraph inspect "$SAMPLE" --input-shape 1,1,44,44,44
@@ -22,4 +27,19 @@ echo "[main] tracegraph export $SAMPLE -o build/exported --input-shape 1,1,44,44
 ./build/native/native/tracegraph export "$SAMPLE" -o build/exported --input-shape 1,1,44,44,44
 echo
 echo "[main] a model with two heads: a sigmoid mask channel and two raw channels"
-./build/native/native/tracegraph inspect build/models/unet3d_two_heads.ts --input-shape 1,1,44,44,44 | sed -n '/outputs and their activation/,/^$/p'
+./build/native/native/tracegraph inspect build/samples/models/unet3d_two_heads.ts --input-shape 1,1,44,44,44 | sed -n '/outputs and their activation/,/^$/p'
+
+echo "[main] exporting the samples for the web page"
+cmake -DCLI=build/native/native/tracegraph -DMODELS=build/samples/models -DOUT=build/samples/exported \
+  -P tests/models/export_test_models.cmake
+echo "[main] building the wasm module (preset wasm)"
+cmake --preset wasm >/dev/null
+cmake --build --preset wasm --target tracegraph_core
+echo
+echo "[main] the web page, in headless Chromium"
+export TRACEGRAPH_EXPORTED_DIR=build/samples/exported
+if [[ "${TRACEGRAPH_SERVE:-1}" == 0 ]]; then
+  node web-demo/show.mjs --port 0 --exit
+else
+  node web-demo/show.mjs --port "${TRACEGRAPH_PORT:-8080}"
+fi

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Teaches XNNPACK 0.0~git20241108's CMakeLists.txt to build with Emscripten:
 Emscripten as a system name, "wasm" as the target processor (no cpuinfo), and
-the production wasm and wasm SIMD microkernel lists. Fails loudly when a
-pattern is not found (a new XNNPACK version needs a look)."""
+the production wasm and wasm SIMD microkernel lists. With --pthreadpool-threads
+it instead makes pthreadpool 0.0~git20240616 build its real pool (pthreads.c,
+which knows Emscripten's futexes) when TRACEGRAPH_WASM_THREADS is on. Fails
+loudly when a pattern is not found (a new version needs a look)."""
 import sys
 
-path = sys.argv[1]
+pthreadpool = sys.argv[1] == "--pthreadpool-threads"
+path = sys.argv[-1]
 text = open(path).read()
 
 
@@ -15,6 +18,13 @@ def replace(old, new):
         sys.exit(f"patch_xnnpack_wasm: pattern not found in {path}: {old[:60]!r}")
     text = text.replace(old, new, 1)
 
+
+if pthreadpool:
+    replace("IF(EMSCRIPTEN)\n  LIST(APPEND PTHREADPOOL_SRCS src/shim.c)",
+            "IF(EMSCRIPTEN AND NOT TRACEGRAPH_WASM_THREADS)\n  LIST(APPEND PTHREADPOOL_SRCS src/shim.c)")
+    open(path, "w").write(text)
+    print("patch_xnnpack_wasm: patched", path)
+    sys.exit(0)
 
 replace('IF(CMAKE_OSX_ARCHITECTURES)\n  LIST(LENGTH',
         'IF(EMSCRIPTEN)\n  SET(XNNPACK_TARGET_PROCESSOR "wasm")\nELSEIF(CMAKE_OSX_ARCHITECTURES)\n  LIST(LENGTH')

@@ -5,12 +5,13 @@
 // A finalized graph is fixed (as in C++), so the worker keeps the file's
 // bytes and reads the graph again when a run wants another thread count,
 // profiling, or input shapes other than the export's.
-import { loadGraph } from '/js/tracegraph.mjs';
+import { loadGraph, threadsAvailable } from '/js/tracegraph.mjs';
 
 let source = null;     // { json, weights, jsonName, weightsName }: the bytes as opened
 let graph = null;
 let optimized = false;
 let finalizedWith = null;  // JSON of { threads, profile, shapes } of the last finalize
+let threadsUsed = 1;
 
 const sameShapes = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const exportShapes = (g) => g.document.graph.inputs.map((i) => g.document.graph.values[i].shape ?? null);
@@ -25,8 +26,10 @@ function describe() {
   };
 }
 
-async function fresh({ shapes = null, optimize = optimized } = {}) {
-  const next = await loadGraph(source.json, source.weights, { jsonName: source.jsonName, weightsName: source.weightsName });
+async function fresh({ shapes = null, optimize = optimized, threads = 1 } = {}) {
+  // More than one thread: the threaded build, when the page is cross-origin isolated.
+  const threaded = threads > 1 && threadsAvailable();
+  const next = await loadGraph(source.json, source.weights, { jsonName: source.jsonName, weightsName: source.weightsName, threads: threaded });
   if (shapes && !sameShapes(shapes, exportShapes(next))) next.setInputShapes(shapes);
   let report = null;
   if (optimize) report = next.optimize();
@@ -59,9 +62,9 @@ const handlers = {
     const wanted = JSON.stringify({ threads, profile, shapes });
     let finalizeMs = 0;
     if (finalizedWith !== wanted) {
-      if (finalizedWith !== null || !sameShapes(shapes, exportShapes(graph))) await fresh({ shapes });
+      if (finalizedWith !== null || threads > 1 || !sameShapes(shapes, exportShapes(graph))) await fresh({ shapes, threads });
       const t = performance.now();
-      graph.finalize({ threads, profile });
+      threadsUsed = graph.finalize({ threads, profile });
       finalizeMs = performance.now() - t;
       finalizedWith = wanted;
     }
@@ -76,8 +79,7 @@ const handlers = {
     }
     times.sort((a, b) => a - b);
     const medianMs = times.length ? times[(times.length - 1) >> 1] : firstMs;
-    return { outputs, finalizeMs, firstMs, medianMs, profile: profile ? graph.profile() : null,
-             threads: crossOriginIsolated ? threads : 1 };
+    return { outputs, finalizeMs, firstMs, medianMs, profile: profile ? graph.profile() : null, threads: threadsUsed };
   },
 };
 

@@ -14,6 +14,17 @@ test('the single-threaded wasm stays under 2 MB', () => {
   assert.ok(bytes < 2 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
 });
 
+test('the single-threaded build runs one thread whatever is asked', async () => {
+  const f = modelFiles('unet2d');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    assert.equal(g.finalize({ threads: 4 }), 1);
+  } finally {
+    g.dispose();
+  }
+  assert.equal(api.threadsAvailable(), true);  // Node has SharedArrayBuffer
+});
+
 test('a graph shows its nodes, values, names and specs', async () => {
   const f = modelFiles('unet3d_sigmoid_traced');
   const doc = JSON.parse(readFileSync(f.json, 'utf8'));

@@ -1,6 +1,6 @@
 // Every exported test model, run by the wasm module in Node, equals
 // LibTorch's forward (the outputs make_test_models.py saved), as read and
-// after optimize().
+// after optimize(), and on the threaded build with two threads.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -14,6 +14,21 @@ test('every readable test model is exported', () => {
 });
 
 for (const model of all) {
+  test(`${model} on the threaded build, two threads, matches LibTorch within 1e-4`, async () => {
+    const f = modelFiles(model);
+    const g = await api.loadGraph(f.json, f.weights, { threads: true });
+    try {
+      g.optimize();
+      assert.equal(g.finalize({ threads: 2 }), 2);
+      const out = g.run(inputsOf(f.io));
+      outputsOf(f.io).forEach((want, i) => {
+        const err = relativeError(out[i].data, want.data);
+        assert.ok(err <= 1e-4, `output ${i}: relative error ${err}`);
+      });
+    } finally {
+      g.dispose();
+    }
+  });
   for (const optimized of [false, true]) {
     test(`${model}${optimized ? ' optimized' : ''} matches LibTorch within 1e-4`, async () => {
       const f = modelFiles(model);

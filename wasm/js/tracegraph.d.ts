@@ -12,6 +12,8 @@ export type Bytes = ArrayBuffer | ArrayBufferView;
 export type Source = string | URL | Bytes;
 
 export interface InitOptions {
+  /** Use the threaded build (Node, or a cross-origin isolated page). */
+  threads?: boolean;
   /** The bytes of tracegraph.wasm, when the page already has them. */
   wasmBinary?: Source;
   /** Where tracegraph.wasm is; by default beside tracegraph.mjs. */
@@ -24,7 +26,10 @@ export interface LoadOptions extends InitOptions {
   weightsName?: string;
 }
 
-/** Loads the wasm module once; later calls return the same promise. */
+/** Whether the threaded build can run here. */
+export function threadsAvailable(): boolean;
+
+/** Loads a wasm module once per build; later calls return the same promise. */
 export function init(options?: InitOptions): Promise<unknown>;
 
 /** Reads an exported graph; `json` may also be the document's text. */

@@ -12,8 +12,6 @@
 //
 // Errors are TracegraphError (an Error) with the core's code ("schema",
 // "shape_mismatch", ...) and message.
-import createCore from './tracegraph_core.mjs';
-
 export class TracegraphError extends Error {
   constructor(code, message) {
     super(message);
@@ -45,25 +43,67 @@ async function readBytes(source, what) {
   throw new TracegraphError('invalid_argument', `${what}: expected a URL, a path, an ArrayBuffer or a typed array`);
 }
 
-let corePromise = null;
+const cores = new Map();  // 'single' | 'threads' -> Promise of the Emscripten module
 
-// Loads the wasm module once. `wasmBinary` (bytes) or `wasmUrl` override
-// where tracegraph.wasm comes from (by default: beside this file).
+// Whether the threaded build can run here: Node, or a cross-origin isolated
+// page or worker (SharedArrayBuffer needs COOP/COEP headers).
+export function threadsAvailable() {
+  return isNode || (typeof SharedArrayBuffer !== 'undefined' && globalThis.crossOriginIsolated === true);
+}
+
+// Loads a wasm module once per build: the single-threaded one, or with
+// `threads: true` the threaded one (tracegraph-threads: tracegraph_threads_*).
+// `wasmBinary` (bytes) or `wasmUrl` override where the .wasm comes from.
 export function init(options = {}) {
-  if (!corePromise) {
-    corePromise = (async () => {
+  const variant = options.threads ? 'threads' : 'single';
+  if (!cores.has(variant)) {
+    const promise = (async () => {
+      if (variant === 'threads' && !threadsAvailable())
+        throw new TracegraphError('unsupported', 'the threaded build needs SharedArrayBuffer: serve the page cross-origin isolated (COOP/COEP headers)');
+      const file = variant === 'threads' ? './tracegraph_threads_raw.wasm' : './tracegraph.wasm';
       const wasmBinary = options.wasmBinary
         ? await readBytes(options.wasmBinary, 'wasm')
-        : await readBytes(options.wasmUrl ?? new URL('./tracegraph.wasm', import.meta.url), 'tracegraph.wasm');
-      return createCore({ wasmBinary, print: () => {}, printErr: (s) => console.error(s) });
+        : await readBytes(options.wasmUrl ?? new URL(file, import.meta.url), file);
+      const settings = { wasmBinary, print: () => {}, printErr: (s) => console.error(s) };
+      if (variant === 'single') return (await import('./tracegraph_core.mjs')).default(settings);
+      // The pool's workers load the classic script and find their own file beside it.
+      const here = (name) => {
+        const url = new URL(name, import.meta.url);
+        return isNode ? decodeURIComponent(url.pathname) : url.href;
+      };
+      settings.mainScriptUrlOrBlob = here('./tracegraph_threads_raw.js');
+      settings.locateFile = (path) => here(`./${path}`);
+      const m = await (await import('./tracegraph_threads_core.mjs')).default(settings);
+      unrefWorkers(m);
+      return m;
     })();
-    corePromise.catch(() => { corePromise = null; });
+    promise.catch(() => cores.delete(variant));
+    cores.set(variant, promise);
   }
-  return corePromise;
+  return cores.get(variant);
+}
+
+// Node keeps a process alive while a worker is referenced; the pool's workers
+// wait for work forever, so they must not hold the process (after finalize
+// too: a larger pool adds workers).
+function unrefWorkers(m) {
+  if (!isNode || !m.PThread) return;
+  for (const w of [...m.PThread.unusedWorkers, ...m.PThread.runningWorkers]) w.unref?.();
 }
 
 class Core {
   constructor(m) { this.m = m; }
+  // The heap views: with threads, memory growth can happen where the views
+  // are not renewed; they are made again from the memory when stale.
+  view(name, Type) {
+    const memory = this.m.wasmMemory;
+    if (memory && this.m[name].buffer !== memory.buffer) this.m[name] = new Type(memory.buffer);
+    return this.m[name];
+  }
+  get u8() { return this.view('HEAPU8', Uint8Array); }
+  get i32() { return this.view('HEAP32', Int32Array); }
+  get u32() { return this.view('HEAPU32', Uint32Array); }
+  get f32() { return this.view('HEAPF32', Float32Array); }
   check(result) {
     if (result === 0 || result === -1) {
       const code = this.m.UTF8ToString(this.m._tg_error_code_name());
@@ -80,7 +120,7 @@ class Core {
   copyIn(bytes) {
     const p = this.m._tg_alloc(bytes.byteLength);
     if (!p) throw new TracegraphError('limit_exceeded', `cannot allocate ${bytes.byteLength} bytes in wasm memory`);
-    this.m.HEAPU8.set(bytes, p);
+    this.u8.set(bytes, p);
     return p;
   }
   cString(s) {
@@ -93,6 +133,7 @@ class Core {
 
 // Reads an exported graph: `json` and `weights` are URLs, paths (Node), or
 // bytes (ArrayBuffer / typed array); `json` may also be the document's text.
+// `threads: true` puts it on the threaded build (then finalize({ threads: N })).
 export async function loadGraph(json, weights, options = {}) {
   const core = new Core(await init(options));
   let jsonBytes;
@@ -254,8 +295,8 @@ export class TracedGraph {
     const rp = m._tg_alloc(4 * Math.max(shapes.length, 1));
     const dp = m._tg_alloc(4 * Math.max(dims.length, 1));
     try {
-      shapes.forEach((s, i) => { m.HEAP32[(rp >> 2) + i] = s.length; });
-      dims.forEach((d, i) => { m.HEAP32[(dp >> 2) + i] = d; });
+      shapes.forEach((s, i) => { this._core.i32[(rp >> 2) + i] = s.length; });
+      dims.forEach((d, i) => { this._core.i32[(dp >> 2) + i] = d; });
       this._core.check(m._tg_set_input_shapes(handle, shapes.length, rp, dp));
     } finally {
       m._tg_free(rp);
@@ -267,6 +308,7 @@ export class TracedGraph {
   // Lowers the graph to XNNPACK and packs its weights. Returns the threads used.
   finalize({ threads = 1, profile = false } = {}) {
     const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0));
+    unrefWorkers(this._core.m);
     this._described = null;
     return n;
   }
@@ -323,11 +365,11 @@ export class TracedGraph {
       const dimPtr = alloc(4 * Math.max(dims.length, 1));
       list.forEach((t, i) => {
         const p = alloc(t.data.byteLength);
-        m.HEAPF32.set(t.data, p >> 2);
-        m.HEAPU32[(dataPtrs >> 2) + i] = p;
-        m.HEAP32[(rankPtr >> 2) + i] = ranks[i];
+        core.f32.set(t.data, p >> 2);
+        core.u32[(dataPtrs >> 2) + i] = p;
+        core.i32[(rankPtr >> 2) + i] = ranks[i];
       });
-      dims.forEach((d, i) => { m.HEAP32[(dimPtr >> 2) + i] = d; });
+      dims.forEach((d, i) => { core.i32[(dimPtr >> 2) + i] = d; });
       const result = core.check(m._tg_run(handle, count, dataPtrs, rankPtr, dimPtr));
       try {
         const outputs = [];
@@ -337,9 +379,10 @@ export class TracedGraph {
           const p = m._tg_result_data(result, i);
           const n = product(shape);
           let data;
-          if (dtype === 'float32') data = new Float32Array(m.HEAPF32.buffer, p, n).slice();
-          else if (dtype === 'int64') data = new BigInt64Array(m.HEAPU8.buffer, p, n).slice();
-          else if (dtype === 'float64') data = new Float64Array(m.HEAPU8.buffer, p, n).slice();
+          const buffer = core.u8.buffer;
+          if (dtype === 'float32') data = new Float32Array(buffer, p, n).slice();
+          else if (dtype === 'int64') data = new BigInt64Array(buffer, p, n).slice();
+          else if (dtype === 'float64') data = new Float64Array(buffer, p, n).slice();
           else throw new TracegraphError('unsupported', `output ${i} has dtype ${dtype}`);
           outputs.push({ data, shape, dtype });
         }
