@@ -127,6 +127,31 @@ test('mobilenet_v2 lays out and runs; the summary counts parameters and FLOPs', 
   assert.match(await page.textContent('#run-result'), /top classes/);
 });
 
+test('a 900-node graph lays out and draws (time printed, not asserted)', async () => {
+  const r = await page.evaluate(async (n) => {
+    // mobilenet-like: conv, batch norm, clip in a chain, a residual add every tenth node
+    const values = [{ id: 0, name: 'x', dtype: 'float32', shape: [1, 32, 56, 56] }];
+    const nodes = [];
+    let last = 0;
+    let skip = 0;
+    const ops = ['aten::_convolution', 'aten::batch_norm', 'aten::hardtanh'];
+    for (let i = 0; i < n; ++i) {
+      const out = values.length;
+      values.push({ id: out, name: `v${out}`, dtype: 'float32', shape: [1, 32, 56, 56] });
+      const add = i % 10 === 9;
+      nodes.push({ id: i, name: `n${i}`, op: add ? 'aten::add' : ops[i % 3], inputs: add ? [last, skip] : [last], outputs: [out], attributes: {} });
+      if (add) skip = out;
+      last = out;
+    }
+    const doc = { graph: { name: 'big', values, nodes, inputs: [0], outputs: [last] }, in_spec: null, out_spec: null };
+    return window.__tracegraph.view.show(doc, nodes.map(() => null));
+  }, 900);
+  console.log(`900 nodes: laid out in ${r.layoutMs.toFixed(0)} ms, drawn in ${r.drawMs.toFixed(0)} ms`);
+  assert.equal(r.nodes, 902);
+  assert.equal(await page.locator('.node').count(), 902);
+  await page.screenshot({ path: join(shots, 'nine-hundred-nodes.png') });
+});
+
 test('a corrupt file gives a clear message and the page keeps working', async () => {
   const dir = join(tmpdir(), 'tracegraph-e2e');
   mkdirSync(dir, { recursive: true });

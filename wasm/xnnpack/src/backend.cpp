@@ -71,6 +71,8 @@ i64 prod(const Shape& shape, std::size_t from, std::size_t to) {
   return p;
 }
 bool spatial_rank(std::size_t rank) { return rank == 4 || rank == 5; }
+// XNNPACK takes geometry as uint32_t; the sizes were checked against the shapes.
+std::uint32_t u32(i64 v) { return static_cast<std::uint32_t>(v); }
 
 // Channels-last storage of a logical [N, C, S...] tensor is [N, S..., C].
 Shape physical(const Shape& logical, bool channels_last) {
@@ -742,11 +744,11 @@ class XnnpackBackend::Impl {
                   packed[static_cast<std::size_t>(((o * kh + y) * kw + x2) * ic + d * cg + c)] = src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
         st.ops.emplace_back();
         check(xnn_create_convolution2d_nhwc_f32(
-                  static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
-                  static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
-                  static_cast<std::uint32_t>(kh), static_cast<std::uint32_t>(kw), static_cast<std::uint32_t>(stride[h]),
-                  static_cast<std::uint32_t>(stride[h + 1]), static_cast<std::uint32_t>(dilation[h]),
-                  static_cast<std::uint32_t>(dilation[h + 1]), static_cast<std::uint32_t>(groups),
+                  u32(padding[h]), u32(padding[h + 1]),
+                  u32(padding[h]), u32(padding[h + 1]),
+                  u32(kh), u32(kw), u32(stride[h]),
+                  u32(stride[h + 1]), u32(dilation[h]),
+                  u32(dilation[h + 1]), u32(groups),
                   static_cast<std::size_t>(ic), static_cast<std::size_t>(cog), static_cast<std::size_t>(ic * groups),
                   static_cast<std::size_t>(out_channels), packed.data(), b.defined() ? b.data_as<float>() : nullptr,
                   fused.min, fused.max, 0, nullptr, nullptr, &st.ops[0].op),
@@ -811,11 +813,11 @@ class XnnpackBackend::Impl {
                       src[((((g * cg + c) * cog + o) * kd + d) * kh + y) * kw + x2];
       st.ops.emplace_back();
       check(xnn_create_deconvolution2d_nhwc_f32(
-                static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
-                static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
-                static_cast<std::uint32_t>(kh), static_cast<std::uint32_t>(kw), static_cast<std::uint32_t>(stride[h]),
-                static_cast<std::uint32_t>(stride[h + 1]), static_cast<std::uint32_t>(dilation[h]),
-                static_cast<std::uint32_t>(dilation[h + 1]), static_cast<std::uint32_t>(groups), static_cast<std::size_t>(cg),
+                u32(padding[h]), u32(padding[h + 1]),
+                u32(padding[h]), u32(padding[h + 1]),
+                u32(kh), u32(kw), u32(stride[h]),
+                u32(stride[h + 1]), u32(dilation[h]),
+                u32(dilation[h + 1]), u32(groups), static_cast<std::size_t>(cg),
                 static_cast<std::size_t>(group_out), static_cast<std::size_t>(in_channels),
                 static_cast<std::size_t>(group_out * groups), packed.data(),
                 bias_in_op && b.defined() ? b.data_as<float>() : nullptr, bias_in_op ? fused.min : -kInf,
@@ -826,8 +828,8 @@ class XnnpackBackend::Impl {
     const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
     std::size_t oh = 0, ow = 0;
     check(xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
-                                               static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), static_cast<std::uint32_t>(output_padding[h]),
-                                               static_cast<std::uint32_t>(output_padding[h + 1]), &oh, &ow, pool()),
+                                               static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), u32(output_padding[h]),
+                                               u32(output_padding[h + 1]), &oh, &ow, pool()),
           n, "reshaping a transposed convolution");
     if (rank == 2) {
       const int out = new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
@@ -1077,11 +1079,11 @@ class XnnpackBackend::Impl {
     if (kernel[h] * kernel[h + 1] <= 1) fail(ErrorCode::kUnsupported, where(n) + ": a 1x1 pooling window in H and W");
     if (st.ops.empty()) {
       st.ops.emplace_back();
-      check(xnn_create_max_pooling2d_nhwc_f32(static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
-                                              static_cast<std::uint32_t>(padding[h]), static_cast<std::uint32_t>(padding[h + 1]),
-                                              static_cast<std::uint32_t>(kernel[h]), static_cast<std::uint32_t>(kernel[h + 1]),
-                                              static_cast<std::uint32_t>(stride[h]), static_cast<std::uint32_t>(stride[h + 1]),
-                                              static_cast<std::uint32_t>(dilation[h]), static_cast<std::uint32_t>(dilation[h + 1]),
+      check(xnn_create_max_pooling2d_nhwc_f32(u32(padding[h]), u32(padding[h + 1]),
+                                              u32(padding[h]), u32(padding[h + 1]),
+                                              u32(kernel[h]), u32(kernel[h + 1]),
+                                              u32(stride[h]), u32(stride[h + 1]),
+                                              u32(dilation[h]), u32(dilation[h + 1]),
                                               -kInf, kInf, 0, &st.ops[0].op),
             n, "creating a max pooling");
     }
@@ -1131,10 +1133,10 @@ class XnnpackBackend::Impl {
                           pooled(xs[3], kernel[1], stride[1], padding[1], 1, ceil_mode)};
     if (st.ops.empty()) {
       st.ops.emplace_back();
-      check(xnn_create_average_pooling2d_nhwc_f32(static_cast<std::uint32_t>(padding[0]), static_cast<std::uint32_t>(padding[1]),
-                                                  static_cast<std::uint32_t>(padding[0]), static_cast<std::uint32_t>(padding[1]),
-                                                  static_cast<std::uint32_t>(kernel[0]), static_cast<std::uint32_t>(kernel[1]),
-                                                  static_cast<std::uint32_t>(stride[0]), static_cast<std::uint32_t>(stride[1]),
+      check(xnn_create_average_pooling2d_nhwc_f32(u32(padding[0]), u32(padding[1]),
+                                                  u32(padding[0]), u32(padding[1]),
+                                                  u32(kernel[0]), u32(kernel[1]),
+                                                  u32(stride[0]), u32(stride[1]),
                                                   -kInf, kInf, 0, &st.ops[0].op),
             n, "creating an average pooling");
     }
