@@ -13,7 +13,7 @@ export NODE_PATH=/usr/share/nodejs
 cmake --preset native >/dev/null
 cmake --build --preset native --target tracegraph >/dev/null
 cmake --preset wasm >/dev/null
-cmake --build --preset wasm --target tracegraph_core >/dev/null
+cmake --build --preset wasm --target tracegraph_core tracegraph_core_threads >/dev/null
 OUT=build/bench
 /usr/bin/python3 bench/make_models.py "$OUT" 2>&1 | grep -v -i warn || true
 for model in $(/usr/bin/python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))))" "$OUT/models.json"); do

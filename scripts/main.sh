@@ -34,7 +34,7 @@ cmake -DCLI=build/native/native/tracegraph -DMODELS=build/samples/models -DOUT=b
   -P tests/models/export_test_models.cmake
 echo "[main] building the wasm module (preset wasm)"
 cmake --preset wasm >/dev/null
-cmake --build --preset wasm --target tracegraph_core
+cmake --build --preset wasm --target tracegraph_core tracegraph_core_threads
 echo
 echo "[main] the web page, in headless Chromium"
 export TRACEGRAPH_EXPORTED_DIR=build/samples/exported

@@ -98,6 +98,8 @@ test('run by array, by name and the structured call agree', async () => {
     assert.throws(() => g.run(inputsOf(f.io)), (e) => e instanceof TracegraphError && e.code === 'not_finalized');
     assert.equal(g.finalize({ threads: 1 }), 1);
     assert.equal(g.isFinalized(), true);
+    assert.equal(g.finalize({ threads: 1 }), 1);  // again: nothing changes, as in C++
+    assert.throws(() => g.optimize(), (e) => e instanceof TracegraphError && e.code === 'invalid_argument' && /finalized/.test(e.message));
     const byArray = g.run(inputsOf(f.io));
     const byName = g.run({ [g.inputNames[0]]: inputsOf(f.io)[0] });
     assert.deepEqual(Object.keys(byName), g.outputNames);

@@ -175,6 +175,7 @@ EMSCRIPTEN_KEEPALIVE int tg_set_input_shapes(Handle* h, int count, const int* ra
 EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile) {
   return guarded(
       [&]() -> int {
+        if (h->graph.is_finalized()) return h->backend ? h->backend->threads() : 1;  // as in C++: once
         auto backend = std::make_unique<tg::xnnpack::XnnpackBackend>(tg::xnnpack::Options{threads, profile != 0});
         tg::xnnpack::XnnpackBackend* raw = backend.get();
         h->graph.set_backend(std::move(backend));
@@ -225,7 +226,7 @@ EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
           bool first = true;
           for (const auto& t : h->backend->profile()) {
             out += std::string(first ? "" : ",") + "{\"node\":" + quote(t.node) +
-                   ",\"op\":" + quote(t.op) + ",\"ms\":" + std::to_string(t.milliseconds) + "}";
+                   ",\"op\":" + quote(t.op) + ",\"ms\":" + nlohmann::json(t.milliseconds).dump() + "}";
             first = false;
           }
         }
@@ -252,7 +253,7 @@ EMSCRIPTEN_KEEPALIVE char* tg_weight_stats(Handle* h) {
             hi = std::max<double>(hi, p[i]);
             sum += p[i];
           }
-          auto num = [](double d) { return std::isfinite(d) ? std::to_string(d) : std::string("null"); };
+          auto num = [](double d) { return std::isfinite(d) ? nlohmann::json(d).dump() : std::string("null"); };
           out += std::string(first ? "" : ",") + quote(value.name) + ":{\"count\":" + std::to_string(n) +
                  ",\"min\":" + num(lo) + ",\"max\":" + num(hi) + ",\"mean\":" + num(n ? sum / static_cast<double>(n) : 0) + "}";
           first = false;

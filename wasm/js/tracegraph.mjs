@@ -306,6 +306,8 @@ export class TracedGraph {
   }
 
   // Lowers the graph to XNNPACK and packs its weights. Returns the threads used.
+  // Once only, as in C++: later calls change nothing (read the graph again
+  // for other options); optimize() and setInputShapes() come before it.
   finalize({ threads = 1, profile = false } = {}) {
     const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0));
     unrefWorkers(this._core.m);
