@@ -34,7 +34,7 @@ function call(type, args = {}, transfer = []) {
 }
 
 // ---- state -----------------------------------------------------------------
-const state = { name: '', current: null, before: null, after: null, report: null, sample: null, showing: 'after', lastRun: null };
+const state = { name: '', loaded: null, current: null, before: null, after: null, report: null, sample: null, showing: 'after', lastRun: null };
 const view = new GraphView($('graph'), { onSelect: (meta) => showNode(meta) });
 window.__tracegraph = { state, view };  // for the end-to-end tests
 
@@ -84,6 +84,7 @@ async function openBytes(json, weights, jsonName, weightsName, sample = null) {
   status(`Reading ${jsonName}…`);
   const t = performance.now();
   const described = await call('load', { json, weights, jsonName, weightsName }, [json, weights]);
+  state.loaded = null;  // set again once the new graph is drawn
   state.name = jsonName.replace(/\.json$/, '');
   state.sample = sample;
   state.before = described;
@@ -102,6 +103,7 @@ async function openBytes(json, weights, jsonName, weightsName, sample = null) {
   $('run-input').value = sample ? 'test' : 'random';
   const drawn = state.lastLayout;
   status(`Read ${state.name} in ${(performance.now() - t).toFixed(0)} ms: ${described.document.graph.nodes.length} nodes, laid out in ${drawn.layoutMs.toFixed(0)} ms, drawn in ${drawn.drawMs.toFixed(0)} ms.`);
+  state.loaded = state.name;
 }
 
 async function showDescribed(described) {
@@ -428,7 +430,7 @@ function showRun(r, expected) {
       <tr><th>first run</th><td class="num" id="run-first">${r.firstMs.toFixed(2)} ms</td></tr>
       <tr><th>warm median</th><td class="num" id="run-median">${r.medianMs.toFixed(2)} ms</td></tr>
       ${r.finalizeMs ? `<tr><th>finalize (pack weights)</th><td class="num">${r.finalizeMs.toFixed(1)} ms</td></tr>` : ''}
-      <tr><th>threads</th><td class="num">${r.threads}</td></tr>
+      <tr><th>threads</th><td class="num" id="run-threads-used">${r.threads}</td></tr>
     </table>`;
   r.outputs.forEach((o, i) => {
     const s = stats(o.data);

@@ -19,7 +19,7 @@ const browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
 try {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(`${url}?sample=${sample}`);
-  await page.waitForFunction((n) => window.__tracegraph?.state.name === n && document.querySelectorAll('.node').length > 0, sample, { timeout: 120000 });
+  await page.waitForFunction((n) => window.__tracegraph?.state.loaded === n, sample, { timeout: 120000 });
   console.log(`[show] ${await page.textContent('#status')}`);
   const activation = await page.$$eval('#summary-activation tr', (rows) => rows.map((r) => r.innerText.replace(/\s+/g, ' ').trim()));
   for (const a of activation) console.log(`[show] output ${a}`);

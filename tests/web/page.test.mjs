@@ -40,7 +40,7 @@ after(async () => {
 
 async function openSample(name) {
   await page.selectOption('#samples', name);
-  await page.waitForFunction((n) => window.__tracegraph.state.name === n && document.querySelectorAll('.node').length > 0, name, { timeout: 60000 });
+  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, name, { timeout: 60000 });
 }
 
 test('the page is served cross-origin isolated (threads need it)', async () => {
@@ -87,6 +87,13 @@ test('running the sample in the worker matches LibTorch', async () => {
   assert.ok(await page.locator('#run-result canvas').count() >= 1, 'a slice is drawn');
   assert.ok(await page.locator('.time').count() > 0, 'per-node times are on the graph');
   await page.screenshot({ path: join(shots, 'unet3d-run.png') });
+  // two threads: the threaded build, in the worker of a cross-origin isolated page
+  await page.selectOption('#run-threads', '2');
+  await page.uncheck('#run-profile');
+  await page.click('#run');
+  await page.waitForFunction(() => document.querySelector('#run-threads-used')?.textContent === '2', null, { timeout: 60000 });
+  assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
+  await page.selectOption('#run-threads', '1');
 });
 
 test('optimize shows the report and the graph after, with before kept', async () => {
