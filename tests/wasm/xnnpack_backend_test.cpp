@@ -153,6 +153,32 @@ TEST(XnnpackBackendTest, AnOpItCannotRunFailsAtFinalizeNamingTheNode) {
   }
 }
 
+// Weights are read-only here: an in-place op on a constant works on a copy (LibTorch
+// would change the weights for every later reader and run).
+TEST(XnnpackBackendTest, AnInPlaceOpNeverWritesIntoTheWeights) {
+  Graph graph;
+  const ValueId x = graph.add_input("x", DType::kFloat32, symbolic({2, 3}));
+  const ValueId c = graph.add_constant("c", Tensor::from_vector<float>({-1, 2, -3, 4, -5, 6}, {2, 3}));
+  Attributes self;
+  self.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
+  Attributes pair;
+  pair.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self", "other"});
+  pair.set(std::string(kOverloadAttribute), std::string("Tensor"));
+  const NodeId relu = graph.add_node("aten::relu_", {c}, {NewValue{"r"}}, self, "relu_on_weights");
+  const NodeId add = graph.add_node("aten::add", {x, c}, {NewValue{"y"}}, pair, "add_weights");
+  graph.set_outputs({graph.node(relu).outputs[0], graph.node(add).outputs[0]});
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend());
+  g.finalize();
+  const Tensor in = Tensor::from_vector<float>({1, 1, 1, 1, 1, 1}, {2, 3});
+  for (int run = 0; run < 2; ++run) {
+    const auto out = g.run({in});
+    EXPECT_TRUE(out[0].equal(Tensor::from_vector<float>({0, 2, 0, 4, 0, 6}, {2, 3}))) << "run " << run;
+    EXPECT_TRUE(out[1].equal(Tensor::from_vector<float>({0, 3, -2, 5, -4, 7}, {2, 3}))) << "run " << run;
+  }
+  const Value& weights = g.graph().value(*g.graph().find_value("c"));
+  EXPECT_EQ(weights.data.data_as<float>()[0], -1.0f);
+}
+
 TEST(XnnpackBackendTest, RefusesWhatItCannotRunWithTypedErrors) {
   TracedGraph g = unet2d_on(make_backend());
   g.to("cuda");

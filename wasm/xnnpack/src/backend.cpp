@@ -15,6 +15,7 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -120,6 +121,7 @@ class XnnpackBackend::Impl {
     graph_ = graph;
     states_.clear();
     constant_copies_.clear();
+    padded_.clear();
     planned_.reset();
     for (ValueId v : graph_.inputs()) {
       const Value& value = graph_.value(v);
@@ -301,7 +303,6 @@ class XnnpackBackend::Impl {
         r.last_step = std::max(r.last_step, static_cast<int>(k));
       }
     }
-    for (int s : input_slots_) slots_[static_cast<std::size_t>(s)].last_step = std::max(slots_[static_cast<std::size_t>(s)].last_step, -1);
     for (int s : output_slots_) {
       if (slots_[static_cast<std::size_t>(s)].kind == Kind::kTensor && !slots_[static_cast<std::size_t>(s)].constant)
         slots_[static_cast<std::size_t>(root(s))].last_step = end;
@@ -586,6 +587,7 @@ class XnnpackBackend::Impl {
       if (copy.empty()) {
         copy.resize(static_cast<std::size_t>(numel(slot.shape)) + kTailBytes / sizeof(float));
         check(xnn_run_transpose_nd_x32(slot.constant, copy.data(), rank, in_shape.data(), perm.data(), 0, nullptr), "transposing a constant");
+        padded_.insert(copy.data());
       }
       Slot c;
       c.kind = Kind::kTensor;
@@ -609,6 +611,24 @@ class XnnpackBackend::Impl {
   }
 
   pthreadpool_t pool() const { return pool_.get(); }
+
+  // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK
+  // may read past its end (weights come from a file's buffer, unpadded).
+  int padded(int s) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    if (!slot.constant || padded_.count(slot.constant)) return s;
+    auto& copy = constant_copies_[{slot.constant, slot.channels_last, slot.shape}];
+    if (copy.empty()) {
+      const std::size_t n = static_cast<std::size_t>(numel(slot.shape));
+      copy.assign(n + kTailBytes / sizeof(float), 0.0f);
+      std::memcpy(copy.data(), slot.constant, n * sizeof(float));
+      padded_.insert(copy.data());
+    }
+    Slot c = slot;
+    c.constant = copy.data();
+    c.root = -1;
+    return new_slot(std::move(c));
+  }
 
   // ---- ops ------------------------------------------------------------
 
@@ -898,9 +918,10 @@ class XnnpackBackend::Impl {
 
   void lower_unary(const Node& n, NodeState& st) {
     std::string base = base_op(n.op);
-    const bool inplace = base.back() == '_';
-    if (inplace) base.pop_back();
+    const bool inplace_op = base.back() == '_';
+    if (inplace_op) base.pop_back();
     const int x = tensor_arg(n, "self", 0);
+    const bool inplace = inplace_op && !slots_[static_cast<std::size_t>(x)].constant;  // never write into weights
     xnn_unary_params params{};
     xnn_unary_operator type = xnn_unary_invalid;
     const xnn_unary_params* p = nullptr;
@@ -942,7 +963,7 @@ class XnnpackBackend::Impl {
   // broadcasting by XNNPACK, in the layout of the larger operand.
   void lower_binary(const Node& n, NodeState& st) {
     std::string base = base_op(n.op);
-    const bool inplace = base.back() == '_';
+    bool inplace = base.back() == '_';
     if (inplace) base.pop_back();
     std::optional<ValueId> a = input_arg(n, "self", 0);
     if (!a) a = input_arg(n, "a", 0);
@@ -996,6 +1017,7 @@ class XnnpackBackend::Impl {
     if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, where(n) + ": operand is not a float32 tensor");
     if (base == "floor_divide" || base == "floordiv") fail(ErrorCode::kUnsupported, where(n) + ": floor division of tensors");
     int x = slot_index(*a);
+    if (slots_[static_cast<std::size_t>(x)].constant) inplace = false;  // never write into weights
     int y;
     if (b_number) {
       if (st.data.empty()) st.data.push_back({static_cast<float>(*b_number * (base == "add" || base == "sub" ? alpha : 1.0)), 0, 0, 0});
@@ -1029,7 +1051,7 @@ class XnnpackBackend::Impl {
       return std::make_pair(as_layout(expanded, true), physical(full, true));
     };
     const auto x_operand = operand(x), y_operand = operand(y);
-    const int xa = x_operand.first, yb = y_operand.first;
+    const int xa = padded(x_operand.first), yb = padded(y_operand.first);
     const Shape& xshape = x_operand.second;
     const Shape& yshape = y_operand.second;
     if (inplace && xa != x) fail(ErrorCode::kUnsupported, where(n) + ": in-place op on a tensor whose layout must change");
@@ -1518,6 +1540,7 @@ class XnnpackBackend::Impl {
   Graph graph_;
   std::unordered_map<std::uint32_t, NodeState> states_;
   std::map<std::tuple<const float*, bool, Shape>, std::vector<float>> constant_copies_;
+  std::set<const float*> padded_;  // constants that already carry XNNPACK's tail
   std::optional<std::vector<Shape>> planned_;
   // The plan for the current input shapes.
   std::vector<Slot> slots_;
