@@ -52,7 +52,7 @@ export function threadsAvailable() {
 }
 
 // Loads a wasm module once per build: the single-threaded one, or with
-// `threads: true` the threaded one (tracegraph-threads: tracegraph_threads_*).
+// `threads: true` the threaded one (the tracegraph_threads_* files).
 // `wasmBinary` (bytes) or `wasmUrl` override where the .wasm comes from.
 export function init(options = {}) {
   const variant = options.threads ? 'threads' : 'single';
