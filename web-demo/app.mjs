@@ -360,6 +360,7 @@ $('run').onclick = async () => {
   if (!state.current) return;
   const button = $('run');
   button.disabled = true;
+  $('run-result').replaceChildren();  // the last result goes: what shows next is this run's
   try {
     clearError();
     const how = $('run-input').value;
