@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { nodeCost } from '../web-demo/model_stats.mjs';
 import { serve } from '../web-demo/serve.mjs';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -26,26 +27,11 @@ const browser = !process.argv.includes('--no-browser');
 const native = !process.argv.includes('--no-native');
 const threadedWasm = existsSync(join(jsDir, 'tracegraph_threads_core.mjs'));
 
-// FLOPs of convolutions and linear layers (2 per multiply-add), from the export.
+// FLOPs of convolutions and linear layers (2 per multiply-add), from the
+// export, by the page's own per-node count.
 function flops(model) {
   const doc = JSON.parse(readFileSync(join(benchDir, model, `${model}.json`), 'utf8'));
-  const values = doc.graph.values;
-  const numel = (s) => s.reduce((a, b) => a * b, 1);
-  let total = 0;
-  for (const n of doc.graph.nodes) {
-    const out = values[n.outputs[0]].shape;
-    if (/conv|_convolution/.test(n.op) && !/transpose/.test(n.op) && !n.attributes.transposed?.value) {
-      const w = values[n.inputs[1]].shape;
-      total += 2 * numel(out) * numel(w.slice(1));
-    } else if (/transpose/.test(n.op) || n.attributes.transposed?.value) {
-      const w = values[n.inputs[1]].shape;
-      total += 2 * numel(values[n.inputs[0]].shape) * numel(w.slice(1));
-    } else if (n.op === 'aten::linear') {
-      const w = values[n.inputs[1]].shape;
-      total += 2 * (numel(out) / w[0]) * w[0] * w[1];
-    }
-  }
-  return total;
+  return doc.graph.nodes.filter((n) => /conv|linear/.test(n.op)).reduce((total, n) => total + nodeCost(doc, n).flops, 0);
 }
 
 function node(engine, model, threads) {

@@ -34,7 +34,7 @@ function call(type, args = {}, transfer = []) {
 }
 
 // ---- state -----------------------------------------------------------------
-const state = { name: '', loaded: null, current: null, before: null, after: null, report: null, sample: null, showing: 'after', lastRun: null };
+const state = { name: '', loaded: null, current: null, before: null, after: null, report: null, sample: null, showing: 'after' };
 const view = new GraphView($('graph'), { onSelect: (meta) => showNode(meta) });
 window.__tracegraph = { state, view };  // for the end-to-end tests
 
@@ -91,7 +91,6 @@ async function openBytes(json, weights, jsonName, weightsName, sample = null) {
   state.after = null;
   state.report = null;
   state.showing = 'before';
-  state.lastRun = null;
   $('view-toggle').hidden = true;
   $('model-name').textContent = state.name;
   $('run-result').replaceChildren();
@@ -382,7 +381,6 @@ $('run').onclick = async () => {
     status('Running in the worker…');
     const profile = $('run-profile').checked;
     const r = await call('run', { inputs, warm: Math.max(1, Math.min(200, Number($('run-count').value) || 5)), threads: Number($('run-threads').value), profile });
-    state.lastRun = r;
     view.overlayTimes(profile ? r.profile : null);
     showRun(r, expected);
     status(`Ran: first ${r.firstMs.toFixed(1)} ms, warm median ${r.medianMs.toFixed(1)} ms.`);

@@ -91,6 +91,7 @@ export class GraphView {
     this.draw(layout, info);
     this.info = info;
     this.layout = layout;
+    this.boxes = new Map(layout.children.map((c) => [c.id, c]));
     this.initialView();
     return { nodes: elkNodes.length, edges: edges.length, layoutMs: t1 - t0, drawMs: performance.now() - t1 };
   }
@@ -183,7 +184,7 @@ export class GraphView {
       const meta = this.info.get(key);
       if (!meta.node || !byName.has(meta.node.name)) continue;
       const ms = byName.get(meta.node.name);
-      const n = this.layout.children.find((c) => c.id === key);
+      const n = this.boxes.get(key);
       const t = document.createElementNS(SVG, 'text');
       t.setAttribute('class', 'time');
       t.setAttribute('x', n.width + 4);
@@ -220,7 +221,7 @@ export class GraphView {
   }
 
   centerOn(key) {
-    const n = this.layout.children.find((c) => c.id === key);
+    const n = this.boxes.get(key);
     if (!n) return;
     const r = this.svg.getBoundingClientRect();
     const k = Math.max(this.t.k, 0.8);

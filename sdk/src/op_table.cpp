@@ -82,6 +82,16 @@ std::vector<ValueId> inputs_for_arg(const Node& node, std::string_view arg) {
   return out;
 }
 
+std::optional<ValueId> input_for_arg(const Node& node, std::string_view arg, std::size_t fallback) {
+  if (node.attributes.contains(kArgNamesAttribute)) {
+    auto v = inputs_for_arg(node, arg);
+    if (v.empty()) return std::nullopt;
+    return v.front();
+  }
+  if (fallback < node.inputs.size()) return node.inputs[fallback];
+  return std::nullopt;
+}
+
 std::optional<CanonicalOp> canonical_op(const Node& node) {
   if (node.op.substr(0, kAten.size()) != kAten) {
     // Ops written by the SDK itself (trace(), transforms) are already canonical.

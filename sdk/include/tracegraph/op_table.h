@@ -37,5 +37,8 @@ inline constexpr std::string_view kArgNamesAttribute = "arg_names";
 inline constexpr std::string_view kOverloadAttribute = "overload";
 // The inputs of `node` that fill schema argument `arg` (in order).
 std::vector<ValueId> inputs_for_arg(const Node& node, std::string_view arg);
+// The (first) input filling schema argument `arg`; for a node without
+// argument names (ops written by the SDK), input number `fallback`.
+std::optional<ValueId> input_for_arg(const Node& node, std::string_view arg, std::size_t fallback);
 
 }  // namespace tracegraph

@@ -22,7 +22,7 @@ std::size_t batch_norm_folding(Graph& g, TransformContext& ctx) {
     if (!g.is_live(bn_id)) continue;
     const Node& bn = g.node(bn_id);
     if (transforms::canonical_name(bn) != "batch_norm" || bn.attributes.get_bool("training").value_or(true)) continue;
-    const auto x = transforms::arg_input(bn, "input", 0);
+    const auto x = input_for_arg(bn, "input", 0);
     if (!x || !g.value(*x).producer) continue;
     const NodeId op_id = *g.value(*x).producer;
     const Node& op = g.node(op_id);
@@ -30,15 +30,15 @@ std::size_t batch_norm_folding(Graph& g, TransformContext& ctx) {
     if (kind != "conv" && kind != "linear") continue;  // a transposed conv's weight is laid out [in, out]: not folded
     if (op.op == "aten::addmm") continue;
     if (g.value(*x).users.size() != 1 || transforms::is_graph_output(g, *x) || op.attributes.contains(kFusedActivation)) continue;
-    const Tensor* w = float_constant(g, transforms::arg_input(op, "weight", 1));
-    const auto bias_in = transforms::arg_input(op, "bias", 2);
+    const Tensor* w = float_constant(g, input_for_arg(op, "weight", 1));
+    const auto bias_in = input_for_arg(op, "bias", 2);
     const Tensor* b = float_constant(g, bias_in);
     if (!w || (bias_in && !b) || w->dim() < 2) continue;
     const std::int64_t out_channels = w->shape()[0];
-    const Tensor* gamma = float_constant(g, transforms::arg_input(bn, "weight", 1));
-    const Tensor* beta = float_constant(g, transforms::arg_input(bn, "bias", 2));
-    const Tensor* mean = float_constant(g, transforms::arg_input(bn, "running_mean", 3));
-    const Tensor* var = float_constant(g, transforms::arg_input(bn, "running_var", 4));
+    const Tensor* gamma = float_constant(g, input_for_arg(bn, "weight", 1));
+    const Tensor* beta = float_constant(g, input_for_arg(bn, "bias", 2));
+    const Tensor* mean = float_constant(g, input_for_arg(bn, "running_mean", 3));
+    const Tensor* var = float_constant(g, input_for_arg(bn, "running_var", 4));
     if (!mean || !var || mean->numel() != out_channels || var->numel() != out_channels) continue;
     if ((gamma && gamma->numel() != out_channels) || (beta && beta->numel() != out_channels)) continue;
     if (!ctx.take()) break;
@@ -55,7 +55,7 @@ std::size_t batch_norm_folding(Graph& g, TransformContext& ctx) {
       new_b.data_as<float>()[c] =
           static_cast<float>((bias - mean->data_as<float>()[c]) * scale + (beta ? beta->data_as<float>()[c] : 0.0));
     }
-    const ValueId w_in = *transforms::arg_input(op, "weight", 1);
+    const ValueId w_in = *input_for_arg(op, "weight", 1);
     const ValueId w_new = g.add_constant(g.unique_value_name(g.value(w_in).name + ".bn_folded"), std::move(new_w));
     const ValueId b_new = g.add_constant(g.unique_value_name(g.value(w_in).name + ".bn_folded_bias"), std::move(new_b));
     for (std::size_t i = 0; i < op.inputs.size(); ++i) {

@@ -13,7 +13,7 @@ Tensor int_scalar(std::int64_t v) { return Tensor::from_vector<std::int64_t>({v}
 std::optional<std::int64_t> int_operand(const Graph& g, const Node& n, std::initializer_list<const char*> names, std::size_t fallback) {
   for (const char* name : names) {
     if (auto v = n.attributes.find(name); v && std::holds_alternative<std::int64_t>(*v)) return std::get<std::int64_t>(*v);
-    if (auto in = transforms::arg_input(n, name, fallback)) {
+    if (auto in = input_for_arg(n, name, fallback)) {
       const Value& value = g.value(*in);
       if (value.is_constant() && value.data.dtype() == DType::kInt64 && value.data.numel() == 1) return *value.data.data_as<std::int64_t>();
       return std::nullopt;

@@ -67,7 +67,7 @@ std::optional<ValueId> passthrough(const Graph& g, const Node& n) {
     std::optional<double> other;
     if (const AttributeValue* a = n.attributes.find("other"); a && (std::holds_alternative<double>(*a) || std::holds_alternative<std::int64_t>(*a))) {
       other = n.attributes.get_float("other");
-    } else if (auto o = transforms::arg_input(n, "other", 1)) {
+    } else if (auto o = input_for_arg(n, "other", 1)) {
       other = transforms::scalar_constant(g, *o);
     }
     if (!other) return std::nullopt;

@@ -16,22 +16,10 @@ inline std::string canonical_name(const Node& n) {
   return c ? c->name : std::string();
 }
 
-// The input filling schema argument `arg` (nodes from TorchScript), or input
-// `fallback` when the node carries no argument names.
-inline std::optional<ValueId> arg_input(const Node& n, std::string_view arg, std::size_t fallback) {
-  if (n.attributes.contains(kArgNamesAttribute)) {
-    auto v = inputs_for_arg(n, arg);
-    if (v.empty()) return std::nullopt;
-    return v.front();
-  }
-  if (fallback < n.inputs.size()) return n.inputs[fallback];
-  return std::nullopt;
-}
-
 // The data input of a unary-like op: "self" or "input", else the first input.
 inline std::optional<ValueId> data_input(const Node& n) {
-  if (auto v = arg_input(n, "self", 0)) return v;
-  if (auto v = arg_input(n, "input", 0)) return v;
+  if (auto v = input_for_arg(n, "self", 0)) return v;
+  if (auto v = input_for_arg(n, "input", 0)) return v;
   return std::nullopt;
 }
 

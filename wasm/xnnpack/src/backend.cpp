@@ -246,8 +246,7 @@ class XnnpackBackend::Impl {
   void check_ops() {
     for (NodeId id : graph_.nodes()) {
       const Node& n = graph_.node(id);
-      if (!lowering_for(n))
-        fail(ErrorCode::kUnsupported, "xnnpack: node '" + n.name + "' (" + n.op + "): op not supported by the XNNPACK backend");
+      if (!lowering_for(n)) fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
     }
   }
 
@@ -317,6 +316,11 @@ class XnnpackBackend::Impl {
     std::stable_sort(owners.begin(), owners.end(), [&](int a, int b) {
       return slots_[static_cast<std::size_t>(a)].first_step < slots_[static_cast<std::size_t>(b)].first_step;
     });
+    // The most elements any alias of a storage owner spans, in one pass.
+    std::vector<i64> extent(slots_.size(), 1);
+    for (const Slot& slot : slots_)
+      if (slot.kind == Kind::kTensor && !slot.constant && slot.root >= 0)
+        extent[static_cast<std::size_t>(slot.root)] = std::max(extent[static_cast<std::size_t>(slot.root)], numel(slot.shape));
     std::vector<std::size_t> capacity;
     std::multimap<int, int> busy_until;  // last step -> buffer
     std::vector<int> free_buffers;
@@ -326,7 +330,7 @@ class XnnpackBackend::Impl {
         free_buffers.push_back(it->second);
         it = busy_until.erase(it);
       }
-      const std::size_t bytes = static_cast<std::size_t>(max_extent(s)) * sizeof(float);
+      const std::size_t bytes = static_cast<std::size_t>(extent[static_cast<std::size_t>(s)]) * sizeof(float);
       int best = -1;
       for (std::size_t j = 0; j < free_buffers.size(); ++j) {
         const int b = free_buffers[j];
@@ -359,12 +363,6 @@ class XnnpackBackend::Impl {
   }
 
   // The most elements any alias of a storage owner spans.
-  i64 max_extent(int owner) const {
-    i64 m = 1;
-    for (const Slot& s : slots_)
-      if (s.kind == Kind::kTensor && s.root == owner) m = std::max(m, numel(s.shape));
-    return m;
-  }
 
   int root(int s) const { return slots_[static_cast<std::size_t>(s)].root; }
 
@@ -453,21 +451,12 @@ class XnnpackBackend::Impl {
 
   std::string where(const Node& n) const { return "xnnpack: node '" + n.name + "' (" + n.op + ")"; }
 
-  static std::optional<ValueId> input_arg(const Node& n, std::string_view name, std::size_t position) {
-    if (n.attributes.contains(kArgNamesAttribute)) {
-      auto v = inputs_for_arg(n, name);
-      if (v.empty()) return std::nullopt;
-      return v.front();
-    }
-    if (position < n.inputs.size()) return n.inputs[position];
-    return std::nullopt;
-  }
   std::optional<i64> int_arg(const Node& n, std::string_view name) const {
     if (const AttributeValue* a = n.attributes.find(name)) {
       if (auto b = std::get_if<bool>(a)) return *b ? 1 : 0;
       return n.attributes.get_int(name);
     }
-    if (auto v = input_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+    if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInt) return s.i;
       fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not an integer known before the run");
@@ -476,7 +465,7 @@ class XnnpackBackend::Impl {
   }
   std::optional<double> float_arg(const Node& n, std::string_view name) const {
     if (auto a = n.attributes.get_float(name)) return a;
-    if (auto v = input_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+    if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInt) return static_cast<double>(s.i);
       if (s.kind == Kind::kFloat) return s.f;
@@ -487,7 +476,7 @@ class XnnpackBackend::Impl {
   std::optional<std::vector<i64>> ints_arg(const Node& n, std::string_view name) const {
     if (auto a = n.attributes.get_ints(name)) return a;
     if (auto a = n.attributes.get_int(name)) return std::vector<i64>{*a};
-    if (auto v = input_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+    if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInts) return s.ints;
       if (s.kind == Kind::kInt) return std::vector<i64>{s.i};
@@ -515,7 +504,7 @@ class XnnpackBackend::Impl {
 
   // The slot of a tensor argument, float32 and computed.
   int tensor_arg(const Node& n, std::string_view name, std::size_t position) {
-    auto v = input_arg(n, name, position);
+    auto v = input_for_arg(n, name, position);
     if (!v) fail(ErrorCode::kSchema, where(n) + ": missing tensor argument '" + std::string(name) + "'");
     return tensor_slot(n, *v);
   }
@@ -527,7 +516,7 @@ class XnnpackBackend::Impl {
   }
   const Tensor& constant_arg(const Node& n, std::string_view name, std::size_t position, bool required) {
     static const Tensor none;
-    auto v = input_arg(n, name, position);
+    auto v = input_for_arg(n, name, position);
     if (!v) {
       if (required) fail(ErrorCode::kSchema, where(n) + ": missing argument '" + std::string(name) + "'");
       return none;
@@ -965,10 +954,10 @@ class XnnpackBackend::Impl {
     std::string base = base_op(n.op);
     bool inplace = base.back() == '_';
     if (inplace) base.pop_back();
-    std::optional<ValueId> a = input_arg(n, "self", 0);
-    if (!a) a = input_arg(n, "a", 0);
-    std::optional<ValueId> b = input_arg(n, "other", 1);
-    if (!b) b = input_arg(n, "b", 1);
+    std::optional<ValueId> a = input_for_arg(n, "self", 0);
+    if (!a) a = input_for_arg(n, "a", 0);
+    std::optional<ValueId> b = input_for_arg(n, "other", 1);
+    if (!b) b = input_for_arg(n, "b", 1);
     if (!a) fail(ErrorCode::kSchema, where(n) + ": missing its first operand");
     const double alpha = float_arg(n, "alpha").value_or(1.0);
     if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, where(n) + ": div with a rounding mode");
@@ -1476,7 +1465,7 @@ class XnnpackBackend::Impl {
   }
 
   void lower_size(const Node& n, NodeState&) {
-    auto self = input_arg(n, "self", 0);
+    auto self = input_for_arg(n, "self", 0);
     if (!self) fail(ErrorCode::kSchema, where(n) + ": missing 'self'");
     const Slot& s = slot_of(*self);
     if (s.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, where(n) + ": size of a non-tensor");
@@ -1489,7 +1478,7 @@ class XnnpackBackend::Impl {
   }
 
   void lower_getitem(const Node& n, NodeState&) {
-    auto list = input_arg(n, "list", 0);
+    auto list = input_for_arg(n, "list", 0);
     if (!list) fail(ErrorCode::kSchema, where(n) + ": missing 'list'");
     const Slot& s = slot_of(*list);
     if (s.kind != Kind::kInts) fail(ErrorCode::kUnsupported, where(n) + ": indexing something other than a list of integers");
