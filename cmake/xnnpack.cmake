@@ -4,16 +4,8 @@
 # few minutes, once). tracegraph_xnnpack_deps(TARGET VARIANT) makes an
 # interface target with the headers and libraries of one variant.
 set(TRACEGRAPH_XNNPACK_VERSION "0.0~git20241108.4ea82e5")
-if(DEFINED ENV{TRACEGRAPH_CACHE})
-  set(_xnn_cache "$ENV{TRACEGRAPH_CACHE}")
-elseif(DEFINED ENV{XDG_CACHE_HOME})
-  set(_xnn_cache "$ENV{XDG_CACHE_HOME}/tracegraph")
-elseif(DEFINED ENV{HOME})
-  set(_xnn_cache "$ENV{HOME}/.cache/tracegraph")
-else()
-  set(_xnn_cache "/root/.cache/tracegraph")
-endif()
-set(TRACEGRAPH_XNNPACK_CACHE "${_xnn_cache}/xnnpack" CACHE PATH "Where scripts/build_xnnpack.sh keeps the built variants")
+include(${CMAKE_CURRENT_LIST_DIR}/tracegraph_cache.cmake)
+set(TRACEGRAPH_XNNPACK_CACHE "${TRACEGRAPH_CACHE_DIR}/xnnpack" CACHE PATH "Where scripts/build_xnnpack.sh keeps the built variants")
 
 function(tracegraph_xnnpack_deps target variant)
   set(root "${TRACEGRAPH_XNNPACK_CACHE}/${TRACEGRAPH_XNNPACK_VERSION}-${variant}")

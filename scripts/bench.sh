@@ -9,15 +9,19 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/bootstrap.sh >/dev/null
-export NODE_PATH=/usr/share/nodejs
+source scripts/env.sh
+# The models and their ONNX twins come from Debian's torch 1.13, whose
+# TorchScript-based torch.onnx.export needs no onnx/onnxscript packages; the
+# native build's LibTorch (bootstrap's torch 2.x) reads its TorchScript files.
+PY=$TRACEGRAPH_OLD_PYTHON
 cmake --preset native >/dev/null
 cmake --build --preset native --target tracegraph >/dev/null
 cmake --preset wasm >/dev/null
 cmake --build --preset wasm --target tracegraph_core tracegraph_core_threads >/dev/null
 OUT=build/bench
-/usr/bin/python3 bench/make_models.py "$OUT" 2>&1 | grep -v -i warn || true
-for model in $(/usr/bin/python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))))" "$OUT/models.json"); do
-  shape=$(/usr/bin/python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))[sys.argv[2]]['input_shape'])))" "$OUT/models.json" "$model")
+"$PY" bench/make_models.py "$OUT" 2>&1 | grep -v -i warn || true
+for model in $("$PY" -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))))" "$OUT/models.json"); do
+  shape=$("$PY" -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))[sys.argv[2]]['input_shape'])))" "$OUT/models.json" "$model")
   [[ -f "$OUT/$model/$model.json" && "$OUT/$model/$model.json" -nt "$OUT/$model.ts" ]] ||
     build/native/native/tracegraph export "$OUT/$model.ts" --input-shape "$shape" -o "$OUT/$model" >/dev/null
 done

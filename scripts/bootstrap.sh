@@ -2,18 +2,24 @@
 # Makes a fresh Debian 12 machine ready to build and test tracegraph, and is
 # quick when everything is already there. Both README commands run it.
 #   - Debian packages, by name (only those missing are installed);
+#   - a Python venv outside the clone with the pinned PyPI torch and
+#     torchvision (scripts/python-requirements.txt): LibTorch for the native
+#     build, and the torch that makes the test models;
 #   - XNNPACK and pthreadpool source tarballs from Debian's archive pool
-#     (pinned versions, checked against their SHA-256), cached outside the clone;
+#     (pinned versions, checked against their SHA-256), cached outside the
+#     clone, from the Debian mirror this machine's apt sources name;
 #   - the npm packages of the web side (when web-demo/package.json exists).
+# pip and npm use the machine's own configuration for their registries.
 # Nothing else is downloaded.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/env.sh
 
 say() { printf '[bootstrap] %s\n' "$*"; }
 
 PACKAGES=(
   cmake ninja-build g++ pkg-config curl ca-certificates xz-utils
-  libtorch-dev python3-torch python3-torchvision
+  python3-venv python3-torch python3-torchvision
   nlohmann-json3-dev libgtest-dev googletest
   emscripten clang-14 libclang-rt-14-dev
   libcpuinfo-dev libfxdiv-dev
@@ -39,16 +45,52 @@ else
   say "Debian packages: all ${#PACKAGES[@]} present"
 fi
 
+# The venv with the pinned torch: made once, made again when the pins change.
+REQUIREMENTS=scripts/python-requirements.txt
+if [[ -x "$TRACEGRAPH_PYTHON" ]] && cmp -s "$REQUIREMENTS" "$TRACEGRAPH_VENV/tracegraph-requirements.txt" &&
+  "$TRACEGRAPH_PYTHON" -c 'import torch, torchvision' 2>/dev/null; then
+  say "torch venv: present ($("$TRACEGRAPH_PYTHON" -c 'import torch; print(torch.__version__)'))"
+else
+  say "making the torch venv in $TRACEGRAPH_VENV (about 3 GB to download, 5.5 GB on disk)"
+  rm -rf "$TRACEGRAPH_VENV"
+  /usr/bin/python3 -m venv "$TRACEGRAPH_VENV"
+  "$TRACEGRAPH_PYTHON" -m pip install -q --disable-pip-version-check --no-cache-dir -r "$REQUIREMENTS"
+  "$TRACEGRAPH_PYTHON" -c 'import torch, torchvision; print("[bootstrap] torch", torch.__version__, "torchvision", torchvision.__version__)'
+  cp "$REQUIREMENTS" "$TRACEGRAPH_VENV/tracegraph-requirements.txt"
+fi
+
 # XNNPACK and pthreadpool sources for the XNNPACK backend (native and wasm).
-# bookworm's source tarballs answer 404; trixie's are in the pool.
-CACHE="${TRACEGRAPH_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracegraph}"
+# bookworm's source tarballs answer 404; trixie's are in the pool, which every
+# suite of a Debian mirror shares. The mirror is the one apt uses here.
+CACHE="$TRACEGRAPH_CACHE"
 mkdir -p "$CACHE/sources"
-POOL="http://deb.debian.org/debian/pool/main"
+debian_mirror() {
+  # deb822 .sources files ("URIs: ..." with "Suites: bookworm ...") and one-line
+  # sources.list entries ("deb [opts] URI bookworm main"); the first URI that
+  # serves a plain (not -security) suite.
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f "$f" ]] || continue
+    awk '/^URIs:/ {uri=$2} /^Suites:/ {for (i = 2; i <= NF; i++) if ($i !~ /-security$/) ok=1}
+         /^$/ {if (ok && uri) {print uri; exit} uri=""; ok=0}
+         END {if (ok && uri) print uri}' "$f"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -f "$f" ]] || continue
+    sed -E 's/\[[^]]*\]//' "$f" | awk '$1 == "deb" && $3 !~ /-security$/ {print $2}'
+  done
+}
+MIRROR=$(debian_mirror | grep -m1 -E '^(https?|file)://' || true)
+POOL="${MIRROR%/}/pool/main"
 fetch_source() {  # path-in-pool sha256
   local file="$CACHE/sources/$(basename "$1")"
   if [[ -f "$file" ]] && echo "$2  $file" | sha256sum -c --status; then
     say "source $(basename "$1"): cached"
     return
+  fi
+  if [[ -z "$MIRROR" ]]; then
+    say "no Debian mirror in /etc/apt/sources.list{,.d}: cannot fetch $(basename "$1")" >&2
+    exit 1
   fi
   say "downloading $POOL/$1"
   curl -fsS --retry 3 -o "$file.part" "$POOL/$1"

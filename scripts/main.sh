@@ -9,14 +9,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./scripts/bootstrap.sh
-export NODE_PATH=/usr/share/nodejs  # Emscripten 3.1.6 needs it
+source scripts/env.sh
 echo "[main] building (preset native)"
 cmake --preset native >/dev/null
 cmake --build --preset native --target tracegraph
 
-echo "[main] making the sample models with PyTorch (/usr/bin/python3)"
+echo "[main] making the sample models with PyTorch ($("$TRACEGRAPH_PYTHON" -c 'import torch; print("torch", torch.__version__)'))"
 SAMPLES=unet3d_sigmoid_traced,unet3d_two_heads,unet3d_softmax,unet2d,mobilenet_v2_traced,resnet18_traced
-/usr/bin/python3 tests/models/make_test_models.py build/samples/models --only "$SAMPLES"
+"$TRACEGRAPH_PYTHON" tests/models/make_test_models.py build/samples/models --only "$SAMPLES"
 
 SAMPLE=build/samples/models/unet3d_sigmoid_traced.ts
 echo
@@ -32,6 +32,13 @@ echo "[main] a model with two heads: a sigmoid mask channel and two raw channels
 echo "[main] exporting the samples for the web page"
 cmake -DCLI=build/native/native/tracegraph -DMODELS=build/samples/models -DOUT=build/samples/exported \
   -P tests/models/export_test_models.cmake
+echo
+echo "[main] the same 3D UNet as a torch.export program, written by the Python exporter (python/tracegraph_export)"
+PYTHONPATH=python "$TRACEGRAPH_PYTHON" -m tracegraph_export tests/models/make_test_models.py:unet3d_sigmoid \
+  --example 1,1,44,44,44 -o build/samples/exported/unet3d_sigmoid_export --name unet3d_sigmoid_export
+./build/native/native/tracegraph inspect build/samples/exported/unet3d_sigmoid_export/unet3d_sigmoid_export.json |
+  sed -n '/outputs and their activation/,/^$/p'
+
 echo "[main] building the wasm module (preset wasm)"
 cmake --preset wasm >/dev/null
 cmake --build --preset wasm --target tracegraph_core tracegraph_core_threads

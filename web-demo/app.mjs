@@ -6,6 +6,7 @@ import { human, modelCost, nodeCost } from './model_stats.mjs';
 const $ = (id) => document.getElementById(id);
 export const SAMPLES = [
   ['unet3d_sigmoid_traced', '3D UNet, ends in sigmoid'],
+  ['unet3d_sigmoid_export', '3D UNet, ends in sigmoid (torch.export)'],
   ['unet3d_two_heads', '3D UNet, two heads (per channel)'],
   ['unet3d_softmax', '3D UNet, ends in softmax'],
   ['unet2d', '2D UNet'],

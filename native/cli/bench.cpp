@@ -31,7 +31,7 @@ class TrackingAllocator final : public c10::Allocator {
 
   // The context is the data pointer itself, as LibTorch's raw_allocate users
   // (oneDNN among them) assume; the bookkeeping lives in a side table.
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate(size_t n) override {
     c10::DataPtr inner = base_->allocate(n);
     void* data = inner.get();
     const c10::Device device = inner.device();
@@ -44,6 +44,7 @@ class TrackingAllocator final : public c10::Allocator {
     return c10::DataPtr(data, data, &release, device);
   }
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 
   void reset_peak() const {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -258,7 +258,8 @@ class LibTorchBackend final : public Backend {
     if (device_.type != DeviceType::kCPU || !at::hasMKLDNN()) return;
     const std::string& name = schema.name();
     const bool plain = (name == "aten::conv2d" || name == "aten::conv3d") && schema.overload_name().empty();
-    const bool general = name == "aten::_convolution" && !n.attributes.get_bool("transposed").value_or(true);
+    const bool general = (name == "aten::_convolution" || name == "aten::convolution") &&
+                         !n.attributes.get_bool("transposed").value_or(true);
     if (!plain && !general) return;
     const std::size_t spatial = name == "aten::conv2d" ? 2 : name == "aten::conv3d" ? 3 : 0;
     tj::Operation fallback = step.operation;
@@ -319,19 +320,18 @@ class LibTorchBackend final : public Backend {
       for (ValueId in : n.inputs) step.args.push_back({Arg::Kind::kValue, {}, {slot.at(in.index)}, c10::AnyType::get()});
       return step;
     }
-    if (n.op.find("::") == std::string::npos) {
-      fail(ErrorCode::kUnsupported, step.where + ": the LibTorch backend runs ops read from TorchScript (aten::, prim::); "
-                                    "this op has no LibTorch kernel");
+    const std::optional<OpName> name = parse_op_name(n.op);
+    if (!name) {
+      fail(ErrorCode::kUnsupported, step.where + ": the LibTorch backend runs LibTorch's ops (aten::x, aten.x.overload, "
+                                    "prim::x); this op has no LibTorch kernel");
     }
     std::shared_ptr<tj::Operator> op;
-    if (auto overload = n.attributes.get_string(kOverloadAttribute)) {
-      op = tj::findOperatorFor(c10::OperatorName(n.op, *overload));
-    }
+    if (auto overload = node_overload(n)) op = tj::findOperatorFor(c10::OperatorName(name->qualified, *overload));
     std::vector<std::string> names;
     if (const AttributeValue* a = n.attributes.find(kArgNamesAttribute)) names = std::get<std::vector<std::string>>(*a);
     if (!op) {
       // No overload recorded: the first whose arguments this node can fill.
-      for (const auto& candidate : tj::getAllOperatorsFor(c10::Symbol::fromQualString(n.op))) {
+      for (const auto& candidate : tj::getAllOperatorsFor(c10::Symbol::fromQualString(name->qualified))) {
         if (fits(candidate->schema(), n, names)) {
           op = candidate;
           break;

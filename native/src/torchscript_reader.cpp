@@ -135,9 +135,9 @@ class Reader {
     ExportedGraph out;
     out.graph = std::move(graph_);
     out.out_spec = std::move(out_spec_);
-    if (!options_.example_inputs.empty()) {
-      out.in_spec = TreeSpec::tuple({TreeSpec::tuple(std::vector<TreeSpec>(options_.example_inputs.size())), TreeSpec::dict({})});
-    }
+    // forward's schema says its arguments: positional tensors, no keywords
+    // (the reader refuses other inputs), with or without example inputs.
+    out.in_spec = TreeSpec::tuple({TreeSpec::tuple(std::vector<TreeSpec>(out.graph.inputs().size())), TreeSpec::dict({})});
     out.metadata = {{"source", source_}, {"reader", "torchscript"}, {"torch_version", TORCH_VERSION}};
     try {
       inplace_to_functional(out.graph);

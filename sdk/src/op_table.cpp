@@ -6,11 +6,33 @@
 namespace tracegraph {
 namespace {
 
-constexpr std::string_view kAten = "aten::";
+bool ends_with_inplace_underscore(std::string_view op) {
+  return op.size() > 1 && op.back() == '_' && !(op.size() > 2 && op.substr(op.size() - 2) == "__");
+}
 
+// torch.export's spelling: "aten.add.Tensor" -> {"aten", "add", "Tensor"}.
+struct DottedName {
+  std::string_view ns, name, overload;
+};
+std::optional<DottedName> dotted(std::string_view op) {
+  if (op.find("::") != std::string_view::npos) return std::nullopt;
+  const auto first = op.find('.');
+  if (first == std::string_view::npos || first == 0) return std::nullopt;
+  const auto last = op.rfind('.');
+  if (last == first || last + 1 == op.size() || last == first + 1) return std::nullopt;
+  return DottedName{op.substr(0, first), op.substr(first + 1, last - first - 1), op.substr(last + 1)};
+}
+
+bool is_aten(std::string_view op) {
+  if (op.substr(0, 6) == "aten::") return true;
+  auto d = dotted(op);
+  return d && d->ns == "aten";
+}
+
+// The op's base name without a trailing in-place '_' ("relu" for "aten::relu_").
 std::string_view base_name(std::string_view op) {
-  if (op.substr(0, kAten.size()) == kAten) op.remove_prefix(kAten.size());
-  if (op.size() > 1 && op.back() == '_' && !(op.size() > 2 && op.substr(op.size() - 2) == "__")) op.remove_suffix(1);
+  op = op_base(op);
+  if (ends_with_inplace_underscore(op)) op.remove_suffix(1);
   return op;
 }
 
@@ -34,8 +56,7 @@ constexpr std::array kSimple = {
     Row{"leaky_relu", "leaky_relu"}, Row{"conv1d", "conv"}, Row{"conv2d", "conv"}, Row{"conv3d", "conv"},
     Row{"conv_transpose1d", "conv_transpose"}, Row{"conv_transpose2d", "conv_transpose"},
     Row{"conv_transpose3d", "conv_transpose"}, Row{"linear", "linear"}, Row{"addmm", "linear"},
-    Row{"matmul", "matmul"}, Row{"mm", "matmul"}, Row{"bmm", "matmul"}, Row{"batch_norm", "batch_norm"},
-    Row{"max_pool1d", "max_pool"}, Row{"max_pool2d", "max_pool"}, Row{"max_pool3d", "max_pool"},
+    Row{"matmul", "matmul"}, Row{"mm", "matmul"}, Row{"bmm", "matmul"}, Row{"max_pool1d", "max_pool"}, Row{"max_pool2d", "max_pool"}, Row{"max_pool3d", "max_pool"},
     Row{"avg_pool1d", "avg_pool"}, Row{"avg_pool2d", "avg_pool"}, Row{"avg_pool3d", "avg_pool"},
     Row{"adaptive_avg_pool1d", "adaptive_avg_pool"}, Row{"adaptive_avg_pool2d", "adaptive_avg_pool"},
     Row{"adaptive_avg_pool3d", "adaptive_avg_pool"}, Row{"add", "add"}, Row{"sub", "sub"}, Row{"rsub", "rsub"},
@@ -52,13 +73,32 @@ constexpr std::array kSimple = {
 
 }  // namespace
 
-bool is_inplace_op(std::string_view op) {
-  if (op.substr(0, kAten.size()) != kAten) return false;
-  return op.size() > kAten.size() + 1 && op.back() == '_' && op.substr(op.size() - 2) != "__";
+std::optional<OpName> parse_op_name(std::string_view op) {
+  if (op.find("::") != std::string_view::npos) return OpName{std::string(op), std::nullopt};
+  if (auto d = dotted(op)) {
+    return OpName{std::string(d->ns) + "::" + std::string(d->name), d->overload == "default" ? std::string() : std::string(d->overload)};
+  }
+  return std::nullopt;
 }
+
+std::string_view op_base(std::string_view op) {
+  if (auto colon = op.rfind("::"); colon != std::string_view::npos) return op.substr(colon + 2);
+  if (auto d = dotted(op)) return d->name;
+  return op;
+}
+
+std::optional<std::string> node_overload(const Node& node) {
+  if (auto parsed = parse_op_name(node.op); parsed && parsed->overload) return parsed->overload;
+  return node.attributes.get_string(kOverloadAttribute);
+}
+
+bool is_inplace_op(std::string_view op) { return is_aten(op) && ends_with_inplace_underscore(op_base(op)); }
 
 std::string functional_op_name(std::string_view op) {
   if (!is_inplace_op(op)) return std::string(op);
+  if (auto d = dotted(op)) {
+    return std::string(d->ns) + "." + std::string(d->name.substr(0, d->name.size() - 1)) + "." + std::string(d->overload);
+  }
   return std::string(op.substr(0, op.size() - 1));
 }
 
@@ -67,7 +107,7 @@ bool is_view_op(std::string_view op) {
                                         "t", "squeeze", "unsqueeze", "flatten", "expand", "expand_as",
                                         "as_strided", "diagonal", "unfold", "view_as", "alias", "detach",
                                         "unbind", "split", "chunk", "__getitem__", "numpy_T", "movedim"};
-  const std::string_view base = op.substr(0, kAten.size()) == kAten ? op.substr(kAten.size()) : op;
+  const std::string_view base = op_base(op);
   return std::find(kViews.begin(), kViews.end(), base) != kViews.end();
 }
 
@@ -93,12 +133,14 @@ std::optional<ValueId> input_for_arg(const Node& node, std::string_view arg, std
 }
 
 std::optional<CanonicalOp> canonical_op(const Node& node) {
-  if (node.op.substr(0, kAten.size()) != kAten) {
+  if (!is_aten(node.op)) {
     // Ops written by the SDK itself (trace(), transforms) are already canonical.
-    if (node.op.find("::") == std::string::npos) return CanonicalOp{node.op, node.attributes};
+    if (!parse_op_name(node.op)) return CanonicalOp{node.op, node.attributes};
     return std::nullopt;
   }
-  const std::string_view base = base_name(node.op);
+  std::string_view base = base_name(node.op);
+  // Core ATen's copying variants of views (functionalized graphs) compute the same values.
+  if (base.size() > 5 && base.substr(base.size() - 5) == "_copy") base.remove_suffix(5);
   CanonicalOp out;
   if (base == "relu6") {
     out.name = "clip";
@@ -129,9 +171,24 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
     out.attributes.set("dim", node.attributes.get_int("dim").value_or(0));
     return out;
   }
-  if (base == "_convolution") {
+  if (base == "_convolution" || base == "convolution") {
     const bool transposed = node.attributes.get_bool("transposed").value_or(false);
     out.name = transposed ? "conv_transpose" : "conv";
+    return out;
+  }
+  if (base == "batch_norm" || base == "native_batch_norm" || base == "_native_batch_norm_legit_no_training") {
+    // Core ATen's are one output (0) and two statistics (1, 2) no one reads in eval mode.
+    out.name = "batch_norm";
+    out.attributes.set("training", base != "_native_batch_norm_legit_no_training" &&
+                                       node.attributes.get_bool("training").value_or(true));
+    return out;
+  }
+  if (base == "max_pool1d_with_indices" || base == "max_pool2d_with_indices" || base == "max_pool3d_with_indices") {
+    out.name = "max_pool";  // output 0; output 1 holds the indices
+    return out;
+  }
+  if (base == "alias") {
+    out.name = "detach";  // the same values
     return out;
   }
   if (base == "dropout" || base == "feature_dropout" || base == "alpha_dropout") {
@@ -139,7 +196,7 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
     out.attributes.set("train", node.attributes.get_bool("train").value_or(true));
     return out;
   }
-  if (base == "to" || base == "type_as" || base == "float" || base == "double" || base == "half") {
+  if (base == "to" || base == "_to_copy" || base == "type_as" || base == "float" || base == "double" || base == "half") {
     out.name = "cast";
     if (base == "float") out.attributes.set("dtype", std::string("float32"));
     else if (base == "double") out.attributes.set("dtype", std::string("float64"));

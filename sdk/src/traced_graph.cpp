@@ -36,16 +36,18 @@ Graph& TracedGraph::mutable_graph() {
   return graph_;
 }
 
+// A finalized graph moves first and records where it is after: a move the
+// backend refuses leaves device() and stream() where the graph still is.
 void TracedGraph::to(const Device& device) {
+  if (finalized_) backend_->move(device, nullptr);
   device_ = device;
   stream_.reset();
-  if (finalized_) backend_->move(device_, nullptr);
 }
 
 void TracedGraph::to(const Stream& stream) {
+  if (finalized_) backend_->move(stream.device, &stream);
   device_ = stream.device;
   stream_ = stream;
-  if (finalized_) backend_->move(device_, &*stream_);
 }
 
 void TracedGraph::to(std::string_view device) { to(Device::parse(device)); }

@@ -61,9 +61,23 @@ for (const model of ['unet3d_sigmoid_traced', 'unet3d_clamp', 'unet3d_softmax', 
       acts.forEach((a, i) => {
         for (const [k, v] of Object.entries(f.expected.activation[i])) assert.equal(a[k], v, `output ${i} ${k}`);
       });
+      // The view against the exported document itself, not against the module's other views.
+      const doc = JSON.parse(readFileSync(f.json, 'utf8'));
+      const name = (id) => doc.graph.values.find((v) => v.id === id).name;
       const mg = g.moduleGraph();
-      assert.equal(mg.nodes.length, g.nodes.length);
-      assert.equal(mg.output, g.outputNames[0]);
+      assert.equal(mg.nodes.length, doc.graph.nodes.length);
+      mg.nodes.forEach((n, i) => {
+        const d = doc.graph.nodes[i];
+        assert.equal(n.op, d.op, `node ${i}`);
+        assert.deepEqual(n.inputs, d.inputs.map(name), `node ${i} inputs`);
+        assert.deepEqual(n.outputs, d.outputs.map(name), `node ${i} outputs`);
+      });
+      assert.equal(mg.output, name(doc.graph.outputs[0]));
+      assert.deepEqual(mg.outputs, doc.graph.outputs.map(name));
+      if (model === 'unet3d_clamp') {
+        const last = mg.nodes.at(-1);
+        assert.deepEqual([last.op, last.min, last.max], ['aten::clamp', 0, 1]);
+      }
       // optimizing never changes what the model ends in
       g.optimize();
       assert.deepEqual(g.outputActivation().map((a) => a.kind), acts.map((a) => a.kind));
@@ -91,6 +105,25 @@ test('optimize returns the report and changes the graph', async () => {
   }
 });
 
+test('maxIterations caps the sweeps as in C++: 0 runs none, 1 runs one', async () => {
+  const f = modelFiles('mobilenet_v2_traced');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    const before = g.nodes.length;
+    const none = g.optimize({ maxIterations: 0 });
+    assert.deepEqual([none.sweeps, none.converged, g.nodes.length], [0, false, before]);
+    const one = g.optimize({ maxIterations: 1 });
+    assert.equal(one.sweeps, 1);
+    assert.equal(one.converged, false);  // mobilenet needs more than one sweep
+    assert.ok(g.nodes.length < before);
+    const rest = g.optimize();
+    assert.ok(rest.sweeps >= 1 && rest.converged);
+    assert.throws(() => g.optimize({ maxIterations: -1 }), (e) => e instanceof TracegraphError && e.code === 'invalid_argument');
+  } finally {
+    g.dispose();
+  }
+});
+
 test('run by array, by name and the structured call agree', async () => {
   const f = modelFiles('unet3d_dict_out');
   const g = await loadGraph(f.json, f.weights);
@@ -104,12 +137,21 @@ test('run by array, by name and the structured call agree', async () => {
     const byName = g.run({ [g.inputNames[0]]: inputsOf(f.io)[0] });
     assert.deepEqual(Object.keys(byName), g.outputNames);
     g.outputNames.forEach((n, i) => assert.deepEqual(byName[n].data, byArray[i].data));
-    const tree = g.call(inputsOf(f.io));
+    // The exported graph keeps forward's in_spec, ((x,), {}): the call takes that structure.
+    const leaf = { type: null, context: null, children_spec: [] };
+    assert.deepEqual(g.inSpec, [1, { type: 'builtins.tuple', context: 'null', children_spec: [
+      { type: 'builtins.tuple', context: 'null', children_spec: [leaf] },
+      { type: 'builtins.dict', context: '[]', children_spec: [] }] }]);
+    const tree = g.call([inputsOf(f.io), {}]);
     assert.deepEqual(Object.keys(tree), ['mask', 'affinities']);
     assert.deepEqual(tree.mask.data, byArray[0].data);
     assert.deepEqual(tree.affinities.shape, [1, 2, 28, 28, 28]);
     const want = outputsOf(f.io);
     assert.ok(relativeError(tree.affinities.data, want[1].data) <= 1e-4);
+    const mismatch = (re) => (e) => e instanceof TracegraphError && e.code === 'tree_spec_mismatch' && re.test(e.message);
+    assert.throws(() => g.call(inputsOf(f.io)), mismatch(/\(root\): expected an array of 2/));
+    assert.throws(() => g.call([inputsOf(f.io), { scale: inputsOf(f.io)[0] }]), mismatch(/\[1\]: unexpected key 'scale'/));
+    assert.throws(() => g.call([[], {}]), mismatch(/\[0\]: expected an array of 1/));
   } finally {
     g.dispose();
   }
@@ -120,9 +162,10 @@ test('the structured call of a tuple output gives an array', async () => {
   const g = await loadGraph(f.json, f.weights);
   try {
     g.finalize();
-    const out = g.call(inputsOf(f.io));
+    const out = g.call([inputsOf(f.io), {}]);
     assert.ok(Array.isArray(out));
     assert.equal(out.length, outputsOf(f.io).length);
+    out.forEach((o, i) => assert.ok(relativeError(o.data, outputsOf(f.io)[i].data) <= 1e-4, `output ${i}`));
   } finally {
     g.dispose();
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Makes the TorchScript test models with real PyTorch (Debian's torch 1.13,
-torchvision 0.14, run with /usr/bin/python3) and, beside each, what the C++
-tests assert about it:
+"""Makes the TorchScript test models with real PyTorch (the torch the native
+build links, from bootstrap's venv) and, beside each, what the C++ tests assert
+about it:
 
   NAME.ts                the TorchScript module (torch.jit.trace or torch.jit.script)
   NAME.io.safetensors    a seeded input ("input.0", ...) and the module's own
@@ -11,19 +11,25 @@ tests assert about it:
                          format of PyTorch's treespec_dumps, and per-op counts of
                          the frozen, inlined TorchScript graph
 
-Usage: make_test_models.py OUT_DIR [--only NAME,...]. Deterministic: seeded
-weights and inputs. Skips models whose files are newer than this script.
+Usage: make_test_models.py OUT_DIR [--only NAME,...] [--old]. Deterministic:
+seeded weights and inputs. Skips models whose files are newer than this script.
+With --old (run by Debian's torch 1.13, /usr/bin/python3), it makes the models
+of OLD_FORMAT as NAME_torch113: real files of the older TorchScript format,
+from the same seeded weights, that the reader must read and run the same.
 """
 import json
 import os
 import struct
 import sys
+import warnings
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 torch.set_num_threads(1)
+# torch 2.x says at each call that TorchScript is deprecated: these are TorchScript tests.
+warnings.filterwarnings("ignore", category=FutureWarning, module="torch")
 
 # ---------------------------------------------------------------- models --
 
@@ -93,6 +99,11 @@ class UNet2d(nn.Module):
         u = self.reduce(self.up(f1))
         skip = crop2d(f0, u.shape)
         return self.head(self.up0(torch.cat([skip, u], 1)))
+
+
+def unet3d_sigmoid():
+    """The cellmap-style sample: a 3D UNet wrapped as Sequential(unet, Sigmoid())."""
+    return nn.Sequential(UNet3d(), nn.Sigmoid())
 
 
 class EndsWith(nn.Module):
@@ -284,8 +295,8 @@ def torchvision_model(name):
 
 
 MODELS = {
-    "unet3d_sigmoid_traced": (lambda: nn.Sequential(UNet3d(), nn.Sigmoid()), UNET_IN, "trace", [SIGMOID]),
-    "unet3d_sigmoid_scripted": (lambda: nn.Sequential(UNet3d(), nn.Sigmoid()), UNET_IN, "script", [SIGMOID]),
+    "unet3d_sigmoid_traced": (unet3d_sigmoid, UNET_IN, "trace", [SIGMOID]),
+    "unet3d_sigmoid_scripted": (unet3d_sigmoid, UNET_IN, "script", [SIGMOID]),
     "unet3d_none": (lambda: EndsWith("none"), UNET_IN, "trace", [NONE]),
     "unet3d_tanh": (lambda: EndsWith("tanh"), UNET_IN, "trace", [{"kind": "tanh"}]),
     "unet3d_sigmoid_inplace": (lambda: EndsWith("sigmoid_inplace"), UNET_IN, "trace", [SIGMOID]),
@@ -307,6 +318,12 @@ MODELS = {
 }
 
 
+# Made again by torch 1.13 (--old) as NAME_torch113.
+OLD_FORMAT = ["unet3d_sigmoid_traced", "unet3d_sigmoid_scripted", "unet3d_dict_out", "unet2d",
+              "resnet18_traced", "mobilenet_v2_scripted"]
+OLD_SUFFIX = "_torch113"
+
+
 # Models the reader must refuse: name -> (constructor, shapes, how, error code, message piece).
 ERROR_MODELS = {
     "branch_on_values": (BranchOnValues, [(1, 1, 4, 4, 4)], "script", "unsupported", "prim::If"),
@@ -316,6 +333,7 @@ ERROR_MODELS = {
 
 
 def make(name, out_dir):
+    """Makes the model `name` (NAME_torch113 is NAME made by this torch, 1.13)."""
     if name in ERROR_MODELS:
         ctor, shapes, how, code, message = ERROR_MODELS[name]
         torch.manual_seed(1234)
@@ -325,7 +343,7 @@ def make(name, out_dir):
             json.dump({"name": name, "input_shapes": [list(x) for x in shapes],
                        "error": {"code": code, "message": message}}, f, indent=1, sort_keys=True)
         return
-    ctor, shapes, how, activation = MODELS[name]
+    ctor, shapes, how, activation = MODELS[name.removesuffix(OLD_SUFFIX)]
     torch.manual_seed(1234)
     model = ctor().eval()
     # Give batch norms non-trivial statistics so that folding them is visible.
@@ -355,6 +373,7 @@ def make(name, out_dir):
         "op_counts": counts,
         "constant_elements": constant_elements,
         "parameters": sum(p.numel() for p in model.parameters()),
+        "torch_version": torch.__version__.split("+")[0],
     }
     with open(os.path.join(out_dir, name + ".expected.json"), "w") as f:
         json.dump(facts, f, indent=1, sort_keys=True)
@@ -378,9 +397,14 @@ def main():
     only = None
     if "--only" in sys.argv:
         only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+    old = "--old" in sys.argv
+    if old and not torch.__version__.startswith("1."):
+        sys.exit(f"--old makes torch 1.x files, but this is torch {torch.__version__}")
     os.makedirs(out_dir, exist_ok=True)
     stamp = os.path.getmtime(__file__)
-    for name in list(MODELS) + list(ERROR_MODELS):
+    old_names = [n + OLD_SUFFIX for n in OLD_FORMAT]
+    names = old_names if old else list(MODELS) + list(ERROR_MODELS)
+    for name in names:
         if only and name not in only:
             continue
         done = os.path.join(out_dir, name + ".expected.json")
@@ -388,10 +412,12 @@ def main():
             continue
         make(name, out_dir)
         print(f"[models] {name}")
+    if old:
+        return
     if not only:
         make_bad_files(out_dir)
     with open(os.path.join(out_dir, "index.json"), "w") as f:
-        json.dump(sorted(list(MODELS) + list(ERROR_MODELS)), f, indent=1)
+        json.dump(sorted(list(MODELS) + list(ERROR_MODELS) + old_names), f, indent=1)
 
 
 if __name__ == "__main__":

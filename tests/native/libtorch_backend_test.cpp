@@ -66,6 +66,8 @@ TEST_P(ParityTest, AnExportedGraphRunsTheSame) {
   TracedGraph g = load((dir / "m.json").string());
   g.finalize();
   const std::vector<Tensor> out = g.run(io.inputs);
+  ASSERT_FALSE(io.outputs.empty());
+  ASSERT_EQ(out.size(), io.outputs.size());
   for (std::size_t i = 0; i < out.size(); ++i) EXPECT_LE(max_relative_error(to_aten(out[i]), to_aten(io.outputs[i])), 1e-5);
   std::filesystem::remove_all(dir);
 }
@@ -181,6 +183,37 @@ TEST_F(TracedGraphTest, ToChoosesTheDevice) {
     g.to("cuda");
     EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "has no CUDA");
   }
+}
+
+TEST_F(TracedGraphTest, AFinalizedGraphMovesOnTheCpuAndOntoAStream) {
+  TracedGraph g = dict_model();
+  g.finalize();
+  const auto io = model_io("unet3d_dict_out");
+  const std::vector<Tensor> before = g.run(io.inputs);
+  g.to(Stream{Device::cpu(), 0});  // the CPU's default stream
+  EXPECT_EQ(g.device(), Device::cpu());
+  ASSERT_TRUE(g.stream().has_value());
+  EXPECT_EQ(g.stream()->id, 0);
+  std::vector<Tensor> after = g.run(io.inputs);
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) EXPECT_TRUE(to_aten(after[i]).equal(to_aten(before[i])));
+  g.to("cpu");
+  EXPECT_FALSE(g.stream().has_value());
+  after = g.run(io.inputs);
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) EXPECT_TRUE(to_aten(after[i]).equal(to_aten(before[i])));
+}
+
+TEST_F(TracedGraphTest, AMoveTheBackendRefusesLeavesTheGraphWhereItWas) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is here: the move to cuda would succeed";
+  TracedGraph g = dict_model();
+  g.finalize();
+  EXPECT_TG_ERROR(g.to("cuda"), ErrorCode::kUnsupported, "CUDA");
+  EXPECT_EQ(g.device(), Device::cpu());
+  EXPECT_TG_ERROR(g.to(Stream{Device::cuda(0), 3}), ErrorCode::kUnsupported, "CUDA");
+  EXPECT_EQ(g.device(), Device::cpu());
+  EXPECT_FALSE(g.stream().has_value());
+  EXPECT_EQ(g.run({input()}).size(), 2u);
 }
 
 class CudaTest : public TracedGraphTest {

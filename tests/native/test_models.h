@@ -2,6 +2,7 @@
 // as the ctest fixture make_test_models) and their expected facts.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tracegraph/activation.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/safetensors.h"
@@ -25,11 +27,28 @@ inline const std::vector<std::string> kReadableModels = {
     "unet2d", "unet3d_clamp", "unet3d_dict_out", "unet3d_eval_sigmoid", "unet3d_hardtanh",
     "unet3d_none", "unet3d_sigmoid_inplace", "unet3d_sigmoid_inplace_scripted", "unet3d_sigmoid_scripted",
     "unet3d_sigmoid_traced", "unet3d_softmax", "unet3d_tanh", "unet3d_tuple_out", "unet3d_two_heads",
+    // The same models saved by torch 1.13 (make_test_models.py --old): the older file format.
+    "mobilenet_v2_scripted_torch113", "resnet18_traced_torch113", "unet2d_torch113", "unet3d_dict_out_torch113",
+    "unet3d_sigmoid_scripted_torch113", "unet3d_sigmoid_traced_torch113",
 };
 // And those it must refuse.
 inline const std::vector<std::string> kRefusedModels = {"branch_on_values", "loop_on_values", "write_through_view"};
 
 inline std::string model_path(const std::string& file) { return std::string(TRACEGRAPH_MODELS_DIR) + "/" + file; }
+
+#ifdef TRACEGRAPH_EXPORTED_DIR
+// The models tests/models/make_exported_models.py writes with the Python
+// exporter: torch.export programs (_export) and fx traces (_fx) of test models.
+inline const std::vector<std::string> kExportedPrograms = {
+    "mobilenet_v2_export",   "resnet18_export",       "unet2d_export",          "unet2d_fx",
+    "unet3d_clamp_export",   "unet3d_dict_out_export", "unet3d_dict_out_fx",    "unet3d_sigmoid_export",
+    "unet3d_sigmoid_fx",     "unet3d_softmax_export", "unet3d_two_heads_export",
+};
+// DIR/NAME/NAME.json, .io.safetensors, .expected.json
+inline std::string exported_path(const std::string& name, const std::string& suffix) {
+  return std::string(TRACEGRAPH_EXPORTED_DIR) + "/" + name + "/" + name + suffix;
+}
+#endif
 
 inline nlohmann::json expected(const std::string& model) {
   std::ifstream in(model_path(model + ".expected.json"));
@@ -43,8 +62,7 @@ struct ModelIo {
   std::vector<Tensor> outputs;
 };
 
-inline ModelIo model_io(const std::string& model) {
-  const std::string path = model_path(model + ".io.safetensors");
+inline ModelIo read_model_io(const std::string& path) {
   auto bytes = read_file_bytes(path, 1ull << 32);
   Safetensors st = parse_safetensors(*bytes, bytes, path);
   ModelIo io;
@@ -59,6 +77,34 @@ inline ModelIo model_io(const std::string& model) {
     io.outputs.push_back(*t);
   }
   return io;
+}
+
+inline ModelIo model_io(const std::string& model) { return read_model_io(model_path(model + ".io.safetensors")); }
+
+// Each output's activation is the one the facts file says the model was built with.
+inline void expect_activations(const std::vector<Activation>& got, const nlohmann::json& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i) + ": " + got[i].str());
+    EXPECT_EQ(activation_kind_name(got[i].kind), want[i]["kind"].get<std::string>());
+    if (want[i].contains("dim")) {
+      EXPECT_EQ(got[i].dim, want[i]["dim"].get<std::int64_t>());
+    }
+    if (want[i].contains("min")) {
+      EXPECT_EQ(got[i].min, want[i]["min"].get<double>());
+    }
+    if (want[i].contains("max")) {
+      EXPECT_EQ(got[i].max, want[i]["max"].get<double>());
+    }
+    if (want[i].contains("channels")) {
+      ASSERT_EQ(got[i].channels.size(), want[i]["channels"].size());
+      for (std::size_t c = 0; c < got[i].channels.size(); ++c) {
+        EXPECT_EQ(got[i].channels[c].begin, want[i]["channels"][c]["begin"].get<std::int64_t>());
+        EXPECT_EQ(got[i].channels[c].end, want[i]["channels"][c]["end"].get<std::int64_t>());
+        EXPECT_EQ(activation_kind_name(got[i].channels[c].kind), want[i]["channels"][c]["kind"].get<std::string>());
+      }
+    }
+  }
 }
 
 // max |got - want| / max |want|, in double precision on the CPU.

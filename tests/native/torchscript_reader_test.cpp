@@ -31,30 +31,7 @@ class ReadModelTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(ReadModelTest, OutputActivationIsTheOneBuiltIn) {
-  const auto got = output_activation(read_.graph);
-  const auto& want = facts_["activation"];
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    SCOPED_TRACE("output " + std::to_string(i) + ": " + got[i].str());
-    EXPECT_EQ(activation_kind_name(got[i].kind), want[i]["kind"].get<std::string>());
-    if (want[i].contains("dim")) {
-      EXPECT_EQ(got[i].dim, want[i]["dim"].get<std::int64_t>());
-    }
-    if (want[i].contains("min")) {
-      EXPECT_EQ(got[i].min, want[i]["min"].get<double>());
-    }
-    if (want[i].contains("max")) {
-      EXPECT_EQ(got[i].max, want[i]["max"].get<double>());
-    }
-    if (want[i].contains("channels")) {
-      ASSERT_EQ(got[i].channels.size(), want[i]["channels"].size());
-      for (std::size_t c = 0; c < got[i].channels.size(); ++c) {
-        EXPECT_EQ(got[i].channels[c].begin, want[i]["channels"][c]["begin"].get<std::int64_t>());
-        EXPECT_EQ(got[i].channels[c].end, want[i]["channels"][c]["end"].get<std::int64_t>());
-        EXPECT_EQ(activation_kind_name(got[i].channels[c].kind), want[i]["channels"][c]["kind"].get<std::string>());
-      }
-    }
-  }
+  tracegraph::testing::expect_activations(output_activation(read_.graph), facts_["activation"]);
 }
 
 TEST_P(ReadModelTest, OutputTreeSpecIsTheReturnedStructure) {
@@ -151,11 +128,12 @@ TEST(ReadOptionsTest, ExampleInputCountMustMatch) {
                   "forward takes 1 inputs, given 2 example inputs");
 }
 
-TEST(ReadOptionsTest, ASignatureGivesShapesWithoutAnInSpec) {
+TEST(ReadOptionsTest, ASignatureGivesShapesAndForwardsArgumentsTheInSpec) {
   TorchScriptOptions options;
   options.signature = {{DType::kFloat32, {1, 1, 44, 44, 44}}};
   ExportedGraph g = read_torchscript(model_path("unet3d_none.ts"), options);
-  EXPECT_FALSE(g.in_spec.has_value());
+  ASSERT_TRUE(g.in_spec.has_value());
+  EXPECT_EQ(g.in_spec->str(), "((*,), {})");
   EXPECT_EQ(g.graph.value(g.graph.outputs()[0]).shape, symbolic({1, 1, 28, 28, 28}));
 }
 

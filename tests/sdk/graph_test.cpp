@@ -1,19 +1,9 @@
 #include "tracegraph/graph.h"
 
+#include "sdk/graph_internals.h"
 #include "test_util.h"
 
 namespace tracegraph {
-
-// Reaches into a Graph to break its invariants on purpose, so that verify()
-// can be shown to catch each one.
-struct GraphInternals {
-  static Node& node(Graph& g, NodeId id) { return g.nodes_[id.index]; }
-  static Value& value(Graph& g, ValueId id) { return g.values_[id.index]; }
-  static std::vector<NodeId>& order(Graph& g) { return g.order_; }
-  static std::vector<ValueId>& inputs(Graph& g) { return g.inputs_; }
-  static void kill(Graph& g, ValueId id) { g.value_live_[id.index] = false; }
-};
-
 namespace {
 
 // x -> relu -> y -> sigmoid -> z

@@ -139,7 +139,7 @@ EMSCRIPTEN_KEEPALIVE char* tg_optimize(Handle* h, const char* disabled, int max_
         }
         for (const auto& name : defaults.disabled) tg::transform_by_name(name);  // unknown names are errors
         std::optional<std::size_t> iterations;
-        if (max_iterations > 0) iterations = static_cast<std::size_t>(max_iterations);
+        if (max_iterations >= 0) iterations = static_cast<std::size_t>(max_iterations);  // < 0: the default cap
         return copy_string(h->graph.optimize(std::nullopt, iterations, defaults).json());
       },
       nullptr);

@@ -192,6 +192,8 @@ function flattenBySpec(value, spec, path, out) {
         if (!(k in value)) throw new TracegraphError('tree_spec_mismatch', `${path}['${k}']: missing`);
         flattenBySpec(value[k], children[i], `${path}['${k}']`, out);
       });
+      const extra = Object.keys(value).filter((k) => !keys.includes(k));
+      if (extra.length) throw new TracegraphError('tree_spec_mismatch', `${path || '(root)'}: unexpected key '${extra[0]}'`);
       return;
     }
     default:
@@ -270,11 +272,14 @@ export class TracedGraph {
   weightStats() { return JSON.parse(this._core.take(this._core.m._tg_weight_stats(this._live()))); }
 
   // Runs the default transforms to a fixed point; returns the report.
-  optimize({ disabled = [], maxIterations = 0 } = {}) {
+  // maxIterations caps the sweeps as in C++ (0: none); absent, the default cap.
+  optimize({ disabled = [], maxIterations } = {}) {
     const core = this._core;
+    if (maxIterations !== undefined && maxIterations !== null && !(Number.isInteger(maxIterations) && maxIterations >= 0))
+      throw new TracegraphError('invalid_argument', `optimize: maxIterations must be a non-negative integer, given ${maxIterations}`);
     const list = core.cString(disabled.join(','));
     try {
-      const report = JSON.parse(core.take(core.m._tg_optimize(this._live(), list, maxIterations)));
+      const report = JSON.parse(core.take(core.m._tg_optimize(this._live(), list, maxIterations ?? -1)));
       this._described = null;
       return report;
     } finally {

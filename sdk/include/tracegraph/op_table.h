@@ -17,15 +17,32 @@ struct CanonicalOp {
   Attributes attributes;  // min/max of a clip, dim of a softmax or cat, ...
 };
 
+// An op name in either spelling the format holds: TorchScript's "aten::add"
+// (the overload, if any, in the node's `overload` attribute) or torch.export's
+// "aten.add.Tensor" (the overload in the name; "default" is the unnamed one).
+struct OpName {
+  std::string qualified;                // "aten::add"
+  std::optional<std::string> overload;  // from the name: "Tensor", "" for "default"; nullopt for "aten::add"
+};
+// nullopt for an op written by the SDK itself ("relu", "conv"): no namespace.
+std::optional<OpName> parse_op_name(std::string_view op);
+// The op's own name without its namespace or overload: "relu_" for
+// "aten::relu_" and for "aten.relu_.default", "relu" for the SDK's "relu".
+std::string_view op_base(std::string_view op);
+// The overload a node runs: the one its op name spells, else its `overload`
+// attribute; nullopt when neither says.
+std::optional<std::string> node_overload(const Node& node);
+
 // The canonical op of a node, or nullopt when the table does not know its op.
 // Attributes come from the node's constant arguments; one that is not a
 // constant (a clamp bound computed at run time) is left out.
 std::optional<CanonicalOp> canonical_op(const Node& node);
 
-// True for an op that writes its first argument ("aten::relu_", "aten::add_");
-// not for dunder ops like "aten::__and__".
+// True for an op that writes its first argument ("aten::relu_", "aten::add_",
+// "aten.relu_.default"); not for dunder ops like "aten::__and__".
 bool is_inplace_op(std::string_view op);
-// "aten::relu_" -> "aten::relu"; other names unchanged.
+// "aten::relu_" -> "aten::relu", "aten.relu_.default" -> "aten.relu.default";
+// other names unchanged.
 std::string functional_op_name(std::string_view op);
 // Ops whose output is a view of (shares memory with) their first input.
 bool is_view_op(std::string_view op);

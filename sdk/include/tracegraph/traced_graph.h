@@ -51,6 +51,8 @@ class TracedGraph {
   void to(const Stream& stream);
   void to(std::string_view device);  // "cpu", "cuda", "cuda:1"
   const Device& device() const { return device_; }
+  // The stream given to to(Stream); nullopt after to(Device) or to(string).
+  const std::optional<Stream>& stream() const { return stream_; }
 
   void set_backend(std::unique_ptr<Backend> backend);
   const Backend* backend() const { return backend_.get(); }

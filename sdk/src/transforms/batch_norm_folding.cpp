@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "tracegraph/op_table.h"
 #include "tracegraph/transforms/transforms.h"
 #include "util.h"
 
@@ -21,7 +22,8 @@ std::size_t batch_norm_folding(Graph& g, TransformContext& ctx) {
   for (NodeId bn_id : order) {
     if (!g.is_live(bn_id)) continue;
     const Node& bn = g.node(bn_id);
-    if (transforms::canonical_name(bn) != "batch_norm" || bn.attributes.get_bool("training").value_or(true)) continue;
+    const auto canonical = canonical_op(bn);
+    if (!canonical || canonical->name != "batch_norm" || canonical->attributes.get_bool("training").value_or(true)) continue;
     const auto x = input_for_arg(bn, "input", 0);
     if (!x || !g.value(*x).producer) continue;
     const NodeId op_id = *g.value(*x).producer;

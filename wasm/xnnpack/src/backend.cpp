@@ -96,10 +96,8 @@ i64 normalize_dim(i64 dim, std::size_t rank, const std::string& where) {
   return dim < 0 ? dim + r : dim;
 }
 
-std::string base_op(const std::string& op) {
-  const auto colon = op.rfind("::");
-  return colon == std::string::npos ? op : op.substr(colon + 2);
-}
+// "relu_" for "aten::relu_" and for torch.export's "aten.relu_.default".
+std::string base_op(const std::string& op) { return std::string(op_base(op)); }
 
 }  // namespace
 
@@ -656,8 +654,15 @@ class XnnpackBackend::Impl {
         {"__getitem__", &Impl::lower_getitem}, {"NumToTensor", &Impl::lower_scalar_identity},
         {"Int", &Impl::lower_scalar_identity}, {"Float", &Impl::lower_scalar_identity},
         {"ScalarImplicit", &Impl::lower_scalar_identity},
+        // Core ATen's names, as torch.export programs spell them.
+        {"convolution", &Impl::lower_conv},    {"_native_batch_norm_legit_no_training", &Impl::lower_batch_norm},
+        {"native_batch_norm", &Impl::lower_batch_norm},
+        {"max_pool2d_with_indices", &Impl::lower_max_pool}, {"max_pool3d_with_indices", &Impl::lower_max_pool},
+        {"_softmax", &Impl::lower_softmax},    {"slice_copy", &Impl::lower_slice},
+        {"view_copy", &Impl::lower_view},      {"alias", &Impl::lower_identity},
     };
-    if (n.op.rfind("aten::", 0) != 0 && n.op.rfind("prim::", 0) != 0) return nullptr;
+    const auto name = parse_op_name(n.op);
+    if (!name || (name->qualified.rfind("aten::", 0) != 0 && name->qualified.rfind("prim::", 0) != 0)) return nullptr;
     auto it = table.find(base_op(n.op));
     return it == table.end() ? nullptr : it->second;
   }
@@ -715,7 +720,8 @@ class XnnpackBackend::Impl {
     const std::string base = base_op(n.op);
     const Tensor& w = constant_arg(n, "weight", 1, true);
     const Tensor& b = constant_arg(n, "bias", 2, false);
-    const bool transposed = base == "_convolution" ? int_arg(n, "transposed").value_or(0) != 0 : base.rfind("conv_transpose", 0) == 0;
+    const bool transposed = base == "_convolution" || base == "convolution" ? int_arg(n, "transposed").value_or(0) != 0
+                                                                            : base.rfind("conv_transpose", 0) == 0;
     if (w.dim() != 4 && w.dim() != 5) fail(ErrorCode::kUnsupported, where(n) + ": only 2D and 3D convolutions run here (weight " + shape_str(w.shape()) + ")");
     const std::size_t rank = static_cast<std::size_t>(w.dim() - 2);
     const int x = as_layout(tensor_arg(n, "input", 0), true);
@@ -1069,7 +1075,7 @@ class XnnpackBackend::Impl {
   }
 
   void lower_max_pool(const Node& n, NodeState& st) {
-    const std::size_t rank = base_op(n.op) == "max_pool3d" ? 3 : 2;
+    const std::size_t rank = base_op(n.op).rfind("max_pool3d", 0) == 0 ? 3 : 2;
     const int x = as_layout(tensor_arg(n, "self", 0), true);
     const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
     if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
