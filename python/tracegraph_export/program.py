@@ -103,6 +103,18 @@ class _Tracer(torch.fx.Tracer):
         return isinstance(m, torch.jit.ScriptModule) or super().is_leaf_module(m, qualname)
 
 
+def _mutable(value):
+    """fx's immutable_dict / immutable_list as the dict / list they stand for
+    (their pytree type names are fx's own, which no tree spec reader knows)."""
+    if isinstance(value, dict):
+        return {k: _mutable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mutable(v) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_mutable(v) for v in value)
+    return value
+
+
 def _decompositions():
     """torch.export's own table, less its upsampling entries: make_fx would
     turn a resize into index arithmetic, where torch.export keeps the resize op
@@ -130,5 +142,5 @@ def _from_fx(model, args) -> AtenGraph:
     user_inputs = [n.name for n in graph.nodes if n.op == "placeholder"]
     _, in_spec = pytree.tree_flatten((args, {}))
     output = next(n for n in graph.nodes if n.op == "output")
-    _, out_spec = pytree.tree_flatten(output.args[0])
+    _, out_spec = pytree.tree_flatten(_mutable(output.args[0]))
     return AtenGraph(graph, constants, user_inputs, in_spec, out_spec, "fx")

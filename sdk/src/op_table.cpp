@@ -206,8 +206,9 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
   for (const Row& row : kSimple) {
     if (row.op == base) {
       out.name = std::string(row.canonical);
-      if (auto dim = node.attributes.get_int("dim"); dim && (out.name == "stack" || out.name == "slice" || out.name == "select")) {
-        out.attributes.set("dim", *dim);
+      // Only these take one dim; mean and sum take a list (x.mean([2, 3])).
+      if (out.name == "stack" || out.name == "slice" || out.name == "select") {
+        if (auto dim = node.attributes.get_int("dim")) out.attributes.set("dim", *dim);
       }
       return out;
     }

@@ -568,32 +568,41 @@ class XnnpackBackend::Impl {
       perm[1] = rank - 1;
       for (std::size_t i = 2; i < rank; ++i) perm[i] = i - 1;
     }
-    int out;
+    const int out = transposed(s, in_shape, perm, slot.shape, want);
+    layout_memo_[key] = out;
+    return out;
+  }
+
+  // Slot `s` with its physical dims (`in_shape`) permuted by `perm`, as a slot
+  // of logical shape `shape`: for a constant, a transposed copy made once; else
+  // a transpose step.
+  int transposed(int s, const std::vector<std::size_t>& in_shape, const std::vector<std::size_t>& perm, const Shape& shape,
+                 bool channels_last) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    const std::size_t rank = in_shape.size();
     if (slot.constant) {
-      auto& copy = constant_copies_[{slot.constant, want, slot.shape}];
+      auto& copy = constant_copies_[{slot.constant, channels_last, shape}];
       if (copy.empty()) {
-        copy.resize(static_cast<std::size_t>(numel(slot.shape)) + kTailBytes / sizeof(float));
+        copy.resize(static_cast<std::size_t>(numel(shape)) + kTailBytes / sizeof(float));
         check(xnn_run_transpose_nd_x32(slot.constant, copy.data(), rank, in_shape.data(), perm.data(), 0, nullptr), "transposing a constant");
         padded_.insert(copy.data());
       }
       Slot c;
       c.kind = Kind::kTensor;
-      c.shape = slot.shape;
-      c.channels_last = want;
+      c.shape = shape;
+      c.channels_last = channels_last;
       c.constant = copy.data();
-      out = new_slot(std::move(c));
-    } else {
-      out = new_tensor(slot.shape, want);
-      plan_ops_.emplace_back();
-      XnnOp& op = plan_ops_.back();
-      check(xnn_create_transpose_nd_x32(0, &op.op), "creating a transpose");
-      check(xnn_reshape_transpose_nd_x32(op.op, rank, in_shape.data(), perm.data(), pool()), "reshaping a transpose");
-      xnn_operator_t o = op.op;
-      Step& step = add_step({s}, {out});
-      step.setup = [this, o, s, out] { check(xnn_setup_transpose_nd_x32(o, ptr(s), ptr(out)), "setting up a transpose"); };
-      step.run = [this, o] { check(xnn_run_operator(o, pool()), "running a transpose"); };
+      return new_slot(std::move(c));
     }
-    layout_memo_[key] = out;
+    const int out = new_tensor(shape, channels_last);
+    plan_ops_.emplace_back();
+    XnnOp& op = plan_ops_.back();
+    check(xnn_create_transpose_nd_x32(0, &op.op), "creating a transpose");
+    check(xnn_reshape_transpose_nd_x32(op.op, rank, in_shape.data(), perm.data(), pool()), "reshaping a transpose");
+    xnn_operator_t o = op.op;
+    Step& step = add_step({s}, {out});
+    step.setup = [this, o, s, out] { check(xnn_setup_transpose_nd_x32(o, ptr(s), ptr(out)), "setting up a transpose"); };
+    step.run = [this, o] { check(xnn_run_operator(o, pool()), "running a transpose"); };
     return out;
   }
 
@@ -660,6 +669,9 @@ class XnnpackBackend::Impl {
         {"max_pool2d_with_indices", &Impl::lower_max_pool}, {"max_pool3d_with_indices", &Impl::lower_max_pool},
         {"_softmax", &Impl::lower_softmax},    {"slice_copy", &Impl::lower_slice},
         {"view_copy", &Impl::lower_view},      {"alias", &Impl::lower_identity},
+        {"permute", &Impl::lower_permute},     {"permute_copy", &Impl::lower_permute},
+        {"transpose", &Impl::lower_permute},   {"t", &Impl::lower_permute},
+        {"addmm", &Impl::lower_addmm},
     };
     const auto name = parse_op_name(n.op);
     if (!name || (name->qualified.rfind("aten::", 0) != 0 && name->qualified.rfind("prim::", 0) != 0)) return nullptr;
@@ -788,6 +800,12 @@ class XnnpackBackend::Impl {
         }
       }
       const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+      // XNNPACK's sizes are unsigned: a window larger than the padded input would wrap.
+      for (const auto& [size, k, axis] : {std::tuple{in_h, kh, h}, std::tuple{in_w, kw, h + 1}}) {
+        if (size + 2 * padding[axis] < dilation[axis] * (k - 1) + 1)
+          fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " is smaller than the kernel " + shape_str(ws) +
+                                              " (padded size " + std::to_string(size + 2 * padding[axis]) + ")");
+      }
       std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
       check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h),
                                                static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, pool()),
@@ -1276,6 +1294,75 @@ class XnnpackBackend::Impl {
     define(n.outputs[0], out);
   }
 
+  // permute(self, dims), transpose(self, dim0, dim1), t(self): in the standard layout.
+  void lower_permute(const Node& n, NodeState&) {
+    const int x = as_layout(tensor_arg(n, "self", 0), false);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    const std::size_t rank = xs.size();
+    std::vector<i64> dims(rank);
+    for (std::size_t i = 0; i < rank; ++i) dims[i] = static_cast<i64>(i);
+    const std::string base = base_op(n.op);
+    if (base.rfind("permute", 0) == 0) {
+      auto given = ints_arg(n, "dims");
+      if (!given || given->size() != rank) fail(ErrorCode::kSchema, where(n) + ": 'dims' must list " + std::to_string(rank) + " dims");
+      dims = *given;
+    } else if (base == "t") {
+      if (rank > 2) fail(ErrorCode::kShapeMismatch, where(n) + ": t() of a rank-" + std::to_string(rank) + " tensor");
+      if (rank == 2) std::swap(dims[0], dims[1]);
+    } else {
+      const i64 a = normalize_dim(int_arg(n, "dim0").value_or(0), rank, where(n));
+      const i64 b = normalize_dim(int_arg(n, "dim1").value_or(0), rank, where(n));
+      std::swap(dims[static_cast<std::size_t>(a)], dims[static_cast<std::size_t>(b)]);
+    }
+    std::vector<std::size_t> in_shape, perm;
+    std::vector<bool> seen(rank, false);
+    Shape out_shape;
+    for (i64 d : dims) {
+      const auto p = static_cast<std::size_t>(normalize_dim(d, rank, where(n)));
+      if (seen[p]) fail(ErrorCode::kSchema, where(n) + ": dim " + std::to_string(d) + " appears twice in the permutation");
+      seen[p] = true;
+      perm.push_back(p);
+      out_shape.push_back(xs[p]);
+    }
+    for (i64 d : xs) in_shape.push_back(static_cast<std::size_t>(d));
+    define(n.outputs[0], rank < 2 ? x : transposed(x, in_shape, perm, out_shape, false));
+  }
+
+  // addmm(self, mat1, mat2): mat1 @ mat2 + self, with mat2 a weight [K, N]
+  // (torch.export's linear: addmm(bias, x, permute(weight))).
+  void lower_addmm(const Node& n, NodeState& st) {
+    if (float_arg(n, "beta").value_or(1) != 1 || float_arg(n, "alpha").value_or(1) != 1)
+      fail(ErrorCode::kUnsupported, where(n) + ": addmm with alpha or beta other than 1");
+    const int x = as_layout(tensor_arg(n, "mat1", 1), false);
+    const int m = as_layout(tensor_arg(n, "mat2", 2), false);
+    const Slot& ms = slots_[static_cast<std::size_t>(m)];
+    if (!ms.constant) fail(ErrorCode::kUnsupported, where(n) + ": 'mat2' must be a constant (weights are packed once, at finalize)");
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (ms.shape.size() != 2 || xs.size() != 2 || xs[1] != ms.shape[0])
+      fail(ErrorCode::kShapeMismatch, where(n) + ": mat1 " + shape_str(xs) + " and mat2 " + shape_str(ms.shape));
+    const i64 in_features = ms.shape[0], out_features = ms.shape[1];
+    const Tensor& b = constant_arg(n, "self", 0, true);
+    if (b.numel() != out_features || b.dim() > 2 || (b.dim() == 2 && b.shape()[0] != 1))
+      fail(ErrorCode::kUnsupported, where(n) + ": 'self' " + shape_str(b.shape()) + " is not a bias of " + std::to_string(out_features));
+    const Fused fused = fused_of(n);
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                              static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                              ms.constant, b.data_as<float>(), fused.min, fused.max, XNN_FLAG_TRANSPOSE_WEIGHTS,
+                                              nullptr, nullptr, &st.ops[0].op),
+            n, "creating a fully connected op");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    check(xnn_reshape_fully_connected_nc_f32(op, static_cast<std::size_t>(xs[0]), pool()), n, "reshaping a fully connected op");
+    const int out = new_tensor(Shape{xs[0], out_features}, false);
+    Step& step = add_step({x}, {out});
+    step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
+    post_activation(n, st, 1, fused, out);
+    define(n.outputs[0], out);
+  }
+
   void lower_cat(const Node& n, NodeState&) {
     std::vector<ValueId> parts = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
     if (parts.empty()) fail(ErrorCode::kSchema, where(n) + ": nothing to concatenate");
@@ -1358,7 +1445,8 @@ class XnnpackBackend::Impl {
 
   void lower_resize(const Node& n, NodeState&) {
     const std::size_t rank = base_op(n.op) == "upsample_nearest3d" ? 3 : 2;
-    const int x = as_layout(tensor_arg(n, "input", 0), true);
+    // .vec names its tensor "input", .default (core ATen) "self".
+    const int x = as_layout(tensor_arg(n, input_for_arg(n, "input", 0) ? "input" : "self", 0), true);
     const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
     if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs));
     auto size = ints_arg(n, "output_size");
