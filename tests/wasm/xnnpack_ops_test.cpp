@@ -156,6 +156,33 @@ std::vector<OpCase> op_cases() {
                            attrs({{"kernel_size", Ints{2, 2}}, {"stride", Ints{2, 2}}, {"padding", Ints{0, 0}}, {"ceil_mode", false}, {"count_include_pad", true}}));
     b.g.set_outputs({b.op("adaptive_avg_pool2d", "", {{"self", a}}, attrs({{"output_size", Ints{3, 5}}}))});
   }});
+  // Permutations, of a channels-last tensor (after a convolution) and of odd ranks and sizes.
+  out.push_back({"permute_of_channels_last_rank4", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 3, 7});
+    const ValueId c = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({3, 5, 1, 1})}},
+                           attrs({{"stride", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}));
+    b.g.set_outputs({b.op("permute", "", {{"self", c}}, attrs({{"dims", Ints{0, 2, 3, 1}}}))});
+  }});
+  out.push_back({"permute_rank3_size1_dim", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 5});
+    b.g.set_outputs({b.op("permute", "", {{"self", x}}, attrs({{"dims", Ints{2, 0, -2}}}))});
+  }});
+  out.push_back({"transpose_negative_dims_and_t", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5});
+    const ValueId y = b.input({3, 7});
+    b.g.set_outputs({b.op("transpose", "int", {{"self", x}}, attrs({{"dim0", std::int64_t{-1}}, {"dim1", std::int64_t{0}}})),
+                     b.op("t", "", {{"self", y}})});
+  }});
+  // torch.export's linear: addmm(bias, x, permute(weight, [1, 0])), spelled as torch.export spells it.
+  out.push_back({"addmm_of_a_permuted_weight_exported_names", [](Builder& b) {
+    const ValueId x = b.input({4, 7});
+    const ValueId w = b.constant({5, 7});
+    const ValueId bias = b.constant({5});
+    Attributes p = attrs({{"dims", Ints{1, 0}}, {std::string(kArgNamesAttribute), std::vector<std::string>{"self"}}});
+    const ValueId wt = b.g.node(b.g.add_node("aten.permute.default", {w}, {NewValue{}}, p, "permute")).outputs[0];
+    Attributes a = attrs({{std::string(kArgNamesAttribute), std::vector<std::string>{"self", "mat1", "mat2"}}});
+    b.g.set_outputs({b.g.node(b.g.add_node("aten.addmm.default", {bias, x, wt}, {NewValue{}}, a, "addmm")).outputs[0]});
+  }});
   return out;
 }
 
