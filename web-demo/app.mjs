@@ -167,12 +167,14 @@ function selectTab(name) {
 for (const b of document.querySelectorAll('#panel nav .tab')) b.onclick = () => selectTab(b.dataset.tab);
 
 const shapeStr = (s) => (s ? `[${s.join(', ')}]` : '?');
-const activationStr = (a) => {
+const activationKindStr = (a) => {
   if (a.kind === 'clip') return `clip(${a.min ?? '-∞'}, ${a.max ?? '∞'})`;
   if (a.kind === 'softmax' || a.kind === 'log_softmax') return `${a.kind}(dim=${a.dim})`;
   if (a.kind === 'per_channel') return `per channel: ${(a.channels ?? []).map((c) => `[${c.begin}, ${c.end}) ${c.kind}`).join(', ')}`;
   return a.kind;
 };
+// "sigmoid, then upsample_bilinear2d": the range-keeping ops after it too.
+const activationStr = (a) => [activationKindStr(a), ...(a.after ?? [])].join(', then ');
 const activationPill = (a) => `<span class="pill ${a.kind === 'none' ? 'warn' : a.kind === 'unknown' ? '' : 'good'}">${escapeXml(activationStr(a))}</span>`;
 function specStr(spec) {
   if (!spec) return '<span class="muted">none (flat)</span>';

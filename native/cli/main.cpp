@@ -2,6 +2,8 @@
 //
 //   tracegraph inspect MODEL [--input-shape 1,3,224,224]... [--json]
 //   tracegraph export MODEL -o DIR [--input-shape ...]...
+//   tracegraph ops [--markdown]
+//   tracegraph check MODEL --input-shape ... [--threads N] [--tolerance X]
 //
 // MODEL is a TorchScript file (.ts, .pt) or an exported graph (.json).
 // Errors are one line on stderr and a non-zero exit: 1 for a model that
@@ -17,12 +19,16 @@
 #include <vector>
 
 #include "bench.h"
+#include "check.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/module_graph.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
 #include "tracegraph/op_table.h"
+#ifdef TRACEGRAPH_HAS_XNNPACK
+#include "tracegraph/xnnpack/backend.h"
+#endif
 
 namespace tg = tracegraph;
 
@@ -32,6 +38,8 @@ constexpr const char* kUsage =
     "usage: tracegraph inspect MODEL [--input-shape D,D,...]... [--json]\n"
     "       tracegraph export MODEL -o DIR [--input-shape D,D,...]...\n"
     "       tracegraph optimize MODEL [--input-shape D,D,...]... [--json] [-o DIR] [--disable NAME]...\n"
+    "       tracegraph ops [--markdown]\n"
+    "       tracegraph check MODEL --input-shape D,D,... [--threads N] [--tolerance X]\n"
     "       tracegraph bench MODEL --input-shape D,D,... [--runs N] [--warmup N] [--threads N] [--device cpu|cuda]\n"
     "MODEL: a TorchScript file (.ts/.pt) or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
@@ -48,6 +56,8 @@ struct Args {
   bool json = false;
   std::vector<tg::Shape> shapes;
   tg::cli::BenchOptions bench;
+  double tolerance = 1e-4;
+  bool markdown = false;
   std::set<std::string> disabled;
 };
 
@@ -87,7 +97,7 @@ Args parse_args(int argc, char** argv) {
     std::cout << kUsage;
     std::exit(0);
   }
-  if (a.command != "inspect" && a.command != "export" && a.command != "bench" && a.command != "optimize") throw UsageError("unknown command '" + a.command + "'");
+  if (a.command != "inspect" && a.command != "export" && a.command != "bench" && a.command != "optimize" && a.command != "check" && a.command != "ops") throw UsageError("unknown command '" + a.command + "'");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -95,6 +105,7 @@ Args parse_args(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "--json") a.json = true;
+    else if (arg == "--markdown") a.markdown = true;
     else if (arg == "--input-shape") a.shapes.push_back(parse_shape(value()));
     else if (arg == "-o" || arg == "--output") a.out_dir = value();
     else if (arg == "--runs") a.bench.runs = std::max(1, parse_count(arg, value()));
@@ -102,11 +113,21 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--threads") a.bench.threads = parse_count(arg, value());
     else if (arg == "--device") a.bench.device = value();
     else if (arg == "--disable") a.disabled.insert(value());
+    else if (arg == "--tolerance") {
+      const std::string text = value();
+      try {
+        std::size_t used = 0;
+        a.tolerance = std::stod(text, &used);
+        if (used != text.size() || !(a.tolerance >= 0)) throw std::invalid_argument(text);
+      } catch (const std::exception&) {
+        throw UsageError("--tolerance '" + text + "': expected a non-negative number");
+      }
+    }
     else if (!arg.empty() && arg[0] == '-') throw UsageError("unknown option '" + arg + "'");
     else if (a.model.empty()) a.model = arg;
     else throw UsageError("unexpected argument '" + arg + "'");
   }
-  if (a.model.empty()) throw UsageError("missing MODEL");
+  if (a.model.empty() && a.command != "ops") throw UsageError("missing MODEL");
   if (a.command == "export" && a.out_dir.empty()) throw UsageError("export needs -o DIR");
   if (a.command == "bench" && a.shapes.empty()) throw UsageError("bench needs --input-shape for each input");
   return a;
@@ -208,12 +229,76 @@ void inspect_text(const tg::ExportedGraph& eg, const std::string& model) {
   }
 }
 
+// Every op the op table knows or a backend runs: its canonical name and the
+// backends that run it. docs/ops.md is this, as markdown.
+int list_ops(bool markdown) {
+  std::set<std::string> names;
+  for (const auto& op : tg::known_ops()) names.insert(op);
+#ifdef TRACEGRAPH_HAS_XNNPACK
+  std::set<std::string> xnnpack;
+  for (const auto& op : tg::xnnpack::lowered_ops()) {
+    // An in-place variant runs where its functional form does (inplace_to_functional).
+    const std::string functional = tg::functional_op_name("aten::" + op).substr(6);
+    xnnpack.insert(functional);
+    names.insert(functional);
+  }
+#endif
+  auto libtorch_name = [](const std::string& op) -> std::string {
+    for (const char* ns : {"aten::", "prim::"}) {
+      if (tg::native::has_libtorch_op(ns + op)) return ns + op;
+    }
+    return {};
+  };
+  if (markdown) {
+    std::cout << "# Ops\n\n"
+                 "Generated by `scripts/make_ops_doc.sh` (`tracegraph ops --markdown`) from the op table\n"
+                 "(`sdk/src/op_table.cpp`) and the backends; a test fails when it is stale.\n\n"
+                 "- **canonical**: the SDK's name for the op (what the optimizer and the activation analysis read);\n"
+                 "  blank where the table does not read the op (it still runs where a backend has it).\n"
+                 "- **LibTorch**: the LibTorch backend runs every op in LibTorch's registry, by its exact overload.\n"
+                 "- **XNNPACK**: lowered to XNNPACK (or a layout kernel of ours), natively and in wasm.\n\n"
+                 "| op | canonical | LibTorch | XNNPACK |\n|---|---|---|---|\n";
+  } else {
+    std::printf("%-40s %-18s %-9s %s\n", "op", "canonical", "libtorch", "xnnpack");
+  }
+  for (const auto& op : names) {
+    const std::string qualified = libtorch_name(op);
+    tg::Node node;
+    node.op = qualified.empty() ? "aten::" + op : qualified;
+    const auto canonical = tg::canonical_op(node);
+    const std::string c = canonical ? canonical->name : "";
+    const bool on_libtorch = !qualified.empty();
+#ifdef TRACEGRAPH_HAS_XNNPACK
+    const bool on_xnnpack = xnnpack.count(op) > 0;
+#else
+    const bool on_xnnpack = false;
+#endif
+    const std::string shown = qualified.empty() ? "aten::" + op : qualified;
+    if (markdown) {
+      std::cout << "| `" << shown << "` | " << (c.empty() ? "" : "`" + c + "`") << " | " << (on_libtorch ? "yes" : "no") << " | "
+                << (on_xnnpack ? "yes" : "no") << " |\n";
+    } else {
+      std::printf("%-40s %-18s %-9s %s\n", shown.c_str(), c.c_str(), on_libtorch ? "yes" : "no", on_xnnpack ? "yes" : "no");
+    }
+  }
+  return 0;
+}
+
 int run(const Args& a) {
+  if (a.command == "ops") return list_ops(a.markdown);
   if (a.command == "bench") {
     tg::cli::BenchOptions options = a.bench;
     options.model = a.model;
     options.input_shapes = a.shapes;
     return tg::cli::bench(options);
+  }
+  if (a.command == "check") {
+    tg::cli::CheckOptions options;
+    options.model = a.model;
+    options.input_shapes = a.shapes;
+    options.threads = a.bench.threads == 0 ? 1 : a.bench.threads;
+    options.tolerance = a.tolerance;
+    return tg::cli::check(options);
   }
   tg::ExportedGraph eg = read_model(a);
   if (a.command == "optimize") {

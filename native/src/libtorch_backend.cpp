@@ -97,6 +97,17 @@ class LibTorchBackend final : public Backend {
   std::string name() const override { return "libtorch"; }
   const ConstantEvaluator* evaluator() const override { return &evaluator_; }
 
+  std::vector<UnsupportedNode> unsupported(const Graph& graph) const override {
+    std::vector<UnsupportedNode> out;
+    for (NodeId id : graph.nodes()) {
+      const Node& n = graph.node(id);
+      if (n.op == "prim::ListConstruct") continue;
+      Resolved r = resolve(n);
+      if (!r.op) out.push_back({n.name, n.op, std::move(r.why)});
+    }
+    return out;
+  }
+
   void prepare(const Graph& graph, const Device& device, const Stream* stream) override {
     check_device(device);
     steps_.clear();
@@ -118,6 +129,7 @@ class LibTorchBackend final : public Backend {
     output_slots_.clear();
     for (ValueId v : graph.outputs()) output_slots_.push_back(slot.at(v.index));
 
+    fail_if_unsupported(name(), unsupported(graph));
     for (NodeId id : graph.nodes()) steps_.push_back(plan(graph, graph.node(id), slot));
 
     // Free each intermediate after its last reader; inputs, constants and outputs are kept.
@@ -311,6 +323,33 @@ class LibTorchBackend final : public Backend {
     return l;
   }
 
+  // The LibTorch operator a node runs: its recorded overload, else the first
+  // whose arguments the node fills; a reason when there is none.
+  struct Resolved {
+    std::shared_ptr<tj::Operator> op;
+    std::string why;
+  };
+  static Resolved resolve(const Node& n) {
+    const std::optional<OpName> name = parse_op_name(n.op);
+    if (!name) return {nullptr, "the LibTorch backend runs LibTorch's ops (aten::x, aten.x.overload, prim::x); this op has no LibTorch kernel"};
+    std::shared_ptr<tj::Operator> op;
+    if (auto overload = node_overload(n)) op = tj::findOperatorFor(c10::OperatorName(name->qualified, *overload));
+    if (!op) {
+      for (const auto& candidate : tj::getAllOperatorsFor(c10::Symbol::fromQualString(name->qualified))) {
+        if (fits(candidate->schema(), n, arg_names(n))) return {candidate, {}};
+      }
+      return {nullptr, "LibTorch has no kernel for this op with these arguments"};
+    }
+    return {op, {}};
+  }
+
+  static std::vector<std::string> arg_names(const Node& n) {
+    if (const AttributeValue* a = n.attributes.find(kArgNamesAttribute)) {
+      if (auto* names = std::get_if<std::vector<std::string>>(a)) return *names;
+    }
+    return {};
+  }
+
   Step plan(const Graph& graph, const Node& n, const std::unordered_map<std::uint32_t, int>& slot) {
     Step step;
     step.where = "node '" + n.name + "' (" + n.op + ")";
@@ -320,25 +359,10 @@ class LibTorchBackend final : public Backend {
       for (ValueId in : n.inputs) step.args.push_back({Arg::Kind::kValue, {}, {slot.at(in.index)}, c10::AnyType::get()});
       return step;
     }
-    const std::optional<OpName> name = parse_op_name(n.op);
-    if (!name) {
-      fail(ErrorCode::kUnsupported, step.where + ": the LibTorch backend runs LibTorch's ops (aten::x, aten.x.overload, "
-                                    "prim::x); this op has no LibTorch kernel");
-    }
-    std::shared_ptr<tj::Operator> op;
-    if (auto overload = node_overload(n)) op = tj::findOperatorFor(c10::OperatorName(name->qualified, *overload));
-    std::vector<std::string> names;
-    if (const AttributeValue* a = n.attributes.find(kArgNamesAttribute)) names = std::get<std::vector<std::string>>(*a);
-    if (!op) {
-      // No overload recorded: the first whose arguments this node can fill.
-      for (const auto& candidate : tj::getAllOperatorsFor(c10::Symbol::fromQualString(name->qualified))) {
-        if (fits(candidate->schema(), n, names)) {
-          op = candidate;
-          break;
-        }
-      }
-    }
-    if (!op) fail(ErrorCode::kUnsupported, step.where + ": LibTorch has no kernel for this op with these arguments");
+    const Resolved resolved = resolve(n);
+    if (!resolved.op) fail(ErrorCode::kUnsupported, step.where + ": " + resolved.why);
+    const std::shared_ptr<tj::Operator>& op = resolved.op;
+    const std::vector<std::string> names = arg_names(n);
     const c10::FunctionSchema& schema = op->schema();
     for (const c10::Argument& arg : schema.arguments()) {
       Arg a;
@@ -445,6 +469,10 @@ std::vector<at::Tensor> run(TracedGraph& graph, const std::vector<at::Tensor>& i
   std::vector<at::Tensor> out;
   for (const auto& t : graph.run(in)) out.push_back(to_aten(t));
   return out;
+}
+
+bool has_libtorch_op(const std::string& qualified) {
+  return !tj::getAllOperatorsFor(c10::Symbol::fromQualString(qualified)).empty();
 }
 
 bool cuda_available() { return at::hasCUDA() && at::getNumGPUs() > 0; }

@@ -4,14 +4,21 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/loop_unrolling.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
-#include <torch/csrc/jit/passes/remove_exceptions.h>
+#include <torch/csrc/jit/passes/peephole_dict_idioms.h>
+#include <torch/csrc/jit/passes/remove_mutation.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <tuple>
 #include <fstream>
+#include <set>
 #include <unordered_map>
 
 #include "tracegraph/native/aten_interop.h"
@@ -116,20 +123,33 @@ class Reader {
   Reader(std::string source, const TorchScriptOptions& options) : source_(std::move(source)), options_(options) {}
 
   ExportedGraph read(const tj::Module& module) {
-    // One copy of the caller's module, frozen in place (freeze_module would copy the weights again).
-    tj::Module frozen = module.clone();
-    frozen.eval();
-    tj::freeze_module_inplace(&frozen);
-    std::shared_ptr<tj::Graph> g = frozen.get_method("forward").graph();
+    // The forward graph with every submodule call inlined and every module
+    // attribute it reads a constant, the module in eval mode: what freezing
+    // gives, without copying the module (read_attributes, or freezing a
+    // clone where that cannot see everything).
+    tj::Module frozen = module;
+    std::shared_ptr<tj::Graph> g = module.get_method("forward").graph()->copy();
     tj::Inline(*g);
-    tj::LowerSimpleTuples(g);
+    if (!read_attributes(g, module)) {
+      frozen = module.clone();
+      frozen.eval();
+      tj::freeze_module_inplace(&frozen);
+      g = frozen.get_method("forward").graph();
+      tj::Inline(*g);
+    }
+    // Each pass only where its nodes are (each costs milliseconds on a large graph).
+    if (contains(g->block(), {c10::prim::TupleConstruct, c10::prim::TupleUnpack, c10::prim::TupleIndex})) tj::LowerSimpleTuples(g);
+    // A dict built and read by constant keys inside the model (a wrapper
+    // picking one head, `unet(x)["out"]`): each read is the value.
+    if (contains(g->block(), {c10::prim::DictConstruct})) tj::PeepholeOptimizeDictIdioms(g);
     // Argument checks (`if x.dim() != 4: raise ...`) guard against inputs the
     // model was not made for; they compute nothing the graph returns.
-    tj::EliminateExceptions(g);
+    take_branches_that_do_not_raise(g->block());
     tj::ConstantPropagation(g);
     tj::EliminateDeadCode(g);
-    check_static(g->block());
     std::vector<c10::IValue> probe_inputs = make_probe_inputs(*g);
+    if (!probe_inputs.empty() && has_control_flow(g->block())) specialize(g, frozen, probe_inputs);
+    check_static(g->block(), !probe_inputs.empty());
     if (!probe_inputs.empty()) probe(g, frozen, probe_inputs);
     convert(*g);
     ExportedGraph out;
@@ -139,11 +159,19 @@ class Reader {
     // (the reader refuses other inputs), with or without example inputs.
     out.in_spec = TreeSpec::tuple({TreeSpec::tuple(std::vector<TreeSpec>(out.graph.inputs().size())), TreeSpec::dict({})});
     out.metadata = {{"source", source_}, {"reader", "torchscript"}, {"torch_version", TORCH_VERSION}};
+    // Control flow resolved from the example inputs' sizes (not only their
+    // ranks): the graph holds for inputs of these shapes.
+    if (specialized_sizes_) {
+      std::string shapes;
+      for (ValueId in : out.graph.inputs()) shapes += (shapes.empty() ? "" : ", ") + shape_str(*out.graph.value(in).shape);
+      out.metadata["specialized_to_input_shapes"] = shapes;
+    }
     try {
       inplace_to_functional(out.graph);
     } catch (const Error& e) {
       fail(e.code(), source_ + ": " + e.message());
     }
+    name_functional_arguments(out.graph);
     out.graph.verify();
     return out;
   }
@@ -161,14 +189,258 @@ class Reader {
     fail(ErrorCode::kUnsupported, source_ + ": " + describe(n) + ": " + why);
   }
 
-  // Control flow left after freezing depends on run-time values: no static graph can say it.
-  void check_static(const tj::Block* block) const {
+  // Replaces each chain of prim::GetAttr from the module (input 0) by the
+  // constant it reads: weights and buffers (copied: the graph owns its
+  // weights), numbers, strings; `training` reads false. Returns false, leaving
+  // `g` for freezing to redo, when something is beyond that: an attribute
+  // written (prim::SetAttr), a module used other than for its attributes (an
+  // interface call), an attribute written in place, or one of a type a
+  // constant cannot hold.
+  static bool read_attributes(std::shared_ptr<tj::Graph>& g, const tj::Module& module) {
+    std::vector<tj::Node*> reads;
+    bool simple = true;
+    std::function<void(tj::Block*)> walk = [&](tj::Block* b) {
+      for (tj::Node* n : b->nodes()) {
+        if (n->kind() == c10::prim::SetAttr || n->kind() == c10::prim::CallMethod) simple = false;
+        if (n->kind() == c10::prim::GetAttr) reads.push_back(n);
+        for (tj::Block* sub : n->blocks()) walk(sub);
+      }
+    };
+    walk(g->block());
+    if (!simple) return false;
+    tj::Value* self = g->inputs().at(0);
+    std::unordered_map<tj::Value*, c10::IValue> objects{{self, module._ivalue()}};
+    std::unordered_map<tj::Value*, std::string> paths{{self, "self"}};  // "self.down0.net.0", for the weights' names
+    std::vector<std::pair<tj::Node*, c10::IValue>> constants;
+    for (tj::Node* n : reads) {  // in graph order: a chain's head comes first
+      auto owner = objects.find(n->input(0));
+      if (owner == objects.end() || !owner->second.isObject()) return false;
+      const std::string& name = n->s(c10::attr::name);
+      const auto& object = owner->second.toObject();
+      if (!object->type()->hasAttribute(name)) return false;
+      c10::IValue value = name == "training" && object->type()->is_module() ? c10::IValue(false) : object->getAttr(name);
+      paths[n->output()] = paths[n->input(0)] + "." + name;
+      if (value.isObject()) {
+        objects.emplace(n->output(), value);
+        continue;
+      }
+      if (value.isTensor()) {
+        if (!n->output()->type()->cast<c10::TensorType>()) return false;
+        value = value.toTensor().detach().clone();
+      } else if (!(value.isInt() || value.isDouble() || value.isBool() || value.isString() || value.isNone() ||
+                   value.isIntList() || value.isDoubleList() || value.isBoolList())) {
+        return false;
+      }
+      constants.emplace_back(n, std::move(value));
+    }
+    // A module used for anything but reading its attributes (passed to a call,
+    // returned) needs freezing.
+    for (const auto& [v, object] : objects) {
+      for (const tj::Use& use : v->uses()) {
+        if (use.user->kind() != c10::prim::GetAttr) return false;
+      }
+    }
+    for (auto& [n, value] : constants) {
+      // A weight written in place (a running statistic updated in forward) is not a constant.
+      for (const tj::Use& use : n->output()->uses()) {
+        const std::string kind = use.user->kind().toQualString();
+        if (is_inplace_op(kind) && use.offset == 0) return false;
+      }
+    }
+    // Equal weights become one constant, as freezing makes them (a batch
+    // norm's weight of ones is every other's): bucketed by dtype, shape and
+    // a hash of their ends, then compared whole.
+    struct Pooled {
+      tj::Value* value;
+      at::Tensor data;
+    };
+    std::map<std::tuple<int, std::vector<std::int64_t>, std::uint64_t>, std::vector<Pooled>> pool;
+    for (auto& [n, value] : constants) {
+      tj::Value* c = nullptr;
+      if (value.isTensor()) {
+        const at::Tensor t = value.toTensor().contiguous();
+        auto& bucket = pool[{static_cast<int>(t.scalar_type()), t.sizes().vec(), edge_hash(t)}];
+        for (const Pooled& p : bucket) {
+          if (at::equal(p.data, t)) c = p.value;
+        }
+        if (!c) {
+          tj::WithInsertPoint guard(g->block()->nodes().front());
+          c = g->insertConstant(t);
+          c->setDebugName(paths[n->output()]);
+          bucket.push_back({c, t});
+        }
+      } else {
+        tj::WithInsertPoint guard(n);
+        c = g->insertConstant(value);
+      }
+      n->output()->replaceAllUsesWith(c);
+    }
+    for (auto it = reads.rbegin(); it != reads.rend(); ++it) {
+      if (!(*it)->hasUses()) (*it)->destroy();
+    }
+    return true;
+  }
+
+  // torch::jit::EliminateExceptions in one linear walk (LibTorch's takes a
+  // tenth of a second on a 1,000-node graph): where one branch of an If
+  // raises, the condition becomes the constant that takes the other, and
+  // constant propagation drops the If.
+  static void take_branches_that_do_not_raise(tj::Block* block) {
+    auto raises = [](tj::Block* b) {
+      for (tj::Node* n : b->nodes()) {
+        if (n->kind() == c10::prim::RaiseException) return true;
+      }
+      return false;
+    };
+    for (tj::Node* n : block->nodes()) {
+      for (tj::Block* sub : n->blocks()) take_branches_that_do_not_raise(sub);
+      if (n->kind() != c10::prim::If) continue;
+      const bool then_raises = raises(n->blocks()[0]);
+      if (then_raises == raises(n->blocks()[1])) continue;
+      tj::WithInsertPoint guard(n);
+      n->replaceInput(0, n->owningGraph()->insertConstant(!then_raises));
+    }
+  }
+
+  // A hash of a tensor's first and last bytes: equal tensors hash equal.
+  static std::uint64_t edge_hash(const at::Tensor& t) {
+    const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
+    const std::size_t n = t.nbytes();
+    std::uint64_t h = 1469598103934665603ull;
+    auto mix = [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+    };
+    mix(0, std::min<std::size_t>(n, 64));
+    mix(n > 64 ? std::max<std::size_t>(64, n - 64) : n, n);
+    return h ^ n;
+  }
+
+  static bool contains(const tj::Block* block, std::initializer_list<c10::Symbol> kinds) {
+    for (const tj::Node* n : block->nodes()) {
+      if (std::find(kinds.begin(), kinds.end(), n->kind()) != kinds.end()) return true;
+      for (const tj::Block* sub : n->blocks()) {
+        if (contains(sub, kinds)) return true;
+      }
+    }
+    return false;
+  }
+
+  static bool has_control_flow(const tj::Block* block) {
+    for (const tj::Node* n : block->nodes()) {
+      if (n->kind() == c10::prim::If || n->kind() == c10::prim::Loop) return true;
+    }
+    return false;
+  }
+
+  // Loops and branches that depend only on the inputs' shapes (a scripted
+  // F.interpolate loops over the input's dims; a scripted instance norm checks
+  // its sizes) resolved for the example inputs' shapes: aten::dim folds to
+  // the rank, then the sizes that feed control flow fold to the example's,
+  // loops whose trip count became constant unroll and branches whose
+  // condition did go, to a fixed point. Control flow on tensor values stays
+  // (check_static refuses it).
+  void specialize(std::shared_ptr<tj::Graph>& g, const tj::Module& frozen, const std::vector<c10::IValue>& inputs) {
+    for (bool sizes : {false, true}) {
+      for (int round = 0; round < 32 && has_control_flow(g->block()); ++round) {
+        if (!fold_shape_queries(g, frozen, inputs, sizes)) break;
+        tj::ConstantPropagation(g);
+        tj::UnrollConstantLoops(g);
+        // An unrolled `[s for _ in range(dim)]` appends to a list: made a list of its elements.
+        tj::RemoveListMutation(g);
+        tj::ConstantPropagation(g);
+        tj::EliminateDeadCode(g);
+      }
+      if (!has_control_flow(g->block())) return;
+    }
+  }
+
+  // Replaces what the example inputs' shapes decide by constants: every
+  // top-level aten::dim and len(x.size()), and (with `sizes`) each aten::size
+  // whose value reaches a loop's trip count or a branch's condition. Returns
+  // whether anything changed.
+  bool fold_shape_queries(std::shared_ptr<tj::Graph>& g, const tj::Module& frozen, const std::vector<c10::IValue>& inputs, bool sizes) {
+    std::set<const tj::Node*> feeds_control;
+    if (sizes) {
+      std::vector<const tj::Value*> work;
+      for (const tj::Node* n : g->nodes()) {
+        if (n->kind() == c10::prim::If || n->kind() == c10::prim::Loop) {
+          for (const tj::Value* in : n->inputs()) work.push_back(in);
+        }
+      }
+      while (!work.empty()) {
+        const tj::Node* p = work.back()->node();
+        work.pop_back();
+        if (p->owningBlock() != g->block() || !feeds_control.insert(p).second) continue;
+        for (const tj::Value* in : p->inputs()) work.push_back(in);
+      }
+    }
+    std::vector<tj::Node*> targets;
+    for (tj::Node* n : g->nodes()) {
+      const bool on_tensor = n->inputs().size() >= 1 && n->input(0)->type()->cast<c10::TensorType>();
+      const bool dim = n->kind() == c10::aten::dim && on_tensor;
+      const bool rank = n->kind() == c10::aten::len && n->input(0)->node()->kind() == c10::aten::size &&
+                        n->input(0)->node()->inputs().size() == 1;
+      const bool size = sizes && n->kind() == c10::aten::size && on_tensor && feeds_control.count(n);
+      if ((dim || rank || size) && n->outputs().size() == 1) targets.push_back(n);
+    }
+    if (targets.empty()) return false;
+    // Their values for the example inputs, from one run of a copy of the graph.
+    std::shared_ptr<tj::Graph> copy = g->copy();
+    std::vector<tj::Node*> copy_nodes(copy->nodes().begin(), copy->nodes().end());
+    std::unordered_map<const tj::Node*, std::size_t> position;
+    std::size_t i = 0;
+    for (const tj::Node* n : g->nodes()) position[n] = i++;
+    const std::size_t first_extra = copy->outputs().size();
+    for (tj::Node* n : targets) copy->registerOutput(copy_nodes.at(position.at(n))->output());
+    std::vector<c10::IValue> stack;
+    stack.push_back(frozen._ivalue());
+    for (const auto& v : inputs) stack.push_back(v);
+    try {
+      tj::Code code(copy, "tracegraph_shapes");
+      tj::InterpreterState state(code);
+      state.run(stack);
+    } catch (const std::exception& e) {
+      fail(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed: " + first_line(e.what()));
+    }
+    if (sizes) specialized_sizes_ = true;
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      tj::Node* n = targets[k];
+      tj::WithInsertPoint guard(n);
+      tj::Value* c = g->insertConstant(stack.at(first_extra + k));
+      n->output()->replaceAllUsesWith(c);
+    }
+    return true;
+  }
+
+  // Control flow left after freezing (and specializing) depends on run-time values: no static graph can say it.
+  void check_static(const tj::Block* block, bool had_shapes) const {
+    const std::string hint = had_shapes ? "" : " (if it depends only on the inputs' shapes, example inputs or --input-shape resolve it)";
     for (const tj::Node* n : block->nodes()) {
       const std::string kind = n->kind().toQualString();
-      if (kind == "prim::If") unsupported(n, "branches on a value known only at run time (a tensor's values, say); the graph would depend on the input");
-      if (kind == "prim::Loop") unsupported(n, "loops a number of times known only at run time; the graph would depend on the input");
+      if (kind == "prim::If") unsupported(n, "branches on a value known only at run time (a tensor's values, say); the graph would depend on the input" + hint);
+      if (kind == "prim::Loop") unsupported(n, "loops a number of times known only at run time; the graph would depend on the input" + hint);
       if (kind == "prim::GetAttr" || kind == "prim::SetAttr") unsupported(n, "reads or writes a module attribute that freezing could not resolve");
       if (kind == "prim::CallMethod" || kind == "prim::CallFunction" || kind == "prim::PythonOp") unsupported(n, "calls code that could not be inlined");
+    }
+  }
+
+  // An in-place op's written argument is `self` (aten::dropout_(Tensor(a!)
+  // self, ...)); its functional form may call it otherwise (aten::dropout(Tensor
+  // input, ...)). After inplace_to_functional, the argument names follow the
+  // functional schema, so that a backend fills it by name.
+  static void name_functional_arguments(Graph& graph) {
+    for (NodeId id : graph.nodes()) {
+      const Node& n = graph.node(id);
+      const AttributeValue* a = n.attributes.find(kArgNamesAttribute);
+      if (!a || !std::holds_alternative<std::vector<std::string>>(*a)) continue;
+      std::vector<std::string> names = std::get<std::vector<std::string>>(*a);
+      if (std::find(names.begin(), names.end(), "self") == names.end()) continue;
+      const auto op = tj::findOperatorFor(c10::OperatorName(n.op, n.attributes.get_string(kOverloadAttribute).value_or("")));
+      if (!op || op->schema().arguments().empty() || op->schema().argumentIndexWithName("self")) continue;
+      for (auto& name : names) {
+        if (name == "self") name = op->schema().arguments()[0].name();
+      }
+      graph.set_attribute(id, std::string(kArgNamesAttribute), std::move(names));
     }
   }
 
@@ -325,6 +597,19 @@ class Reader {
         return;
       }
       if (s.kind == SlotKind::kValue && unpacked_.count(n->input(0))) return;  // outputs mapped by the producer
+      auto list_type = n->input(0)->type()->cast<c10::ListType>();
+      if (s.kind == SlotKind::kValue && list_type && list_type->getElementType()->kind() == c10::TypeKind::IntType) {
+        // `b, c, h, w = x.size()`: element i of a list computed at run time.
+        for (std::size_t i = 0; i < n->outputs().size(); ++i) {
+          Attributes attrs;
+          attrs.set("idx", static_cast<std::int64_t>(i));
+          attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"list"});
+          attrs.set(std::string(kOverloadAttribute), std::string("t"));
+          const NodeId id = graph_.add_node("aten::__getitem__", {s.id}, {new_value(n->output(i))}, std::move(attrs));
+          slots_[n->output(i)] = Slot{SlotKind::kValue, graph_.node(id).outputs[0], {}, {}};
+        }
+        return;
+      }
       unsupported(n, "unpacks a value whose elements the reader cannot see");
     }
     convert_op(n);
@@ -460,6 +745,7 @@ class Reader {
   std::unordered_map<const tj::Value*, Slot> slots_;
   std::unordered_map<const tj::Value*, TypeInfo> probed_;
   std::set<const tj::Value*> unpacked_;
+  bool specialized_sizes_ = false;
 };
 
 // Why torch::jit::load refused a file, as a typed error.

@@ -1,5 +1,6 @@
 #include "tracegraph/activation.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "json_util.h"
@@ -77,6 +78,126 @@ bool passes_values(const Graph& g, const Node& n, const CanonicalOp& c, bool& ke
 
 Activation classify(const Graph& g, ValueId v, bool keeps_channels, int depth);
 
+// An op after the activation that computes new values from old ones without
+// leaving their range: a resize, a pooling, a mean. Which activations it keeps
+// depends on how it combines the values.
+struct Resampling {
+  enum class How { kCopy, kConvex, kMax } how = How::kCopy;
+  bool spatial = true;          // acts on dims 2.. (resize, pool); false: mean over `dims`
+  bool mixes_in_zero = false;   // an average that counts zero padding
+  std::vector<std::int64_t> dims;  // mean's dims (normalized); empty: all
+  bool keepdim = false;
+  std::string op;               // the node's op without its namespace: "upsample_bilinear2d"
+};
+
+std::optional<Resampling> resampling(const Graph& g, const Node& n, const CanonicalOp& c) {
+  Resampling r;
+  r.op = std::string(op_base(n.op));
+  const std::string& op = c.name;
+  if (op == "upsample") {
+    std::string mode = c.attributes.get_string("mode").value_or("");
+    if (mode.empty()) mode = r.op;  // upsample_nearest2d, upsample_bilinear2d, ...
+    if (mode.find("nearest") != std::string::npos) r.how = Resampling::How::kCopy;
+    else if (mode.find("linear") != std::string::npos || mode.find("area") != std::string::npos) r.how = Resampling::How::kConvex;
+    else return std::nullopt;  // bicubic overshoots
+    return r;
+  }
+  if (op == "max_pool" || op == "adaptive_max_pool") {
+    r.how = Resampling::How::kMax;
+    return r;
+  }
+  if (op == "avg_pool" || op == "adaptive_avg_pool") {
+    if (n.attributes.find("divisor_override") && n.attributes.get_int("divisor_override")) return std::nullopt;
+    r.how = Resampling::How::kConvex;
+    if (op == "avg_pool" && n.attributes.get_bool("count_include_pad").value_or(true)) {
+      const AttributeValue* pad = n.attributes.find("padding");
+      if (pad) {
+        if (auto* i = std::get_if<std::int64_t>(pad); i && *i != 0) r.mixes_in_zero = true;
+        if (auto* v = std::get_if<std::vector<std::int64_t>>(pad)) {
+          for (auto p : *v) r.mixes_in_zero = r.mixes_in_zero || p != 0;
+        }
+      }
+    }
+    return r;
+  }
+  if (op == "mean") {
+    r.how = Resampling::How::kConvex;
+    r.spatial = false;
+    r.keepdim = n.attributes.get_bool("keepdim").value_or(false);
+    const auto& shape = g.value(n.inputs.at(0)).shape;
+    if (const AttributeValue* d = n.attributes.find("dim")) {
+      std::vector<std::int64_t> dims;
+      if (auto* i = std::get_if<std::int64_t>(d)) dims = {*i};
+      else if (auto* v = std::get_if<std::vector<std::int64_t>>(d)) dims = *v;
+      else return std::nullopt;
+      for (auto& x : dims) {
+        if (x < 0) {
+          if (!shape) return std::nullopt;
+          x += static_cast<std::int64_t>(shape->size());
+        }
+      }
+      r.dims = std::move(dims);
+    }
+    return r;
+  }
+  return std::nullopt;
+}
+
+// Whether values with activation kind `kind` (and softmax dim `dim`) keep it
+// through `r`; a kept softmax dim may move (a mean without keepdim).
+bool keeps(const Resampling& r, ActivationKind kind, std::optional<std::int64_t>& dim, std::optional<double> min,
+           std::optional<double> max) {
+  switch (kind) {
+    case ActivationKind::kNone:
+    case ActivationKind::kUnknown:
+      return true;  // raw values stay raw; unknown stays unknown
+    case ActivationKind::kSigmoid:
+    case ActivationKind::kTanh:
+    case ActivationKind::kRelu:
+      return true;  // each range holds 0 and is closed under averages and maxima
+    case ActivationKind::kClip:
+      return !r.mixes_in_zero || ((!min || *min <= 0) && (!max || *max >= 0));
+    case ActivationKind::kLogSoftmax:
+      // An average of logs is not a log of an average; copies keep it when they repeat whole distributions.
+      return r.how == Resampling::How::kCopy && r.spatial && dim && *dim < 2;
+    case ActivationKind::kSoftmax: {
+      if (r.how == Resampling::How::kMax || r.mixes_in_zero || !dim) return false;
+      if (r.spatial) return *dim < 2;  // combines positions, never entries of one distribution
+      if (r.dims.empty()) return false;
+      std::int64_t shift = 0;
+      for (auto d : r.dims) {
+        if (d == *dim) return false;
+        if (d < *dim && !r.keepdim) ++shift;
+      }
+      *dim -= shift;
+      return true;
+    }
+    case ActivationKind::kPerChannel:
+      return false;  // handled by the caller, channel by channel
+  }
+  return false;
+}
+
+Activation through(Activation a, const Resampling& r) {
+  if (a.kind == ActivationKind::kPerChannel) {
+    if (!r.spatial) {
+      a.kind = ActivationKind::kUnknown;  // a mean over channels mixes the heads
+      a.channels.clear();
+      return a;
+    }
+    for (auto& ch : a.channels) {
+      if (!keeps(r, ch.kind, ch.dim, ch.min, ch.max)) ch.kind = ActivationKind::kUnknown;
+    }
+  } else if (!keeps(r, a.kind, a.dim, a.min, a.max)) {
+    a.kind = ActivationKind::kUnknown;
+    a.dim.reset();
+    a.min.reset();
+    a.max.reset();
+  }
+  if (a.kind != ActivationKind::kUnknown) a.after.push_back(r.op);
+  return a;
+}
+
 Activation from_cat(const Graph& g, const Node& n, const CanonicalOp& c, ValueId out, bool keeps_channels, int depth) {
   std::vector<ValueId> parts = inputs_for_arg(n, "tensors");
   if (parts.empty()) parts = n.inputs;
@@ -113,9 +234,45 @@ Activation from_cat(const Graph& g, const Node& n, const CanonicalOp& c, ValueId
   return result;
 }
 
-Activation classify(const Graph& g, ValueId v, bool keeps_channels, int depth) {
+// x[:, a:b] = f(...) written in place, read back as a scatter along the
+// channel dim: channels [a, b) end in f, the others in what x ended in.
+std::optional<Activation> from_channel_scatter(const Graph& g, const Node& n, ValueId out, bool keeps_channels, int depth) {
+  if (op_base(n.op) != "slice_scatter" || n.inputs.size() != 2 || n.attributes.get_int("step").value_or(1) != 1) return std::nullopt;
+  const auto& shape = g.value(out).shape;
+  std::int64_t dim = n.attributes.get_int("dim").value_or(0);
+  if (!shape || dim < -static_cast<std::int64_t>(shape->size()) || dim >= static_cast<std::int64_t>(shape->size())) return std::nullopt;
+  if (dim < 0) dim += static_cast<std::int64_t>(shape->size());
+  const Dim& extent = (*shape)[static_cast<std::size_t>(dim)];
+  if (!extent.is_static()) return std::nullopt;
+  const std::int64_t size = extent.size;
+  std::int64_t begin = n.attributes.get_int("start").value_or(0);
+  std::int64_t end = n.attributes.get_int("end").value_or(size);
+  if (begin < 0) begin += size;
+  if (end < 0) end += size;
+  begin = std::clamp<std::int64_t>(begin, 0, size);
+  end = std::clamp<std::int64_t>(end, begin, size);
+  if (begin == 0 && end == size) return classify(g, n.inputs[1], keeps_channels, depth + 1);  // all of it is the source
+  if (dim != 1 || !keeps_channels) return std::nullopt;
+  const Activation base = classify(g, n.inputs[0], true, depth + 1);
+  const Activation src = classify(g, n.inputs[1], true, depth + 1);
+  if (base.kind == ActivationKind::kPerChannel || src.kind == ActivationKind::kPerChannel) return std::nullopt;
+  if (same(base, src)) return base;
   Activation a;
-  if (depth > 64) return a;  // deeply nested concatenations: do not guess
+  a.node = n.name;
+  a.op = n.op;
+  a.kind = ActivationKind::kPerChannel;
+  auto range = [](std::int64_t b, std::int64_t e, const Activation& h) {
+    return ChannelActivation{b, e, h.kind, h.dim, h.min, h.max};
+  };
+  if (begin > 0) a.channels.push_back(range(0, begin, base));
+  a.channels.push_back(range(begin, end, src));
+  if (end < size) a.channels.push_back(range(end, size, base));
+  return a;
+}
+
+// The activation of what produced `v`, before any resampling after it.
+Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, int depth, std::vector<Resampling>& resampled) {
+  Activation a;
   for (;;) {
     const Value& value = g.value(v);
     if (!value.producer) {
@@ -133,8 +290,21 @@ Activation classify(const Graph& g, ValueId v, bool keeps_channels, int depth) {
       if (auto lo = n.attributes.get_float("fused_min")) c->attributes.set("min", *lo);
       if (auto hi = n.attributes.get_float("fused_max")) c->attributes.set("max", *hi);
     }
-    if (!c) return a;
+    if (!c) {
+      if (auto scattered = from_channel_scatter(g, n, v, keeps_channels, depth)) return *scattered;
+      return a;
+    }
     if (passes_values(g, n, *c, keeps_channels)) {
+      v = n.inputs.at(0);
+      continue;
+    }
+    if (auto r = resampling(g, n, *c)) {
+      if (!r->spatial) {
+        // Dim 1 still holds the same channels only when the mean keeps every dim and skips dim 1.
+        const bool skips_channels = !r->dims.empty() && std::find(r->dims.begin(), r->dims.end(), 1) == r->dims.end();
+        keeps_channels = keeps_channels && r->keepdim && skips_channels;
+      }
+      resampled.push_back(std::move(*r));
       v = n.inputs.at(0);
       continue;
     }
@@ -162,16 +332,30 @@ Activation classify(const Graph& g, ValueId v, bool keeps_channels, int depth) {
   }
 }
 
+Activation classify(const Graph& g, ValueId v, bool keeps_channels, int depth) {
+  if (depth > 64) return {};  // deeply nested concatenations: do not guess
+  std::vector<Resampling> resampled;  // found walking back: the last one first
+  Activation a = classify_producer(g, v, keeps_channels, depth, resampled);
+  for (auto r = resampled.rbegin(); r != resampled.rend(); ++r) a = through(std::move(a), *r);
+  return a;
+}
+
 }  // namespace
 
 std::string Activation::str() const {
-  if (kind != ActivationKind::kPerChannel) return params_str(kind, dim, min, max);
-  std::string s = "per_channel(";
-  for (std::size_t i = 0; i < channels.size(); ++i) {
-    const auto& c = channels[i];
-    s += (i ? ", [" : "[") + std::to_string(c.begin) + ", " + std::to_string(c.end) + "): " + params_str(c.kind, c.dim, c.min, c.max);
+  std::string s;
+  if (kind != ActivationKind::kPerChannel) {
+    s = params_str(kind, dim, min, max);
+  } else {
+    s = "per_channel(";
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      const auto& c = channels[i];
+      s += (i ? ", [" : "[") + std::to_string(c.begin) + ", " + std::to_string(c.end) + "): " + params_str(c.kind, c.dim, c.min, c.max);
+    }
+    s += ")";
   }
-  return s + ")";
+  for (const auto& op : after) s += ", then " + op;
+  return s;
 }
 
 std::vector<Activation> output_activation(const Graph& graph) {
@@ -202,6 +386,7 @@ std::string output_activation_json(const std::vector<Activation>& activations, i
       }
       j["channels"] = std::move(chans);
     }
+    if (!a.after.empty()) j["after"] = a.after;
     if (!a.node.empty()) j["node"] = a.node;
     if (!a.op.empty()) j["op"] = a.op;
     list.push_back(std::move(j));

@@ -66,12 +66,24 @@ constexpr std::array kSimple = {
     Row{"flatten", "flatten"}, Row{"contiguous", "contiguous"}, Row{"clone", "clone"}, Row{"detach", "detach"},
     Row{"expand", "expand"}, Row{"upsample_nearest1d", "upsample"}, Row{"upsample_nearest2d", "upsample"},
     Row{"upsample_nearest3d", "upsample"}, Row{"upsample_bilinear2d", "upsample"},
-    Row{"upsample_trilinear3d", "upsample"}, Row{"__interpolate", "upsample"}, Row{"stack", "stack"},
+    Row{"upsample_trilinear3d", "upsample"}, Row{"upsample_linear1d", "upsample"},
+    Row{"_upsample_nearest_exact1d", "upsample"}, Row{"_upsample_nearest_exact2d", "upsample"},
+    Row{"_upsample_nearest_exact3d", "upsample"}, Row{"adaptive_max_pool1d", "adaptive_max_pool"},
+    Row{"adaptive_max_pool2d", "adaptive_max_pool"}, Row{"adaptive_max_pool3d", "adaptive_max_pool"}, Row{"__interpolate", "upsample"}, Row{"stack", "stack"},
     Row{"mean", "mean"}, Row{"sum", "sum"}, Row{"exp", "exp"}, Row{"log", "log"}, Row{"pow", "pow"},
     Row{"neg", "neg"}, Row{"abs", "abs"}, Row{"sqrt", "sqrt"}, Row{"pad", "pad"}, Row{"constant_pad_nd", "pad"},
 };
 
 }  // namespace
+
+// Base names canonical_op() reads beside kSimple's rows.
+constexpr std::array kSpecial = {
+    "relu6", "hardtanh", "clamp", "clip", "clamp_min", "clamp_max", "softmax", "_softmax", "log_softmax",
+    "_log_softmax", "cat", "concat", "concatenate", "_convolution", "convolution", "batch_norm", "native_batch_norm",
+    "_native_batch_norm_legit_no_training", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "alias", "dropout", "feature_dropout", "alpha_dropout", "to", "_to_copy", "type_as",
+    "float", "double", "half",
+};
 
 std::optional<OpName> parse_op_name(std::string_view op) {
   if (op.find("::") != std::string_view::npos) return OpName{std::string(op), std::nullopt};
@@ -132,6 +144,15 @@ std::optional<ValueId> input_for_arg(const Node& node, std::string_view arg, std
   return std::nullopt;
 }
 
+std::vector<std::string> known_ops() {
+  std::vector<std::string> out;
+  for (const Row& row : kSimple) out.emplace_back(row.op);
+  for (const char* op : kSpecial) out.emplace_back(op);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::optional<CanonicalOp> canonical_op(const Node& node) {
   if (!is_aten(node.op)) {
     // Ops written by the SDK itself (trace(), transforms) are already canonical.
@@ -140,7 +161,7 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
   }
   std::string_view base = base_name(node.op);
   // Core ATen's copying variants of views (functionalized graphs) compute the same values.
-  if (base.size() > 5 && base.substr(base.size() - 5) == "_copy") base.remove_suffix(5);
+  if (base.size() > 5 && base.substr(base.size() - 5) == "_copy" && base != "_to_copy") base.remove_suffix(5);
   CanonicalOp out;
   if (base == "relu6") {
     out.name = "clip";

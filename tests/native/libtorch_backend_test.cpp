@@ -7,6 +7,7 @@
 #include "native/test_models.h"
 #include "test_util.h"
 #include "tracegraph/native/aten_interop.h"
+#include "tracegraph/op_table.h"
 
 namespace tracegraph::native {
 namespace {
@@ -155,13 +156,26 @@ TEST_F(TracedGraphTest, AtenTensorsGoInAndComeOutWithoutCopies) {
   EXPECT_EQ(to_aten(view).data_ptr(), x.data_ptr());
 }
 
-TEST_F(TracedGraphTest, AnOpWithoutAKernelFailsAtFinalizeNamingTheNode) {
+TEST_F(TracedGraphTest, OpsWithoutAKernelFailAtFinalizeAllNamedAtOnce) {
   Graph graph;
   ValueId x = graph.add_input("x", DType::kFloat32, symbolic({2}));
-  NodeId n = graph.add_node("aten::frobnicate", {x}, {"y"}, {}, "frob");
-  graph.set_outputs({graph.node(n).outputs[0]});
-  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_libtorch_backend());
-  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "node 'frob' (aten::frobnicate)");
+  NodeId a = graph.add_node("aten::frobnicate", {x}, {"y"}, {}, "frob");
+  Attributes self_arg;
+  self_arg.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
+  NodeId b = graph.add_node("aten::relu", {graph.node(a).outputs[0]}, {"r"}, self_arg, "relu");
+  NodeId c = graph.add_node("aten::frobnicate", {graph.node(b).outputs[0]}, {"z"}, {}, "frob2");
+  NodeId d = graph.add_node("mylib::twiddle", {graph.node(c).outputs[0]}, {"w"}, {}, "twiddle");
+  graph.set_outputs({graph.node(d).outputs[0]});
+  auto backend = make_libtorch_backend();
+  // Asked before finalize, the backend names every node it cannot run.
+  const auto missing = backend->unsupported(graph);
+  ASSERT_EQ(missing.size(), 3u);
+  EXPECT_EQ(missing[0].node, "frob");
+  EXPECT_EQ(missing[2].op, "mylib::twiddle");
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, std::move(backend));
+  // finalize() refuses with one error that counts each op and names its nodes.
+  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "cannot run 3 nodes (2 ops): aten::frobnicate x2 (frob, frob2: ");
+  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "; mylib::twiddle x1 (twiddle: ");
   EXPECT_FALSE(g.is_finalized());
 }
 

@@ -156,6 +156,12 @@ TEST(OpTableTest, MapsTheFormatsNamesToCanonicalOps) {
   EXPECT_EQ(canon("aten::conv3d")->name, "conv");
   EXPECT_EQ(canon("aten::_softmax", attrs({{"dim", std::int64_t{1}}}))->attributes.get_int("dim"), 1);
   EXPECT_FALSE(canon("aten::frobnicate").has_value());
+  EXPECT_EQ(canon("aten::_to_copy")->name, "cast");     // not a "_copy" variant of "_to"
+  EXPECT_EQ(canon("aten.view_copy.default")->name, "view");
+  EXPECT_EQ(canon("aten::adaptive_max_pool2d")->name, "adaptive_max_pool");
+  EXPECT_EQ(canon("aten::upsample_linear1d")->name, "upsample");
+  // Every op the table lists (docs/ops.md) has a canonical form.
+  for (const std::string& op : known_ops()) EXPECT_TRUE(canon("aten::" + op).has_value()) << op;
   EXPECT_TRUE(is_inplace_op("aten::add_"));
   EXPECT_FALSE(is_inplace_op("aten::__iand__"));
   EXPECT_FALSE(is_inplace_op("aten::relu"));
@@ -174,6 +180,129 @@ TEST(ModuleGraphTest, GivesTheSeedsView) {
   EXPECT_EQ(view.output, view.nodes[1].outputs[0]);
   EXPECT_EQ(module_graph_json(view),
             R"({"nodes":[{"op":"aten::conv2d","inputs":["x","w"],"outputs":["c"]},{"op":"aten::hardtanh","inputs":["c"],"outputs":["v3"],"min":0.0,"max":1.0}],"output":"v3","outputs":["v3"]})");
+}
+
+// Range-keeping ops after the activation: each activation survives the ops
+// that cannot take its values out of its range, and the report names them.
+TEST(OutputActivationTest, ResizesAndPoolsKeepTheRangeAndAreNamed) {
+  {
+    Model m;
+    m.then("aten::sigmoid");
+    m.then("aten::upsample_bilinear2d", attrs({{"align_corners", true}}));
+    const Activation a = m.result();
+    EXPECT_EQ(a.str(), "sigmoid, then upsample_bilinear2d");
+    EXPECT_EQ(a.after, std::vector<std::string>{"upsample_bilinear2d"});
+    EXPECT_NE(output_activation_json({a}).find("\"after\":[\"upsample_bilinear2d\"]"), std::string::npos);
+  }
+  {
+    Model m;  // logits resized: still raw values
+    m.then("aten::upsample_nearest2d");
+    EXPECT_EQ(m.result().str(), "none, then upsample_nearest2d");
+  }
+  {
+    Model m;  // bicubic overshoots its inputs' range
+    m.then("aten::sigmoid");
+    m.then("aten::upsample_bicubic2d");
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // F.interpolate's mode says which
+    m.then("aten::tanh");
+    m.then("aten::__interpolate", attrs({{"mode", std::string("bicubic")}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;
+    m.then("aten::relu");
+    m.then("aten::max_pool2d");
+    m.then("aten::avg_pool2d");
+    m.then("aten::adaptive_avg_pool2d");
+    EXPECT_EQ(m.result().str(), "relu, then max_pool2d, then avg_pool2d, then adaptive_avg_pool2d");
+  }
+}
+
+TEST(OutputActivationTest, ASoftmaxSurvivesOnlyAveragesAcrossItsDistributions) {
+  {
+    Model m;  // a resize mixes positions, each a distribution over dim 1
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::upsample_bilinear2d");
+    EXPECT_EQ(m.result().str(), "softmax(dim=1), then upsample_bilinear2d");
+  }
+  {
+    Model m;  // the max of probabilities no longer sums to one
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::max_pool2d");
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // a softmax over a spatial dim: even nearest resizing repeats its entries
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{3}}}));
+    m.then("aten::upsample_nearest2d");
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // a mean over the spatial dims moves the softmax dim nowhere (dim 1 stays)
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::mean", attrs({{"dim", std::vector<std::int64_t>{2, 3}}, {"keepdim", false}}));
+    EXPECT_EQ(m.result().str(), "softmax(dim=1), then mean");
+  }
+  {
+    Model m;  // a mean over dim 0 without keepdim: the softmax dim becomes 0
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::mean", attrs({{"dim", std::vector<std::int64_t>{0}}}));
+    EXPECT_EQ(m.result().str(), "softmax(dim=0), then mean");
+  }
+  {
+    Model m;  // a mean over the softmax dim itself
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::mean", attrs({{"dim", std::vector<std::int64_t>{1}}, {"keepdim", true}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // an average of log-probabilities is not a log-probability
+    m.then("aten::log_softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::upsample_bilinear2d");
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+}
+
+TEST(OutputActivationTest, AveragesThatCountZeroPaddingKeepOnlyRangesHoldingZero) {
+  const Attributes padded = attrs({{"kernel_size", std::vector<std::int64_t>{3, 3}}, {"padding", std::vector<std::int64_t>{1, 1}}});
+  {
+    Model m;
+    m.then("aten::sigmoid");
+    m.then("aten::avg_pool2d", padded);
+    EXPECT_EQ(m.result().kind, ActivationKind::kSigmoid);
+  }
+  {
+    Model m;  // clamp(0.5, 1), averaged with zeros, can fall below 0.5
+    m.then("aten::clamp", attrs({{"min", 0.5}, {"max", 1.0}}));
+    m.then("aten::avg_pool2d", padded);
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // the same without counting the padding
+    m.then("aten::clamp", attrs({{"min", 0.5}, {"max", 1.0}}));
+    Attributes not_counted = padded;
+    not_counted.set("count_include_pad", false);
+    m.then("aten::avg_pool2d", not_counted);
+    EXPECT_EQ(m.result().str(), "clip(min=0.5, max=1), then avg_pool2d");
+  }
+}
+
+TEST(OutputActivationTest, AChannelWrittenInPlaceIsReadPerChannel) {
+  // h = conv(x); h[:, 1:3].sigmoid_(); return h  -- as inplace_to_functional leaves it.
+  Model m;
+  const ValueId h = m.last;
+  const ValueId v = m.then("aten::slice", attrs({{"dim", std::int64_t{1}}, {"start", std::int64_t{1}}, {"end", std::int64_t{3}}}));
+  const ValueId s = m.then("aten::sigmoid");
+  m.g.set_value_type(v, DType::kFloat32, symbolic({1, 2, 8, 8}));
+  m.g.set_value_type(s, DType::kFloat32, symbolic({1, 2, 8, 8}));
+  const ValueId out = m.g.node(m.g.add_node("aten::slice_scatter", {h, s}, {NewValue("out", DType::kFloat32, nchw(4))},
+                                            attrs({{"dim", std::int64_t{1}}, {"start", std::int64_t{1}}, {"end", std::int64_t{3}}})))
+                          .outputs[0];
+  m.last = out;
+  EXPECT_EQ(m.result().str(), "per_channel([0, 1): none, [1, 3): sigmoid, [3, 4): none)");
 }
 
 }  // namespace

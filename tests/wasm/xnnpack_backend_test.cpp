@@ -167,21 +167,26 @@ TEST(XnnpackBackendTest, BuffersAreReusedAfterTheLastUse) {
   EXPECT_LT(backend->arena_bytes(), all_values / 2) << "the plan keeps most intermediates alive";
 }
 
-TEST(XnnpackBackendTest, AnOpItCannotRunFailsAtFinalizeNamingTheNode) {
+TEST(XnnpackBackendTest, OpsItCannotRunFailAtFinalizeAllNamedAtOnce) {
   Graph graph;
   const ValueId x = graph.add_input("x", DType::kFloat32, symbolic({2, 3}));
   Attributes a;
   a.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self", "other"});
   const NodeId id = graph.add_node("aten::matmul", {x, x}, {NewValue{"y"}}, a, "the_matmul");
-  graph.set_outputs({graph.node(id).outputs[0]});
+  const NodeId relu = graph.add_node("aten::relu", {graph.node(id).outputs[0]}, {NewValue{"r"}}, {}, "relu");
+  const NodeId f1 = graph.add_node("aten::frobnicate", {graph.node(relu).outputs[0]}, {NewValue{"f1"}}, {}, "frob1");
+  const NodeId f2 = graph.add_node("aten::frobnicate", {graph.node(f1).outputs[0]}, {NewValue{"f2"}}, {}, "frob2");
+  graph.set_outputs({graph.node(f2).outputs[0]});
+  EXPECT_EQ(make_backend()->unsupported(graph).size(), 3u);
   TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend());
   try {
     g.finalize();
     FAIL() << "finalize accepted aten::matmul";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-    EXPECT_NE(e.message().find("the_matmul"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("aten::matmul"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("cannot run 3 nodes (2 ops)"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("aten::matmul x1 (the_matmul"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("aten::frobnicate x2 (frob1, frob2"), std::string::npos) << e.message();
   }
 }
 

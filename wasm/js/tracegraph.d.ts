@@ -84,6 +84,9 @@ export interface Activation {
   dim?: number;
   min?: number;
   max?: number;
+  /** Range-keeping ops applied after the activation, in order: ["upsample_bilinear2d"]. */
+  after?: string[];
+  channels?: Array<{ begin: number; end: number; kind: Activation['kind']; dim?: number; min?: number; max?: number }>;
   [key: string]: unknown;
 }
 

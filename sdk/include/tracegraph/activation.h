@@ -3,8 +3,12 @@
 //
 // It looks back from the output through ops that do not change values (view,
 // reshape, slice, permute, squeeze, contiguous, clone, detach, eval dropout,
-// casts to float) to the op that made the values. A concatenation along the
-// channel dim of heads that end differently is reported per channel range.
+// casts to float) to the op that made the values, and through ops that keep
+// the activation's range (nearest and linear resizes, average and max pooling,
+// means: "sigmoid, then upsample_bilinear2d"; a bicubic resize overshoots and
+// is unknown; a softmax survives only averages across its distributions). A
+// concatenation along the channel dim of heads that end differently is
+// reported per channel range.
 // It never claims what it cannot see: kUnknown is an answer.
 #pragma once
 
@@ -44,10 +48,12 @@ struct Activation {
   std::optional<std::int64_t> dim;       // softmax, log-softmax
   std::optional<double> min, max;        // clip
   std::vector<ChannelActivation> channels;  // per channel
+  std::vector<std::string> after;        // range-keeping ops applied after it, in order ("upsample_bilinear2d")
   std::string node;                      // the node that applies it (empty for kNone from an input)
   std::string op;                        // that node's op, the format's own name
 
-  // "sigmoid", "clip(min=0, max=1)", "softmax(dim=1)", "per_channel([0, 1): sigmoid, [1, 3): none)"
+  // "sigmoid", "clip(min=0, max=1)", "softmax(dim=1)", "per_channel([0, 1): sigmoid, [1, 3): none)",
+  // "sigmoid, then upsample_bilinear2d"
   std::string str() const;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracegraph/graph.h"
@@ -19,6 +20,13 @@ namespace tracegraph {
 struct Stream {
   Device device;
   std::int64_t id = 0;
+};
+
+// A node a backend has no kernel for, and why.
+struct UnsupportedNode {
+  std::string node;
+  std::string op;
+  std::string why;
 };
 
 class Backend {
@@ -36,6 +44,15 @@ class Backend {
   virtual void move(const Device& device, const Stream* stream) = 0;
   // What constant folding may use to evaluate a node; nullptr when none.
   virtual const ConstantEvaluator* evaluator() const { return nullptr; }
+  // Every node of `graph` whose op (with its arguments) this backend has no
+  // kernel for, judged without planning; prepare() refuses a graph with any,
+  // naming them all.
+  virtual std::vector<UnsupportedNode> unsupported(const Graph& graph) const = 0;
 };
+
+// Throws kUnsupported naming every op of `nodes` with its count and nodes:
+// "the xnnpack backend cannot run 3 nodes (2 ops): aten::silu x2 (silu_1,
+// silu_4: why), aten::pad x1 (pad_2: why)". Does nothing when `nodes` is empty.
+void fail_if_unsupported(std::string_view backend, const std::vector<UnsupportedNode>& nodes);
 
 }  // namespace tracegraph

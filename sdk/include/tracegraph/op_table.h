@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tracegraph/graph.h"
 
@@ -37,6 +38,10 @@ std::optional<std::string> node_overload(const Node& node);
 // Attributes come from the node's constant arguments; one that is not a
 // constant (a clamp bound computed at run time) is left out.
 std::optional<CanonicalOp> canonical_op(const Node& node);
+
+// The base names ("conv2d", "upsample_bilinear2d") of every aten op the table
+// knows, sorted: what docs/ops.md lists.
+std::vector<std::string> known_ops();
 
 // True for an op that writes its first argument ("aten::relu_", "aten::add_",
 // "aten.relu_.default"); not for dunder ops like "aten::__and__".

@@ -35,7 +35,16 @@ std::optional<ValueId> passthrough(const Graph& g, const Node& n) {
   const Value& x = g.value(*in);
   const Value& y = g.value(n.outputs[0]);
   const std::string name = transforms::canonical_name(n);
-  if (name == "contiguous" || name == "detach" || name == "clone") return in;
+  if (name == "contiguous") {
+    // Same values, but a view after it needs its strides: x.transpose(1,
+    // 2).contiguous().view(...) (a channel shuffle) fails on LibTorch without it.
+    for (const Use& u : y.users) {
+      const std::string_view base = op_base(g.node(u.node).op);
+      if (base == "view" || base == "view_as" || base == "view_copy" || base == "_unsafe_view") return std::nullopt;
+    }
+    return in;
+  }
+  if (name == "detach" || name == "clone") return in;
   if (name == "dropout") {
     if (!n.attributes.get_bool("train").value_or(true)) return in;
     return std::nullopt;

@@ -140,8 +140,8 @@ class XnnpackBackend::Impl {
       if (s.size() != value.shape->size()) break;
       shapes.push_back(std::move(s));
     }
+    check_ops();  // every op this backend lacks, in one error, before planning any
     if (shapes.size() == graph_.inputs().size()) plan(shapes);
-    else check_ops();
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) {
@@ -240,13 +240,27 @@ class XnnpackBackend::Impl {
     planned_.reset();
   }
 
-  // Walks the ops only, for graphs whose input shapes come with the first run.
-  void check_ops() {
-    for (NodeId id : graph_.nodes()) {
-      const Node& n = graph_.node(id);
-      if (!lowering_for(n)) fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
+  // Every node without a lowering, judged by its op alone.
+ public:
+  static std::vector<UnsupportedNode> unsupported(const Graph& graph) {
+    std::vector<UnsupportedNode> out;
+    for (NodeId id : graph.nodes()) {
+      const Node& n = graph.node(id);
+      if (!lowering_for(n)) out.push_back({n.name, n.op, "no XNNPACK lowering for this op"});
     }
+    return out;
   }
+
+  static std::vector<std::string> lowered_op_names() {
+    std::vector<std::string> out;
+    for (const auto& entry : lowering_table()) out.push_back(entry.first);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  // Walks the ops only, before any planning.
+  void check_ops() { fail_if_unsupported("xnnpack", unsupported(graph_)); }
 
   void plan(const std::vector<Shape>& input_shapes) {
     reset_plan();
@@ -630,7 +644,7 @@ class XnnpackBackend::Impl {
 
   using Lowering = void (Impl::*)(const Node&, NodeState&);
 
-  Lowering lowering_for(const Node& n) const {
+  static const std::unordered_map<std::string, Lowering>& lowering_table() {
     static const std::unordered_map<std::string, Lowering> table = {
         {"_convolution", &Impl::lower_conv},   {"conv2d", &Impl::lower_conv},
         {"conv3d", &Impl::lower_conv},         {"conv_transpose2d", &Impl::lower_conv},
@@ -673,6 +687,11 @@ class XnnpackBackend::Impl {
         {"transpose", &Impl::lower_permute},   {"t", &Impl::lower_permute},
         {"addmm", &Impl::lower_addmm},
     };
+    return table;
+  }
+
+  static Lowering lowering_for(const Node& n) {
+    const auto& table = lowering_table();
     const auto name = parse_op_name(n.op);
     if (!name || (name->qualified.rfind("aten::", 0) != 0 && name->qualified.rfind("prim::", 0) != 0)) return nullptr;
     auto it = table.find(base_op(n.op));
@@ -1650,6 +1669,13 @@ void XnnpackBackend::prepare(const Graph& graph, const Device& device, const Str
 }
 
 std::vector<Tensor> XnnpackBackend::run(const std::vector<Tensor>& inputs) { return impl_->run(inputs); }
+
+std::vector<UnsupportedNode> XnnpackBackend::unsupported(const Graph& graph) const { return Impl::unsupported(graph); }
+
+std::vector<std::string> lowered_ops() {
+  std::vector<std::string> out;
+  return XnnpackBackend::Impl::lowered_op_names();
+}
 
 void XnnpackBackend::move(const Device& device, const Stream* stream) {
   if (device.type != DeviceType::kCPU || stream)

@@ -32,6 +32,9 @@ TracedGraph load(const torch::jit::Module& module, const TorchScriptOptions& opt
 // run() for apps that already hold at::Tensors: no copies on the way in or out.
 std::vector<at::Tensor> run(TracedGraph& graph, const std::vector<at::Tensor>& inputs);
 
+// Whether LibTorch's operator registry has an op by this name ("aten::silu").
+bool has_libtorch_op(const std::string& qualified);
+
 // Whether this LibTorch can run on CUDA and sees a device.
 bool cuda_available();
 

@@ -10,10 +10,20 @@
 //   %z = aten::conv(%x, ...)  ->  %z = aten::conv(%y, ...)
 //   return (%x)                 return (%y)
 //
-// When the value written is a view of another value (a slice, say) and that
-// other value, or another view of it, is read after the write, the write
-// would show through it; no functional rewrite is safe then and the rewrite
-// fails with kUnsupported naming the node, leaving the graph unchanged.
+// When the value written is a chain of slices and selects of another value
+// (`x[:, :1].sigmoid_()`, `mask[a:b, c:d] = k`) and that value is read after
+// the write, the write shows through it: the rewrite scatters the written view
+// back into it (aten::slice_scatter, aten::select_scatter, one per view of the
+// chain) and later reads read the scattered value:
+//
+//   %v = aten::slice(%h, 1, 0, 1)       %v = aten::slice(%h, 1, 0, 1)
+//   %w = aten::sigmoid_(%v)        ->   %w = aten::sigmoid(%v)
+//                                       %h2 = aten::slice_scatter(%h, %w, 1, 0, 1)
+//   return (%h)                         return (%h2)
+//
+// Through any other view (a reshape, a transpose), or when another view of it
+// is read after the write, no functional rewrite is safe: the rewrite fails
+// with kUnsupported naming the node, leaving the graph unchanged.
 #pragma once
 
 #include <cstddef>

@@ -47,6 +47,7 @@ class XnnpackBackend : public Backend {
   void prepare(const Graph& graph, const Device& device, const Stream* stream) override;
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override;
   void move(const Device& device, const Stream* stream) override;
+  std::vector<UnsupportedNode> unsupported(const Graph& graph) const override;
 
   // Threads actually used.
   int threads() const;
@@ -62,6 +63,10 @@ class XnnpackBackend : public Backend {
 };
 
 std::unique_ptr<Backend> make_backend(const Options& options = {});
+
+// The base names of the aten and prim ops the backend lowers ("conv2d",
+// "relu_"), sorted: what docs/ops.md lists.
+std::vector<std::string> lowered_ops();
 
 // Whether this build can run more than one thread.
 bool has_threads();
