@@ -183,6 +183,142 @@ std::vector<OpCase> op_cases() {
     Attributes a = attrs({{std::string(kArgNamesAttribute), std::vector<std::string>{"self", "mat1", "mat2"}}});
     b.g.set_outputs({b.g.node(b.g.add_node("aten.addmm.default", {bias, x, wt}, {NewValue{}}, a, "addmm")).outputs[0]});
   }});
+  // ---- portable kernels: odd shapes, size-1 dims, channels not a multiple of 4 ----
+  out.push_back({"portable_pointwise_chain", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 3, 1});
+    ValueId y = b.op("hardsigmoid", "", {{"self", x}});
+    y = b.op("silu", "", {{"self", y}});
+    y = b.op("gelu", "", {{"self", y}}, attrs({{"approximate", std::string("tanh")}}));
+    y = b.op("pow", "Tensor_Scalar", {{"self", y}}, attrs({{"exponent", 3.0}}));
+    b.g.set_outputs({b.op("rsub", "Scalar", {{"self", y}}, attrs({{"other", 2.5}, {"alpha", 0.5}}))});
+  }});
+  out.push_back({"pad_reflect_2d", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 5, 7});
+    b.g.set_outputs({b.op("pad", "", {{"self", x}}, attrs({{"pad", Ints{2, 1, 0, 3}}, {"mode", std::string("reflect")}}))});
+  }});
+  out.push_back({"pad_replicate_3d", [](Builder& b) {
+    const ValueId x = b.input({1, 2, 3, 4, 5});
+    b.g.set_outputs({b.op("pad", "", {{"self", x}}, attrs({{"pad", Ints{1, 2, 0, 1, 2, 0}}, {"mode", std::string("replicate")}}))});
+  }});
+  out.push_back({"pad_circular_1d", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 7});
+    b.g.set_outputs({b.op("pad", "", {{"self", x}}, attrs({{"pad", Ints{2, 3}}, {"mode", std::string("circular")}}))});
+  }});
+  out.push_back({"constant_pad_crop_and_grow", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 6, 5});
+    b.g.set_outputs({b.op("constant_pad_nd", "", {{"self", x}}, attrs({{"pad", Ints{-1, 2, 1, -2}}, {"value", 0.5}}))});
+  }});
+  out.push_back({"upsample_bilinear_to_a_size", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 5, 7});
+    b.g.set_outputs({b.op("upsample_bilinear2d", "", {{"self", x}}, attrs({{"output_size", Ints{8, 3}}, {"align_corners", false}}))});
+  }});
+  out.push_back({"upsample_bilinear_aligned_by_factors", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 4, 6});
+    b.g.set_outputs({b.op("upsample_bilinear2d", "vec", {{"input", x}},
+                          attrs({{"align_corners", true}, {"scale_factors", std::vector<double>{1.5, 2.0}}}))});
+  }});
+  out.push_back({"upsample_trilinear_to_a_size", [](Builder& b) {
+    const ValueId x = b.input({1, 2, 3, 4, 5});
+    b.g.set_outputs({b.op("upsample_trilinear3d", "", {{"self", x}}, attrs({{"output_size", Ints{5, 7, 3}}, {"align_corners", false}}))});
+  }});
+  out.push_back({"upsample_linear_and_nearest_1d", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 7});
+    const ValueId l = b.op("upsample_linear1d", "", {{"self", x}}, attrs({{"output_size", Ints{11}}, {"align_corners", false}}));
+    b.g.set_outputs({l, b.op("upsample_nearest1d", "", {{"self", x}}, attrs({{"output_size", Ints{10}}}))});
+  }});
+  out.push_back({"upsample_bicubic_both_alignments", [](Builder& b) {
+    const ValueId x = b.input({1, 2, 6, 5});
+    const ValueId a = b.op("upsample_bicubic2d", "", {{"self", x}}, attrs({{"output_size", Ints{9, 4}}, {"align_corners", false}}));
+    b.g.set_outputs({a, b.op("upsample_bicubic2d", "", {{"self", x}}, attrs({{"output_size", Ints{11, 7}}, {"align_corners", true}}))});
+  }});
+  out.push_back({"group_instance_and_layer_norm", [](Builder& b) {
+    const ValueId x = b.input({2, 6, 5, 3});
+    const ValueId g = b.op("group_norm", "", {{"input", x}, {"weight", b.constant({6})}, {"bias", b.constant({6})}},
+                           attrs({{"num_groups", std::int64_t{3}}, {"eps", 1e-5}, {"cudnn_enabled", false}}));
+    const ValueId i = b.op("instance_norm", "", {{"input", x}, {"weight", b.constant({6})}, {"bias", b.constant({6})}},
+                           attrs({{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}, {"cudnn_enabled", false}}));
+    const ValueId l = b.op("layer_norm", "", {{"input", x}, {"weight", b.constant({5, 3})}, {"bias", b.constant({5, 3})}},
+                           attrs({{"normalized_shape", Ints{5, 3}}, {"eps", 1e-5}, {"cudnn_enable", false}}));
+    const ValueId y = b.input({1, 4, 7});
+    const ValueId plain = b.op("group_norm", "", {{"input", y}}, attrs({{"num_groups", std::int64_t{1}}, {"eps", 1e-3}, {"cudnn_enabled", false}}));
+    b.g.set_outputs({g, i, l, plain});
+  }});
+  out.push_back({"conv1d_strided_dilated_grouped", [](Builder& b) {
+    const ValueId x = b.input({2, 6, 17});
+    b.g.set_outputs({b.op("conv1d", "", {{"input", x}, {"weight", b.constant({4, 3, 5})}, {"bias", b.constant({4})}},
+                          attrs({{"stride", Ints{2}}, {"padding", Ints{3}}, {"dilation", Ints{2}}, {"groups", std::int64_t{2}}}))});
+  }});
+  out.push_back({"pool1d_ceil_and_adaptive", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 10});
+    const ValueId m = b.op("max_pool1d", "", {{"self", x}},
+                           attrs({{"kernel_size", Ints{3}}, {"stride", Ints{2}}, {"padding", Ints{1}}, {"dilation", Ints{1}}, {"ceil_mode", true}}));
+    const ValueId a = b.op("avg_pool1d", "", {{"self", x}},
+                           attrs({{"kernel_size", Ints{4}}, {"stride", Ints{3}}, {"padding", Ints{2}}, {"ceil_mode", true}, {"count_include_pad", true}}));
+    const ValueId ad = b.op("adaptive_avg_pool1d", "", {{"self", x}}, attrs({{"output_size", Ints{4}}}));
+    b.g.set_outputs({m, a, ad});
+  }});
+  out.push_back({"max_pool2d_ceil_mode_padded", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 8, 9});
+    const ValueId a = b.op("max_pool2d", "", {{"self", x}},
+                           attrs({{"kernel_size", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"padding", Ints{0, 0}}, {"dilation", Ints{1, 1}}, {"ceil_mode", true}}));
+    const ValueId c = b.op("max_pool2d", "", {{"self", x}},
+                           attrs({{"kernel_size", Ints{3, 2}}, {"stride", Ints{2, 2}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 1}}, {"ceil_mode", true}}));
+    b.g.set_outputs({a, c});
+  }});
+  out.push_back({"avg_pool2d_counting_padding", [](Builder& b) {
+    const ValueId x = b.input({1, 5, 6, 7});
+    b.g.set_outputs({b.op("avg_pool2d", "", {{"self", x}},
+                          attrs({{"kernel_size", Ints{3, 3}}, {"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}, {"ceil_mode", false}, {"count_include_pad", true}}))});
+  }});
+  out.push_back({"prelu_per_channel_and_shared", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 3, 3});
+    const ValueId y = b.input({3, 7});
+    b.g.set_outputs({b.op("prelu", "", {{"self", x}, {"weight", b.constant({5})}}), b.op("prelu", "", {{"self", y}, {"weight", b.constant({1})}})});
+  }});
+  out.push_back({"narrow_select_unsqueeze_squeeze_expand", [](Builder& b) {
+    const ValueId x = b.input({2, 1, 5});
+    ValueId y = b.op("narrow", "", {{"self", x}}, attrs({{"dim", std::int64_t{2}}, {"start", std::int64_t{-4}}, {"length", std::int64_t{3}}}));
+    y = b.op("expand", "", {{"self", y}}, attrs({{"size", Ints{3, 2, 4, 3}}, {"implicit", false}}));
+    y = b.op("select", "int", {{"self", y}}, attrs({{"dim", std::int64_t{1}}, {"index", std::int64_t{-1}}}));
+    y = b.op("unsqueeze", "", {{"self", y}}, attrs({{"dim", std::int64_t{0}}}));
+    b.g.set_outputs({b.op("squeeze", "dim", {{"self", y}}, attrs({{"dim", std::int64_t{0}}}))});
+  }});
+  out.push_back({"chunk_uneven", [](Builder& b) {
+    const ValueId x = b.input({2, 7, 3});
+    Attributes a = attrs({{"chunks", std::int64_t{3}}, {"dim", std::int64_t{1}}});
+    a.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
+    const NodeId n = b.g.add_node("aten::chunk", {x}, {NewValue{"c0"}, NewValue{"c1"}, NewValue{"c2"}}, a, "chunk");
+    b.g.set_outputs(b.g.node(n).outputs);
+  }});
+  out.push_back({"slice_scatter_strided", [](Builder& b) {
+    const ValueId x = b.input({2, 6, 4});
+    const ValueId src = b.input({2, 2, 4});
+    b.g.set_outputs({b.op("slice_scatter", "", {{"self", x}, {"src", src}},
+                          attrs({{"dim", std::int64_t{1}}, {"start", std::int64_t{1}}, {"end", std::int64_t{5}}, {"step", std::int64_t{2}}}))});
+  }});
+  out.push_back({"matmul_batched_and_mm", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5, 4});
+    const ValueId y = b.input({2, 3, 4, 6});
+    const ValueId z = b.input({5, 4});
+    const ValueId w = b.input({3, 7, 4});
+    b.g.set_outputs({b.op("matmul", "", {{"self", x}, {"other", y}}), b.op("mm", "", {{"self", z}, {"mat2", b.constant({4, 3})}}),
+                     b.op("matmul", "", {{"self", w}, {"other", b.constant({4, 2})}})});
+  }});
+  out.push_back({"native_multi_head_attention_with_weights", [](Builder& b) {
+    const ValueId q = b.input({2, 5, 6});
+    const ValueId k = b.input({2, 5, 6});
+    const ValueId v = b.input({2, 5, 6});
+    for (bool average : {true, false}) {
+      Attributes a = attrs({{"embed_dim", std::int64_t{6}}, {"num_head", std::int64_t{3}}, {"need_weights", true},
+                            {"average_attn_weights", average}});
+      a.set(std::string(kArgNamesAttribute),
+            std::vector<std::string>{"query", "key", "value", "qkv_weight", "qkv_bias", "proj_weight", "proj_bias"});
+      const NodeId n = b.g.add_node("aten::_native_multi_head_attention",
+                                    {q, k, v, b.constant({18, 6}), b.constant({18}), b.constant({6, 6}), b.constant({6})},
+                                    {NewValue{}, NewValue{}}, a, average ? "mha_avg" : "mha");
+      for (ValueId o : b.g.node(n).outputs) b.g.add_output(o);
+    }
+  }});
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "kernels.h"
+#include "portable.h"
 #include "tracegraph/op_table.h"
 
 namespace tracegraph::xnnpack {
@@ -444,6 +445,10 @@ class XnnpackBackend::Impl {
       return int_slot(*static_cast<const bool*>(t.data()) ? 1 : 0);
     }
     if (t.numel() == 1 && t.dtype() == DType::kFloat64) return float_slot(*t.data_as<double>());
+    if (t.dim() == 1 && t.dtype() == DType::kInt64) {  // a folded shape
+      const auto* v = t.data_as<std::int64_t>();
+      return ints_slot(std::vector<i64>(v, v + t.numel()));
+    }
     Slot slot;  // a constant no op here reads as a tensor; an error if one tries
     return new_slot(std::move(slot));
   }
@@ -486,8 +491,10 @@ class XnnpackBackend::Impl {
     return std::nullopt;
   }
   std::optional<std::vector<i64>> ints_arg(const Node& n, std::string_view name) const {
-    if (auto a = n.attributes.get_ints(name)) return a;
-    if (auto a = n.attributes.get_int(name)) return std::vector<i64>{*a};
+    if (const AttributeValue* a = n.attributes.find(name)) {  // int[N] may be written as one int
+      if (auto* i = std::get_if<std::int64_t>(a)) return std::vector<i64>{*i};
+      return n.attributes.get_ints(name);
+    }
     if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInts) return s.ints;
@@ -663,6 +670,7 @@ class XnnpackBackend::Impl {
         {"mul", &Impl::lower_binary},          {"mul_", &Impl::lower_binary},
         {"div", &Impl::lower_binary},          {"div_", &Impl::lower_binary},
         {"floor_divide", &Impl::lower_binary}, {"floordiv", &Impl::lower_binary},
+        {"remainder", &Impl::lower_binary},    {"fmod", &Impl::lower_binary},
         {"max_pool2d", &Impl::lower_max_pool}, {"max_pool3d", &Impl::lower_max_pool},
         {"avg_pool2d", &Impl::lower_avg_pool}, {"adaptive_avg_pool2d", &Impl::lower_adaptive_avg_pool},
         {"adaptive_avg_pool3d", &Impl::lower_adaptive_avg_pool}, {"mean", &Impl::lower_mean},
@@ -686,6 +694,33 @@ class XnnpackBackend::Impl {
         {"permute", &Impl::lower_permute},     {"permute_copy", &Impl::lower_permute},
         {"transpose", &Impl::lower_permute},   {"t", &Impl::lower_permute},
         {"addmm", &Impl::lower_addmm},
+        // Portable kernels (portable.h).
+        {"hardsigmoid", &Impl::lower_pointwise}, {"hardsigmoid_", &Impl::lower_pointwise},
+        {"silu", &Impl::lower_pointwise},      {"silu_", &Impl::lower_pointwise},
+        {"mish", &Impl::lower_pointwise},      {"exp", &Impl::lower_pointwise},
+        {"log", &Impl::lower_pointwise},       {"sqrt", &Impl::lower_pointwise},
+        {"rsqrt", &Impl::lower_pointwise},     {"neg", &Impl::lower_pointwise},
+        {"abs", &Impl::lower_pointwise},       {"square", &Impl::lower_pointwise},
+        {"erf", &Impl::lower_pointwise},       {"pow", &Impl::lower_pointwise},
+        {"rsub", &Impl::lower_pointwise},      {"narrow", &Impl::lower_narrow},
+        {"chunk", &Impl::lower_chunk},         {"split", &Impl::lower_chunk},
+        {"select", &Impl::lower_select},       {"unsqueeze", &Impl::lower_reshape_dims},
+        {"squeeze", &Impl::lower_reshape_dims}, {"expand", &Impl::lower_expand},
+        {"expand_as", &Impl::lower_expand},    {"ListConstruct", &Impl::lower_list},
+        {"pad", &Impl::lower_pad},             {"constant_pad_nd", &Impl::lower_pad},
+        {"reflection_pad1d", &Impl::lower_pad}, {"reflection_pad2d", &Impl::lower_pad},
+        {"reflection_pad3d", &Impl::lower_pad}, {"replication_pad1d", &Impl::lower_pad},
+        {"replication_pad2d", &Impl::lower_pad}, {"replication_pad3d", &Impl::lower_pad},
+        {"upsample_bilinear2d", &Impl::lower_resize_portable}, {"upsample_trilinear3d", &Impl::lower_resize_portable},
+        {"upsample_linear1d", &Impl::lower_resize_portable}, {"upsample_nearest1d", &Impl::lower_resize_portable},
+        {"upsample_bicubic2d", &Impl::lower_resize_portable},
+        {"group_norm", &Impl::lower_norm},     {"instance_norm", &Impl::lower_norm},
+        {"layer_norm", &Impl::lower_norm},     {"conv1d", &Impl::lower_conv1d},
+        {"max_pool1d", &Impl::lower_pool1d},   {"avg_pool1d", &Impl::lower_pool1d},
+        {"adaptive_avg_pool1d", &Impl::lower_pool1d}, {"adaptive_max_pool1d", &Impl::lower_pool1d},
+        {"prelu", &Impl::lower_prelu},         {"slice_scatter", &Impl::lower_slice_scatter},
+        {"matmul", &Impl::lower_matmul},       {"mm", &Impl::lower_matmul},
+        {"bmm", &Impl::lower_matmul},          {"_native_multi_head_attention", &Impl::lower_attention},
     };
     return table;
   }
@@ -703,6 +738,7 @@ class XnnpackBackend::Impl {
   struct Fused {
     float min = -kInf, max = kInf;
     std::optional<xnn_unary_operator> post;
+    std::optional<portable::Unary> portable_post;  // an activation XNNPACK has no operator for
   };
   Fused fused_of(const Node& n) const {
     Fused f;
@@ -715,6 +751,8 @@ class XnnpackBackend::Impl {
     } else if (*kind == "sigmoid") f.post = xnn_unary_sigmoid;
     else if (*kind == "tanh") f.post = xnn_unary_tanh;
     else if (*kind == "hardswish") f.post = xnn_unary_hardswish;
+    else if (*kind == "silu") f.portable_post = portable::Unary::kSilu;
+    else if (*kind == "hardsigmoid") f.portable_post = portable::Unary::kHardsigmoid;
     else fail(ErrorCode::kUnsupported, where(n) + ": fused activation '" + *kind + "' is not one this backend runs");
     return f;
   }
@@ -735,6 +773,7 @@ class XnnpackBackend::Impl {
     return op.op;
   }
   void post_activation(const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
+    if (f.portable_post) portable_post(*f.portable_post, out);
     if (!f.post) return;
     unary_step(n, make_unary(n, st, index, *f.post, nullptr), out, out);
   }
@@ -753,7 +792,8 @@ class XnnpackBackend::Impl {
     const Tensor& b = constant_arg(n, "bias", 2, false);
     const bool transposed = base == "_convolution" || base == "convolution" ? int_arg(n, "transposed").value_or(0) != 0
                                                                             : base.rfind("conv_transpose", 0) == 0;
-    if (w.dim() != 4 && w.dim() != 5) fail(ErrorCode::kUnsupported, where(n) + ": only 2D and 3D convolutions run here (weight " + shape_str(w.shape()) + ")");
+    if (w.dim() == 3 && !transposed) return lower_conv1d(n, st);
+    if (w.dim() != 4 && w.dim() != 5) fail(ErrorCode::kUnsupported, where(n) + ": only 1D, 2D and 3D convolutions and 2D and 3D transposed ones run here (weight " + shape_str(w.shape()) + ")");
     const std::size_t rank = static_cast<std::size_t>(w.dim() - 2);
     const int x = as_layout(tensor_arg(n, "input", 0), true);
     const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
@@ -975,7 +1015,16 @@ class XnnpackBackend::Impl {
       params.leaky_relu.negative_slope = static_cast<float>(float_arg(n, "negative_slope").value_or(0.01));
       p = &params;
     } else if (base == "gelu") {
-      if (n.attributes.get_string("approximate").value_or("none") != "none") fail(ErrorCode::kUnsupported, where(n) + ": gelu with approximate='tanh'");
+      const std::string approximate = n.attributes.get_string("approximate").value_or("none");
+      if (approximate == "tanh") {
+        const Slot xs = slots_[static_cast<std::size_t>(x)];  // a copy: new_tensor may move the slots
+        const int out = inplace ? x : new_tensor(xs.shape, xs.channels_last);
+        const i64 count = numel(xs.shape);
+        Step& step = add_step({x}, {out});
+        step.run = [this, x, out, count] { portable::unary(portable::Unary::kGeluTanh, ptr(x), ptr(out), count); };
+        return define(n.outputs[0], out);
+      }
+      if (approximate != "none") fail(ErrorCode::kSchema, where(n) + ": gelu approximate='" + approximate + "'");
       type = xnn_unary_gelu;
     } else if (base == "elu") {
       if (float_arg(n, "scale").value_or(1) != 1 || float_arg(n, "input_scale").value_or(1) != 1) fail(ErrorCode::kUnsupported, where(n) + ": elu with scale");
@@ -1035,6 +1084,15 @@ class XnnpackBackend::Impl {
       } else if (base == "div") {
         if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": division by zero");
         define(n.outputs[0], float_slot(x / y));
+      } else if (base == "remainder" || base == "fmod") {  // Python's modulo (remainder) or C's (fmod)
+        if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": modulo by zero");
+        if (ints) {
+          const i64 d = static_cast<i64>(y), r = sa.i % d;
+          int_result(base == "remainder" && r != 0 && ((r < 0) != (d < 0)) ? r + d : r);
+        } else {
+          const double r = std::fmod(x, y);
+          define(n.outputs[0], float_slot(base == "remainder" && r != 0 && ((r < 0) != (y < 0)) ? r + y : r));
+        }
       } else {  // floor_divide, floordiv
         if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": division by zero");
         if (ints) {
@@ -1047,7 +1105,8 @@ class XnnpackBackend::Impl {
       return;
     }
     if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, where(n) + ": operand is not a float32 tensor");
-    if (base == "floor_divide" || base == "floordiv") fail(ErrorCode::kUnsupported, where(n) + ": floor division of tensors");
+    if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod")
+      fail(ErrorCode::kUnsupported, where(n) + ": " + base + " of tensors");
     int x = slot_index(*a);
     if (slots_[static_cast<std::size_t>(x)].constant) inplace = false;  // never write into weights
     int y;
@@ -1131,17 +1190,35 @@ class XnnpackBackend::Impl {
     }
     const std::size_t h = rank - 2;
     if (kernel[h] * kernel[h + 1] <= 1) fail(ErrorCode::kUnsupported, where(n) + ": a 1x1 pooling window in H and W");
-    if (st.ops.empty()) {
-      st.ops.emplace_back();
-      check(xnn_create_max_pooling2d_nhwc_f32(u32(padding[h]), u32(padding[h + 1]),
-                                              u32(padding[h]), u32(padding[h + 1]),
+    // ceil_mode: more padding after, so that XNNPACK's floor gives PyTorch's
+    // ceil (XNNPACK's max pooling never reads padding, as PyTorch's -inf).
+    i64 extra[2] = {0, 0};
+    for (std::size_t i = 0; i < 2; ++i) {
+      const std::size_t a = h + i;
+      const i64 span = dilation[a] * (kernel[a] - 1) + 1;
+      extra[i] = std::max<i64>(0, (out_shape[2 + a] - 1) * stride[a] + span - (xs[2 + a] + 2 * padding[a]));
+    }
+    xnn_operator_t op = nullptr;
+    if (extra[0] || extra[1] || st.ops.empty()) {
+      XnnOp* made;
+      if (extra[0] || extra[1]) {  // depends on the input's size: made per plan
+        plan_ops_.emplace_back();
+        made = &plan_ops_.back();
+      } else {
+        st.ops.emplace_back();
+        made = &st.ops.back();
+      }
+      check(xnn_create_max_pooling2d_nhwc_f32(u32(padding[h]), u32(padding[h + 1] + extra[1]),
+                                              u32(padding[h] + extra[0]), u32(padding[h + 1]),
                                               u32(kernel[h]), u32(kernel[h + 1]),
                                               u32(stride[h]), u32(stride[h + 1]),
                                               u32(dilation[h]), u32(dilation[h + 1]),
-                                              -kInf, kInf, 0, &st.ops[0].op),
+                                              -kInf, kInf, 0, &made->op),
             n, "creating a max pooling");
+      op = made->op;
+    } else {
+      op = st.ops[0].op;
     }
-    xnn_operator_t op = st.ops[0].op;
     const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
     std::size_t oh = 0, ow = 0;
     const std::size_t c = static_cast<std::size_t>(xs[1]);
@@ -1176,9 +1253,21 @@ class XnnpackBackend::Impl {
     if (stride.size() == 1) stride.assign(2, stride[0]);
     const auto padding = spatial_arg(n, "padding", 2, 0);
     if (int_arg(n, "divisor_override")) fail(ErrorCode::kUnsupported, where(n) + ": divisor_override");
-    if ((padding[0] || padding[1]) && int_arg(n, "count_include_pad").value_or(1))
-      fail(ErrorCode::kUnsupported, where(n) + ": padded average pooling that counts the padding (XNNPACK averages the valid pixels only)");
-    avg_pool_step(n, st, x, xs, kernel, stride, padding, int_arg(n, "ceil_mode").value_or(0) != 0);
+    const bool ceil_mode = int_arg(n, "ceil_mode").value_or(0) != 0;
+    if ((padding[0] || padding[1]) && int_arg(n, "count_include_pad").value_or(1)) {
+      // XNNPACK averages the valid pixels only; PyTorch counts the padding:
+      // pad with zeros first (channels-last, a portable kernel), then pool unpadded.
+      if (ceil_mode) fail(ErrorCode::kUnsupported, where(n) + ": ceil_mode average pooling that counts the padding");
+      const Shape padded_shape{xs[0], xs[1], xs[2] + 2 * padding[0], xs[3] + 2 * padding[1]};
+      const int p = new_tensor(padded_shape, true);
+      const std::vector<i64> phys{xs[0], xs[2], xs[3], xs[1]};
+      const std::vector<i64> before{0, padding[0], padding[1], 0};
+      Step& step = add_step({x}, {p});
+      step.run = [this, x, p, phys, before] { portable::pad(ptr(x), ptr(p), phys, before, before, portable::PadMode::kConstant, 0.0f); };
+      avg_pool_step(n, st, p, padded_shape, kernel, stride, {0, 0}, false);
+      return;
+    }
+    avg_pool_step(n, st, x, xs, kernel, stride, padding, ceil_mode);
   }
 
   void avg_pool_step(const Node& n, NodeState& st, int x, const Shape& xs, const std::vector<i64>& kernel,
@@ -1424,15 +1513,20 @@ class XnnpackBackend::Impl {
 
   void lower_slice(const Node& n, NodeState&) {
     const int x = tensor_arg(n, "self", 0);
+    define(n.outputs[0], slice_of(n, x, int_arg(n, "dim").value_or(0), int_arg(n, "start").value_or(0),
+                                  int_arg(n, "end").value_or(std::numeric_limits<i64>::max()), int_arg(n, "step").value_or(1)));
+  }
+
+  // x[start:end:step] along `dim` (PyTorch's clamping of start and end): an
+  // alias when it is the whole axis, else a copy in x's layout.
+  int slice_of(const Node& n, int x, i64 dim_arg, i64 start, i64 end, i64 step_by) {
     const Slot& xs = slots_[static_cast<std::size_t>(x)];
     const Shape shape = xs.shape;
     const bool channels_last = xs.channels_last;
     const std::size_t rank = shape.size();
     if (rank == 0) fail(ErrorCode::kShapeMismatch, where(n) + ": slicing a 0-d tensor");
-    const std::size_t dim = static_cast<std::size_t>(normalize_dim(int_arg(n, "dim").value_or(0), rank, where(n)));
+    const std::size_t dim = static_cast<std::size_t>(normalize_dim(dim_arg, rank, where(n)));
     const i64 size = shape[dim];
-    i64 start = int_arg(n, "start").value_or(0), end = int_arg(n, "end").value_or(std::numeric_limits<i64>::max());
-    const i64 step_by = int_arg(n, "step").value_or(1);
     if (step_by <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": slice step must be positive");
     if (start < 0) start += size;
     if (end < 0) end += size;
@@ -1441,10 +1535,7 @@ class XnnpackBackend::Impl {
     const i64 length = (end - start + step_by - 1) / step_by;
     Shape out_shape = shape;
     out_shape[dim] = length;
-    if (length == size) {  // the whole axis: no copy
-      define(n.outputs[0], alias(x, out_shape, channels_last));
-      return;
-    }
+    if (length == size) return alias(x, out_shape, channels_last);  // the whole axis: no copy
     const Shape phys = physical(shape, channels_last);
     const std::size_t axis = physical_axis(dim, rank, channels_last);
     const i64 outer = prod(phys, 0, axis), inner = prod(phys, axis + 1, rank);
@@ -1459,7 +1550,7 @@ class XnnpackBackend::Impl {
         kernels::copy_strided_axis(ptr(x), ptr(out), outer, size, length, start, step_by, inner);
       };
     }
-    define(n.outputs[0], out);
+    return out;
   }
 
   void lower_resize(const Node& n, NodeState&) {
@@ -1568,6 +1659,518 @@ class XnnpackBackend::Impl {
     }
     if (numel(out_shape) != count) fail(ErrorCode::kShapeMismatch, where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(out_shape));
     define(n.outputs[0], alias(as_layout(x0, false), out_shape, false));
+  }
+
+  // ---- portable kernels (portable.h): what XNNPACK has no operator for ----
+
+  // A step of ours over torch-layout tensors: `ins` are made torch-layout first.
+  Step& portable_step(std::vector<int>& ins, std::vector<int> outs) {
+    for (int& s : ins) s = as_layout(s, false);
+    return add_step(ins, std::move(outs));
+  }
+  const float* weight_or_null(const Node& n, std::string_view name, std::size_t position, i64 expected) {
+    const Tensor& t = constant_arg(n, name, position, false);
+    if (!t.defined()) return nullptr;
+    if (t.numel() != expected)
+      fail(ErrorCode::kShapeMismatch, where(n) + ": '" + std::string(name) + "' has " + std::to_string(t.numel()) + " elements, expected " + std::to_string(expected));
+    return t.data_as<float>();
+  }
+
+  // Elementwise ops, in whatever layout their input has (in place for x_ on a non-constant).
+  void lower_pointwise(const Node& n, NodeState&) {
+    std::string base = base_op(n.op);
+    const bool inplace_op = base.back() == '_';
+    if (inplace_op) base.pop_back();
+    const int x = tensor_arg(n, "self", 0);
+    const Slot xs = slots_[static_cast<std::size_t>(x)];  // a copy: new_tensor may move the slots
+    const int out = inplace_op && !xs.constant ? x : new_tensor(xs.shape, xs.channels_last);
+    const i64 count = numel(xs.shape);
+    std::function<void(const float*, float*)> f;
+    static const std::map<std::string, portable::Unary, std::less<>> kUnary = {
+        {"hardsigmoid", portable::Unary::kHardsigmoid}, {"silu", portable::Unary::kSilu}, {"mish", portable::Unary::kMish},
+        {"exp", portable::Unary::kExp},   {"log", portable::Unary::kLog},   {"sqrt", portable::Unary::kSqrt},
+        {"rsqrt", portable::Unary::kRsqrt}, {"neg", portable::Unary::kNeg}, {"abs", portable::Unary::kAbs},
+        {"square", portable::Unary::kSquare}, {"erf", portable::Unary::kErf}};
+    if (auto it = kUnary.find(base); it != kUnary.end()) {
+      const portable::Unary op = it->second;
+      f = [op, count](const float* a, float* b) { portable::unary(op, a, b, count); };
+    } else if (base == "pow") {
+      auto e = float_arg(n, "exponent");
+      if (!e) fail(ErrorCode::kUnsupported, where(n) + ": pow with a tensor exponent");
+      const double exponent = *e;
+      f = [exponent, count](const float* a, float* b) { portable::pow_scalar(a, b, count, exponent); };
+    } else if (base == "rsub") {
+      auto other = float_arg(n, "other");
+      if (!other) fail(ErrorCode::kUnsupported, where(n) + ": rsub of two tensors");
+      const double o = *other, alpha = float_arg(n, "alpha").value_or(1);
+      f = [o, alpha, count](const float* a, float* b) { portable::rsub_scalar(a, b, count, o, alpha); };
+    } else {
+      fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
+    }
+    Step& step = add_step({x}, {out});
+    step.run = [this, f, x, out] { f(ptr(x), ptr(out)); };
+    define(n.outputs[0], out);
+  }
+
+  // A fused activation that XNNPACK has no operator for, in place after the op.
+  void portable_post(portable::Unary op, int out) {
+    const i64 count = numel(slots_[static_cast<std::size_t>(out)].shape);
+    Step& step = add_step({out}, {out});
+    step.run = [this, op, out, count] { portable::unary(op, ptr(out), ptr(out), count); };
+  }
+
+  void lower_narrow(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const i64 start = int_arg(n, "start").value_or(0), length = int_arg(n, "length").value_or(0);
+    const std::size_t rank = slots_[static_cast<std::size_t>(x)].shape.size();
+    const i64 dim = normalize_dim(int_arg(n, "dim").value_or(0), rank, where(n));
+    const i64 size = slots_[static_cast<std::size_t>(x)].shape[static_cast<std::size_t>(dim)];
+    const i64 begin = start < 0 ? start + size : start;
+    if (begin < 0 || length < 0 || begin + length > size)
+      fail(ErrorCode::kOutOfRange, where(n) + ": narrow(" + std::to_string(start) + ", " + std::to_string(length) + ") of a dim of " + std::to_string(size));
+    define(n.outputs[0], slice_of(n, x, dim, begin, begin + length, 1));
+  }
+
+  // chunk(x, chunks, dim), split(x, split_size, dim): one slice per output.
+  void lower_chunk(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const Shape shape = slots_[static_cast<std::size_t>(x)].shape;
+    const i64 dim = normalize_dim(int_arg(n, "dim").value_or(0), shape.size(), where(n));
+    const i64 size = shape[static_cast<std::size_t>(dim)];
+    i64 piece;
+    if (base_op(n.op) == "chunk") {
+      const i64 chunks = int_arg(n, "chunks").value_or(1);
+      if (chunks <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": chunks must be positive");
+      piece = (size + chunks - 1) / chunks;
+    } else {
+      piece = int_arg(n, "split_size").value_or(size);
+      if (piece <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": split_size must be positive");
+    }
+    const i64 pieces = piece ? (size + piece - 1) / piece : 1;
+    if (static_cast<std::size_t>(pieces) != n.outputs.size())
+      fail(ErrorCode::kShapeMismatch, where(n) + ": " + std::to_string(pieces) + " pieces for " + std::to_string(n.outputs.size()) + " outputs");
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      const i64 begin = static_cast<i64>(k) * piece;
+      define(n.outputs[k], slice_of(n, x, dim, begin, std::min(begin + piece, size), 1));
+    }
+  }
+
+  void lower_select(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const Shape shape = slots_[static_cast<std::size_t>(x)].shape;
+    const i64 dim = normalize_dim(int_arg(n, "dim").value_or(0), shape.size(), where(n));
+    const i64 size = shape[static_cast<std::size_t>(dim)];
+    i64 index = int_arg(n, "index").value_or(0);
+    if (index < -size || index >= size) fail(ErrorCode::kOutOfRange, where(n) + ": index " + std::to_string(index) + " of a dim of " + std::to_string(size));
+    if (index < 0) index += size;
+    const int one = as_layout(slice_of(n, x, dim, index, index + 1, 1), false);
+    Shape out_shape = shape;
+    out_shape.erase(out_shape.begin() + dim);
+    define(n.outputs[0], alias(one, out_shape, false));
+  }
+
+  // unsqueeze, squeeze: the same bytes in torch's layout with another shape.
+  void lower_reshape_dims(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    Shape shape = slots_[static_cast<std::size_t>(x)].shape;
+    if (base_op(n.op) == "unsqueeze") {
+      const i64 dim = normalize_dim(int_arg(n, "dim").value_or(0), shape.size() + 1, where(n));
+      shape.insert(shape.begin() + dim, 1);
+    } else {
+      std::vector<i64> dims;
+      if (auto d = ints_arg(n, "dim")) dims = *d;
+      else if (auto ds = ints_arg(n, "dims")) dims = *ds;
+      std::set<i64> drop;
+      for (i64 d : dims) drop.insert(normalize_dim(d, shape.size(), where(n)));
+      Shape kept;
+      for (std::size_t i = 0; i < shape.size(); ++i) {
+        const bool squeeze = shape[i] == 1 && (dims.empty() || drop.count(static_cast<i64>(i)));
+        if (!squeeze) kept.push_back(shape[i]);
+      }
+      shape = kept;
+    }
+    define(n.outputs[0], alias(as_layout(x, false), shape, false));
+  }
+
+  void lower_expand(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const Shape in = slots_[static_cast<std::size_t>(x)].shape;
+    Shape target;
+    if (base_op(n.op) == "expand_as") {
+      auto other = input_for_arg(n, "other", 1);
+      if (!other) fail(ErrorCode::kSchema, where(n) + ": missing 'other'");
+      target = slot_of(*other).shape;
+    } else {
+      auto size = ints_arg(n, "size");
+      if (!size) fail(ErrorCode::kSchema, where(n) + ": no size");
+      target = *size;
+    }
+    if (target.size() < in.size()) fail(ErrorCode::kShapeMismatch, where(n) + ": cannot expand " + shape_str(in) + " to " + shape_str(target));
+    const std::size_t lead = target.size() - in.size();
+    for (std::size_t i = 0; i < target.size(); ++i) {
+      const i64 have = i >= lead ? in[i - lead] : 1;
+      if (target[i] == -1 && i >= lead) target[i] = have;
+      if (target[i] < 0 || (have != 1 && have != target[i]))
+        fail(ErrorCode::kShapeMismatch, where(n) + ": cannot expand " + shape_str(in) + " to " + shape_str(target));
+    }
+    if (target == in) return define(n.outputs[0], x);
+    const int out = new_tensor(target, false);
+    std::vector<int> ins{x};
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [this, xi, out, in, target] { portable::broadcast(ptr(xi), ptr(out), in, target); };
+    define(n.outputs[0], out);
+  }
+
+  // A list of integers known before the run (a shape for view, pad, resize).
+  void lower_list(const Node& n, NodeState&) {
+    std::vector<i64> items;
+    for (ValueId v : n.inputs) {
+      const Slot& s = slot_of(v);
+      if (s.kind != Kind::kInt) fail(ErrorCode::kUnsupported, where(n) + ": a list of something other than integers known before the run");
+      items.push_back(s.i);
+    }
+    define(n.outputs[0], ints_slot(std::move(items)));
+  }
+
+  // pad / constant_pad_nd / reflection_padNd / replication_padNd.
+  void lower_pad(const Node& n, NodeState&) {
+    const std::string base = base_op(n.op);
+    const int x = tensor_arg(n, input_for_arg(n, "self", 0) ? "self" : "input", 0);
+    const Shape in = slots_[static_cast<std::size_t>(x)].shape;
+    auto pads = ints_arg(n, "pad");
+    if (!pads) pads = ints_arg(n, "padding");
+    if (!pads || pads->size() % 2 || pads->size() / 2 > in.size())
+      fail(ErrorCode::kSchema, where(n) + ": padding " + (pads ? shape_str(*pads) : std::string("missing")) + " for a tensor of rank " + std::to_string(in.size()));
+    portable::PadMode mode = portable::PadMode::kConstant;
+    std::string mode_name = n.attributes.get_string("mode").value_or("constant");
+    if (base.rfind("reflection_pad", 0) == 0) mode_name = "reflect";
+    if (base.rfind("replication_pad", 0) == 0) mode_name = "replicate";
+    if (mode_name == "reflect") mode = portable::PadMode::kReflect;
+    else if (mode_name == "replicate") mode = portable::PadMode::kReplicate;
+    else if (mode_name == "circular") mode = portable::PadMode::kCircular;
+    else if (mode_name != "constant") fail(ErrorCode::kUnsupported, where(n) + ": padding mode '" + mode_name + "'");
+    const float value = static_cast<float>(float_arg(n, "value").value_or(0));
+    std::vector<i64> before(in.size(), 0), after(in.size(), 0);
+    Shape out_shape = in;
+    for (std::size_t k = 0; k < pads->size() / 2; ++k) {
+      const std::size_t d = in.size() - 1 - k;
+      before[d] = (*pads)[2 * k];
+      after[d] = (*pads)[2 * k + 1];
+      if (mode != portable::PadMode::kConstant && (before[d] < 0 || after[d] < 0))
+        fail(ErrorCode::kInvalidArgument, where(n) + ": negative padding in " + mode_name + " mode");
+      if (mode == portable::PadMode::kReflect && (before[d] >= in[d] || after[d] >= in[d]))
+        fail(ErrorCode::kShapeMismatch, where(n) + ": reflect padding " + std::to_string(std::max(before[d], after[d])) + " must be less than the dim's size " + std::to_string(in[d]));
+      if ((mode == portable::PadMode::kReplicate || mode == portable::PadMode::kCircular) && in[d] == 0)
+        fail(ErrorCode::kShapeMismatch, where(n) + ": padding an empty dim in " + mode_name + " mode");
+      out_shape[d] = in[d] + before[d] + after[d];
+      if (out_shape[d] < 0) fail(ErrorCode::kShapeMismatch, where(n) + ": padding makes dim " + std::to_string(d) + " negative");
+    }
+    const int out = new_tensor(out_shape, false);
+    std::vector<int> ins{x};
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [this, xi, out, in, before, after, mode, value] { portable::pad(ptr(xi), ptr(out), in, before, after, mode, value); };
+    define(n.outputs[0], out);
+  }
+
+  // Linear, bilinear, trilinear, bicubic and 1D nearest resizes, torch layout.
+  void lower_resize_portable(const Node& n, NodeState&) {
+    const std::string base = base_op(n.op);
+    const std::size_t rank = base.find("1d") != std::string::npos ? 1 : base.find("3d") != std::string::npos ? 3 : 2;
+    const int x = tensor_arg(n, input_for_arg(n, "input", 0) ? "input" : "self", 0);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " for a resize over " + std::to_string(rank) + " dims");
+    auto size = ints_arg(n, "output_size");
+    auto factors = floats_arg(n, "scale_factors");
+    if (!factors) {
+      std::vector<double> per_axis;
+      const std::vector<const char*> names = rank == 1 ? std::vector<const char*>{"scales"} : rank == 2 ? std::vector<const char*>{"scales_h", "scales_w"}
+                                                                                                       : std::vector<const char*>{"scales_d", "scales_h", "scales_w"};
+      for (const char* name : names)
+        if (auto s = float_arg(n, name)) per_axis.push_back(*s);
+      if (per_axis.size() == rank) factors = per_axis;
+    }
+    std::vector<i64> in, out;
+    std::vector<double> scale;
+    for (std::size_t i = 0; i < rank; ++i) {
+      const i64 a = xs[2 + i];
+      in.push_back(a);
+      const bool have_factor = factors && factors->size() == rank && (*factors)[i] > 0;
+      if (size && size->size() == rank) out.push_back((*size)[i]);
+      else if (have_factor) out.push_back(static_cast<i64>(std::floor(static_cast<double>(a) * (*factors)[i])));
+      else fail(ErrorCode::kSchema, where(n) + ": neither an output size nor scale factors for " + std::to_string(rank) + " dims");
+      if (out.back() <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": output size " + std::to_string(out.back()));
+      scale.push_back(have_factor ? 1.0 / (*factors)[i] : static_cast<double>(a) / static_cast<double>(out.back()));
+    }
+    const bool align_corners = int_arg(n, "align_corners").value_or(0) != 0;
+    Shape out_shape{xs[0], xs[1]};
+    for (i64 o : out) out_shape.push_back(o);
+    const int y = new_tensor(out_shape, false);
+    const i64 planes = xs[0] * xs[1];
+    std::vector<int> ins{x};
+    Step& step = portable_step(ins, {y});
+    const int xi = ins[0];
+    if (base.find("nearest") != std::string::npos) {
+      step.run = [this, xi, y, planes, in, out, scale] { portable::resize_nearest(ptr(xi), ptr(y), planes, in, out, scale); };
+    } else if (base.find("bicubic") != std::string::npos) {
+      step.run = [this, xi, y, planes, in, out, scale, align_corners] {
+        portable::resize_bicubic(ptr(xi), ptr(y), planes, in[0], in[1], out[0], out[1], scale[0], scale[1], align_corners);
+      };
+    } else {
+      step.run = [this, xi, y, planes, in, out, scale, align_corners] {
+        portable::resize_linear(ptr(xi), ptr(y), planes, in, out, scale, align_corners);
+      };
+    }
+    define(n.outputs[0], y);
+  }
+
+  // group_norm, instance_norm (statistics of the input), layer_norm.
+  void lower_norm(const Node& n, NodeState&) {
+    const std::string base = base_op(n.op);
+    const int x = tensor_arg(n, "input", 0);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    const double eps = float_arg(n, "eps").value_or(1e-5);
+    const int out = new_tensor(xs, false);
+    std::vector<int> ins{x};
+    if (base == "layer_norm") {
+      auto normalized = ints_arg(n, "normalized_shape");
+      if (!normalized || normalized->size() > xs.size()) fail(ErrorCode::kSchema, where(n) + ": normalized_shape for input " + shape_str(xs));
+      for (std::size_t i = 0; i < normalized->size(); ++i) {
+        if ((*normalized)[i] != xs[xs.size() - normalized->size() + i])
+          fail(ErrorCode::kShapeMismatch, where(n) + ": normalized_shape " + shape_str(*normalized) + " for input " + shape_str(xs));
+      }
+      const i64 inner = prod(xs, xs.size() - normalized->size(), xs.size()), outer = numel(xs) / std::max<i64>(inner, 1);
+      const float* w = weight_or_null(n, "weight", 2, inner);
+      const float* b = weight_or_null(n, "bias", 3, inner);
+      Step& step = portable_step(ins, {out});
+      const int xi = ins[0];
+      step.run = [this, xi, out, outer, inner, w, b, eps] { portable::layer_norm(ptr(xi), ptr(out), outer, inner, w, b, eps); };
+      return define(n.outputs[0], out);
+    }
+    if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " has no channel dim");
+    const i64 batch = xs[0], channels = xs[1], inner = prod(xs, 2, xs.size());
+    i64 groups = channels;
+    if (base == "group_norm") {
+      groups = int_arg(n, "num_groups").value_or(1);
+      if (groups <= 0 || channels % groups) fail(ErrorCode::kShapeMismatch, where(n) + ": " + std::to_string(channels) + " channels in " + std::to_string(groups) + " groups");
+    } else if (!int_arg(n, "use_input_stats").value_or(1)) {
+      fail(ErrorCode::kUnsupported, where(n) + ": instance norm with running statistics");
+    }
+    const float* w = weight_or_null(n, "weight", 2, channels);
+    const float* b = weight_or_null(n, "bias", 3, channels);
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [this, xi, out, batch, channels, inner, groups, w, b, eps] {
+      portable::group_norm(ptr(xi), ptr(out), batch, channels, inner, groups, w, b, eps);
+    };
+    define(n.outputs[0], out);
+  }
+
+  // PyTorch's pooling_output_shape.
+  i64 pooled_length(const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode) const {
+    if (kernel <= 0 || stride <= 0 || dilation <= 0 || pad < 0 || pad * 2 > kernel)
+      fail(ErrorCode::kInvalidArgument, where(n) + ": kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " + std::to_string(pad) + ", dilation " + std::to_string(dilation));
+    const i64 span = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+    if (span < 0) fail(ErrorCode::kShapeMismatch, where(n) + ": window larger than the padded input of " + std::to_string(in));
+    i64 out = span / stride + 1;
+    if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+    return out;
+  }
+
+  // 1D pooling over the last dim of [N, C, L] (or [C, L]).
+  void lower_pool1d(const Node& n, NodeState&) {
+    const std::string base = base_op(n.op);
+    const int x = tensor_arg(n, "self", 0);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (xs.size() != 2 && xs.size() != 3) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " for a 1D pooling");
+    const i64 length = xs.back(), planes = numel(xs) / std::max<i64>(length, 1);
+    Shape out_shape = xs;
+    std::vector<int> ins{x};
+    if (base.rfind("adaptive", 0) == 0) {
+      const auto size = spatial_arg(n, "output_size", 1, 1);
+      if (size[0] <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": output size " + std::to_string(size[0]));
+      out_shape.back() = size[0];
+      const int out = new_tensor(out_shape, false);
+      const i64 o = size[0];
+      const bool max = base == "adaptive_max_pool1d";
+      Step& step = portable_step(ins, {out});
+      const int xi = ins[0];
+      step.run = [this, xi, out, planes, length, o, max] {
+        if (max) portable::adaptive_max_pool1d(ptr(xi), ptr(out), planes, length, o);
+        else portable::adaptive_avg_pool1d(ptr(xi), ptr(out), planes, length, o);
+      };
+      define(n.outputs[0], out);
+      if (max && n.outputs.size() > 1) define(n.outputs[1], new_slot(Slot{}));  // indices: not computed
+      return;
+    }
+    const i64 kernel = spatial_arg(n, "kernel_size", 1, 1)[0];
+    auto stride_v = ints_arg(n, "stride");
+    const i64 stride = stride_v && !stride_v->empty() ? (*stride_v)[0] : kernel;
+    const i64 pad = spatial_arg(n, "padding", 1, 0)[0];
+    const bool max = base == "max_pool1d";
+    const i64 dilation = max ? spatial_arg(n, "dilation", 1, 1)[0] : 1;
+    const bool ceil_mode = int_arg(n, "ceil_mode").value_or(0) != 0;
+    portable::Pool1d p{planes, length, kernel, stride, pad, dilation, pooled_length(n, length, kernel, stride, pad, dilation, ceil_mode),
+                       int_arg(n, "count_include_pad").value_or(1) != 0};
+    out_shape.back() = p.out_length;
+    const int out = new_tensor(out_shape, false);
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [this, xi, out, p, max] {
+      if (max) portable::max_pool1d(p, ptr(xi), ptr(out));
+      else portable::avg_pool1d(p, ptr(xi), ptr(out));
+    };
+    define(n.outputs[0], out);
+  }
+
+  // A 1D convolution ([N, C, L], weight [O, C/groups, K]).
+  void lower_conv1d(const Node& n, NodeState& st) {
+    const Tensor& w = constant_arg(n, "weight", 1, true);
+    const Tensor& b = constant_arg(n, "bias", 2, false);
+    const int x = tensor_arg(n, "input", 0);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    if (xs.size() != 3 || w.dim() != 3) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + ", weight " + shape_str(w.shape()) + " for a 1D convolution");
+    portable::Conv1d c{};
+    c.batch = xs[0];
+    c.in_channels = xs[1];
+    c.in_length = xs[2];
+    c.out_channels = w.shape()[0];
+    c.kernel = w.shape()[2];
+    c.groups = int_arg(n, "groups").value_or(1);
+    c.stride = spatial_arg(n, "stride", 1, 1)[0];
+    c.dilation = spatial_arg(n, "dilation", 1, 1)[0];
+    if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
+      fail(ErrorCode::kUnsupported, where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
+    c.padding = spatial_arg(n, "padding", 1, 0)[0];
+    if (c.groups <= 0 || c.in_channels % c.groups || c.out_channels % c.groups || w.shape()[1] * c.groups != c.in_channels)
+      fail(ErrorCode::kShapeMismatch, where(n) + ": weight " + shape_str(w.shape()) + " with groups=" + std::to_string(c.groups) + " for " + std::to_string(c.in_channels) + " input channels");
+    if (c.stride <= 0 || c.dilation <= 0 || c.padding < 0) fail(ErrorCode::kInvalidArgument, where(n) + ": stride, dilation must be positive and padding not negative");
+    if (b.defined() && b.numel() != c.out_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()));
+    const i64 span = c.in_length + 2 * c.padding - c.dilation * (c.kernel - 1) - 1;
+    if (span < 0) fail(ErrorCode::kShapeMismatch, where(n) + ": kernel larger than the padded input of " + std::to_string(c.in_length));
+    c.out_length = span / c.stride + 1;
+    const int out = new_tensor({c.batch, c.out_channels, c.out_length}, false);
+    const float* wp = w.data_as<float>();
+    const float* bp = b.defined() ? b.data_as<float>() : nullptr;
+    std::vector<int> ins{x};
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [this, xi, out, c, wp, bp] { portable::conv1d(c, ptr(xi), wp, bp, ptr(out)); };
+    post_activation(n, st, 0, fused_of(n), out);
+    post_clamp(n, st, 1, fused_of(n), out);
+    define(n.outputs[0], out);
+  }
+
+  void lower_prelu(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    const Tensor& w = constant_arg(n, "weight", 1, true);
+    const i64 channels = xs.size() >= 2 ? xs[1] : 1;
+    if (w.numel() != 1 && w.numel() != channels) fail(ErrorCode::kShapeMismatch, where(n) + ": " + std::to_string(w.numel()) + " weights for " + std::to_string(channels) + " channels");
+    const i64 batch = xs.empty() ? 1 : xs[0];
+    const i64 inner = xs.size() >= 2 ? prod(xs, 2, xs.size()) : 1;
+    const i64 count = w.numel();
+    const float* wp = w.data_as<float>();
+    const int out = new_tensor(xs, false);
+    std::vector<int> ins{x};
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    const i64 rows = xs.size() >= 2 ? batch : 1, chans = xs.size() >= 2 ? channels : 1;
+    const i64 per = xs.size() >= 2 ? inner : numel(xs);
+    step.run = [this, xi, out, wp, rows, chans, per, count] { portable::prelu(ptr(xi), wp, ptr(out), rows, chans, per, count); };
+    define(n.outputs[0], out);
+  }
+
+  void lower_slice_scatter(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const int src = tensor_arg(n, "src", 1);
+    const Shape shape = slots_[static_cast<std::size_t>(x)].shape;
+    const Shape src_shape = slots_[static_cast<std::size_t>(src)].shape;
+    if (shape.empty()) fail(ErrorCode::kShapeMismatch, where(n) + ": scattering into a 0-d tensor");
+    const std::size_t dim = static_cast<std::size_t>(normalize_dim(int_arg(n, "dim").value_or(0), shape.size(), where(n)));
+    const i64 size = shape[dim];
+    i64 start = int_arg(n, "start").value_or(0), end = int_arg(n, "end").value_or(std::numeric_limits<i64>::max());
+    const i64 step_by = int_arg(n, "step").value_or(1);
+    if (step_by <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": slice step must be positive");
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    start = std::clamp<i64>(start, 0, size);
+    end = std::clamp<i64>(end, start, size);
+    const i64 length = (end - start + step_by - 1) / step_by;
+    Shape want = shape;
+    want[dim] = length;
+    if (src_shape != want) fail(ErrorCode::kShapeMismatch, where(n) + ": src " + shape_str(src_shape) + " for a slice of shape " + shape_str(want));
+    const i64 outer = prod(shape, 0, dim), inner = prod(shape, dim + 1, shape.size());
+    const int out = new_tensor(shape, false);
+    std::vector<int> ins{x, src};
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0], si = ins[1];
+    step.run = [this, xi, si, out, outer, size, inner, start, step_by, length] {
+      portable::slice_scatter(ptr(xi), ptr(si), ptr(out), outer, size, inner, start, step_by, length);
+    };
+    define(n.outputs[0], out);
+  }
+
+  // matmul / mm / bmm: [..., m, k] @ [..., k, n] with equal batch dims, or a
+  // 2D right operand shared by every batch.
+  void lower_matmul(const Node& n, NodeState&) {
+    const bool mm = base_op(n.op) != "matmul";
+    const int a = tensor_arg(n, "self", 0);
+    const int b = tensor_arg(n, mm ? "mat2" : "other", 1);
+    const Shape as = slots_[static_cast<std::size_t>(a)].shape, bs = slots_[static_cast<std::size_t>(b)].shape;
+    if (as.size() < 2 || bs.size() < 2) fail(ErrorCode::kUnsupported, where(n) + ": matmul of a 1-D operand");
+    const i64 m = as[as.size() - 2], k = as.back(), nn = bs.back();
+    if (bs[bs.size() - 2] != k) fail(ErrorCode::kShapeMismatch, where(n) + ": " + shape_str(as) + " @ " + shape_str(bs));
+    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+    if (!b_batch.empty() && a_batch != b_batch) fail(ErrorCode::kUnsupported, where(n) + ": broadcast batch dims " + shape_str(as) + " @ " + shape_str(bs));
+    const i64 batch = prod(a_batch, 0, a_batch.size());
+    Shape out_shape = a_batch;
+    out_shape.push_back(m);
+    out_shape.push_back(nn);
+    const int out = new_tensor(out_shape, false);
+    const i64 a_stride = m * k, b_stride = b_batch.empty() ? 0 : k * nn;
+    std::vector<int> ins{a, b};
+    Step& step = portable_step(ins, {out});
+    const int ai = ins[0], bi = ins[1];
+    step.run = [this, ai, bi, out, batch, m, k, nn, a_stride, b_stride] { portable::matmul(ptr(ai), ptr(bi), ptr(out), batch, m, k, nn, a_stride, b_stride); };
+    define(n.outputs[0], out);
+  }
+
+  // torch.nn.MultiheadAttention's fused eval path (torchvision's ViT), without a mask.
+  void lower_attention(const Node& n, NodeState&) {
+    const int q = tensor_arg(n, "query", 0), k = tensor_arg(n, "key", 1), v = tensor_arg(n, "value", 2);
+    const Shape qs = slots_[static_cast<std::size_t>(q)].shape, ks = slots_[static_cast<std::size_t>(k)].shape;
+    if (qs.size() != 3 || ks != qs || ks != slots_[static_cast<std::size_t>(v)].shape)  // as PyTorch's kernel requires
+      fail(ErrorCode::kShapeMismatch, where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " (equal batch-first [batch, length, embed] expected)");
+    if (input_for_arg(n, "mask", 9)) fail(ErrorCode::kUnsupported, where(n) + ": attention with a mask");
+    portable::Attention a{};
+    a.batch = qs[0];
+    a.query_length = qs[1];
+    a.key_length = ks[1];
+    a.embed = int_arg(n, "embed_dim").value_or(qs[2]);
+    a.heads = int_arg(n, "num_head").value_or(1);
+    a.average = int_arg(n, "average_attn_weights").value_or(1) != 0;
+    if (a.embed != qs[2] || a.heads <= 0 || a.embed % a.heads)
+      fail(ErrorCode::kShapeMismatch, where(n) + ": embed_dim " + std::to_string(a.embed) + " in " + std::to_string(a.heads) + " heads for inputs of " + std::to_string(qs[2]));
+    const i64 e = a.embed;
+    const float* qkv_w = weight_or_null(n, "qkv_weight", 5, 3 * e * e);
+    const float* qkv_b = weight_or_null(n, "qkv_bias", 6, 3 * e);
+    const float* proj_w = weight_or_null(n, "proj_weight", 7, e * e);
+    const float* proj_b = weight_or_null(n, "proj_bias", 8, e);
+    if (!qkv_w || !proj_w) fail(ErrorCode::kSchema, where(n) + ": missing qkv_weight or proj_weight");
+    const bool need_weights = int_arg(n, "need_weights").value_or(1) != 0;
+    const int out = new_tensor(qs, false);
+    const int weights = need_weights ? new_tensor(a.average ? Shape{a.batch, a.query_length, a.key_length} : Shape{a.batch, a.heads, a.query_length, a.key_length}, false)
+                                     : new_tensor(Shape{0}, false);
+    std::vector<int> ins{q, k, v};
+    Step& step = portable_step(ins, {out, weights});
+    const int qi = ins[0], ki = ins[1], vi = ins[2];
+    step.run = [this, a, qi, ki, vi, qkv_w, qkv_b, proj_w, proj_b, out, weights, need_weights] {
+      portable::attention(a, ptr(qi), ptr(ki), ptr(vi), qkv_w, qkv_b, proj_w, proj_b, ptr(out), need_weights ? ptr(weights) : nullptr);
+    };
+    define(n.outputs[0], out);
+    if (n.outputs.size() > 1) define(n.outputs[1], weights);
   }
 
   void lower_identity(const Node& n, NodeState&) {

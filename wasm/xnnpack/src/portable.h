@@ -1,0 +1,90 @@
+// Portable kernels: plain C++ for the ops XNNPACK has no operator for, on
+// float32 tensors in torch's layout (contiguous, NCHW). The XNNPACK backend
+// runs them as steps between its XNNPACK regions, converting the layout only
+// at their borders. Each is a pure function of its pointers and sizes; the
+// callers have checked the shapes (shape rules in the backend's lowerings).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tracegraph::xnnpack::portable {
+
+using i64 = std::int64_t;
+
+enum class Unary { kHardsigmoid, kSilu, kGeluTanh, kMish, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kSquare, kErf };
+// y = f(x) elementwise (in place when x == y).
+void unary(Unary op, const float* x, float* y, i64 count);
+// y = x ** exponent; y = other - alpha * x (rsub with a number).
+void pow_scalar(const float* x, float* y, i64 count, double exponent);
+void rsub_scalar(const float* x, float* y, i64 count, double other, double alpha);
+
+enum class PadMode { kConstant, kReflect, kReplicate, kCircular };
+// `before`/`after`: per dim of `in_shape` (may be negative for a crop with constant mode).
+void pad(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& before,
+         const std::vector<i64>& after, PadMode mode, float value);
+
+// Linear (1 spatial dim), bilinear (2) or trilinear (3) resize of [N*C] planes,
+// PyTorch's coordinates: `scale[i]` is the input step per output step as
+// area_pixel_compute_scale gives it (ignored with align_corners).
+void resize_linear(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out,
+                   const std::vector<double>& scale, bool align_corners);
+// Nearest resize of [N*C] planes over any number of spatial dims (floor(dst * scale)).
+void resize_nearest(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out,
+                    const std::vector<double>& scale);
+// Bicubic resize of [N*C] planes (A = -0.75, borders clamped), as PyTorch.
+void resize_bicubic(const float* x, float* y, i64 planes, i64 in_h, i64 in_w, i64 out_h, i64 out_w, double scale_h,
+                    double scale_w, bool align_corners);
+
+// Normalizes each group of `group_size` contiguous elements (mean 0, variance 1,
+// biased), then y = y * weight[c] + bias[c] with c = channel of the element:
+// `channel_of(index within the sample)` is index / inner. weight/bias may be null.
+// group norm: samples N, groups G, group_size C/G * inner; instance norm: G = C.
+void group_norm(const float* x, float* y, i64 batch, i64 channels, i64 inner, i64 groups, const float* weight,
+                const float* bias, double eps);
+// Normalizes each of `outer` rows of `inner` elements; weight/bias of `inner` (may be null).
+void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, const float* bias, double eps);
+
+struct Conv1d {
+  i64 batch, in_channels, in_length, out_channels, kernel, stride, padding, dilation, groups, out_length;
+};
+void conv1d(const Conv1d& c, const float* x, const float* w, const float* b, float* y);
+
+struct Pool1d {
+  i64 planes, in_length, kernel, stride, padding, dilation, out_length;
+  bool count_include_pad = true;
+};
+void max_pool1d(const Pool1d& p, const float* x, float* y);
+void avg_pool1d(const Pool1d& p, const float* x, float* y);
+// PyTorch's adaptive windows over the last of [planes, in] to [planes, out].
+void adaptive_avg_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out);
+void adaptive_max_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out);
+
+// y = x > 0 ? x : w[c] * x, c the channel (dim 1) of [batch, channels, inner]; one weight for all when weights == 1.
+void prelu(const float* x, const float* w, float* y, i64 batch, i64 channels, i64 inner, i64 weights);
+
+// y[out_shape] = x broadcast (numpy rules, x's shape right-aligned; 1s repeat).
+void broadcast(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& out_shape);
+
+// Copies `x` to `y` (same shape [outer, size, inner]), then writes `src`
+// ([outer, length, inner]) into positions start, start+step, ... of the middle axis.
+void slice_scatter(const float* x, const float* src, float* y, i64 outer, i64 size, i64 inner, i64 start, i64 step,
+                   i64 length);
+
+// C[b] = A[b] @ B[b]: A [batch, m, k], B [batch, k, n] (a batch stride of 0 repeats one).
+void matmul(const float* a, const float* b, float* c, i64 batch, i64 m, i64 k, i64 n, i64 a_batch_stride,
+            i64 b_batch_stride);
+
+// PyTorch's _native_multi_head_attention without a mask, batch first:
+// query [batch, L, E], key and value [batch, S, E]; qkv_weight [3E, E] (rows:
+// q, k, v), proj_weight [E, E]; out [batch, L, E]; `weights` (may be null)
+// [batch, L, S], the attention averaged over the heads when `average`, else
+// [batch, heads, L, S].
+struct Attention {
+  i64 batch, query_length, key_length, embed, heads;
+  bool average = true;
+};
+void attention(const Attention& a, const float* query, const float* key, const float* value, const float* qkv_weight,
+               const float* qkv_bias, const float* proj_weight, const float* proj_bias, float* out, float* weights);
+
+}  // namespace tracegraph::xnnpack::portable
