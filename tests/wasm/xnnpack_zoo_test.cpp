@@ -3,6 +3,9 @@
 // forward; ops XNNPACK has no operator for run as portable kernels.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <set>
+
 #include "native/test_models.h"
 #include "native/zoo_models.h"
 #include "tracegraph/native/torchscript.h"
@@ -31,6 +34,12 @@ std::vector<Case> cases() {
   return out;
 }
 
+// The models this backend cannot run yet, refused at finalize() with a typed
+// error: swin builds its attention masks from int64 and bool tensors
+// (new_zeros, fill, ne, masked_fill, roll over indices), which the backend's
+// float32 slots do not hold. A model that starts to run fails here: move it.
+const std::set<std::string> kKnownGaps = {"swin_t", "swin_small_traced"};
+
 class XnnpackZooTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(XnnpackZooTest, RunsWithinTolerance) {
@@ -41,6 +50,16 @@ TEST_P(XnnpackZooTest, RunsWithinTolerance) {
   TracedGraph g = TracedGraph::from_exported(native::read_torchscript(zoo_path(c.model + ".ts"), options),
                                              make_backend(Options{c.threads, true}));
   if (c.optimized) g.optimize();
+  if (kKnownGaps.count(c.model)) {
+    try {
+      g.finalize();
+      FAIL() << c.model << " finalized: take it off kKnownGaps";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
+      std::printf("[gap] %s: %s\n", c.model.c_str(), e.what());
+    }
+    return;
+  }
   g.finalize();
   const std::vector<Tensor> out = g.run(io.inputs);
   ASSERT_EQ(out.size(), io.outputs.size());

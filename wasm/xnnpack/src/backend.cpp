@@ -1681,6 +1681,18 @@ class XnnpackBackend::Impl {
     std::string base = base_op(n.op);
     const bool inplace_op = base.back() == '_';
     if (inplace_op) base.pop_back();
+    if (auto self = input_for_arg(n, "self", 0); self && base == "rsub") {
+      // Shape arithmetic (other - alpha * self on numbers known before the run).
+      const Slot& num = slot_of(*self);
+      if (num.kind == Kind::kInt || num.kind == Kind::kFloat) {
+        const double other = float_arg(n, "other").value_or(0), alpha = float_arg(n, "alpha").value_or(1);
+        const AttributeValue* o = n.attributes.find("other");
+        const bool ints = num.kind == Kind::kInt && alpha == 1 && (!o || std::holds_alternative<std::int64_t>(*o)) &&
+                          (o || slot_of(*input_for_arg(n, "other", 1)).kind == Kind::kInt);
+        if (ints) return define(n.outputs[0], int_slot(static_cast<i64>(other) - num.i));
+        return define(n.outputs[0], float_slot(other - alpha * (num.kind == Kind::kInt ? static_cast<double>(num.i) : num.f)));
+      }
+    }
     const int x = tensor_arg(n, "self", 0);
     const Slot xs = slots_[static_cast<std::size_t>(x)];  // a copy: new_tensor may move the slots
     const int out = inplace_op && !xs.constant ? x : new_tensor(xs.shape, xs.channels_last);
