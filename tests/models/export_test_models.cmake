@@ -1,8 +1,27 @@
 # Exports every test model that has inputs and outputs (the readable ones) to
 # the exported format with its input shapes, as `tracegraph export` does, for
 # the JavaScript tests and the web page: OUT/<model>/<model>.{json,safetensors}.
-# Usage: cmake -DCLI=tracegraph -DMODELS=dir -DOUT=dir -P export_test_models.cmake
+# Usage: cmake -DCLI=tracegraph -DMODELS=dir -DOUT=dir [-DSET=small] -P export_test_models.cmake
+# With SET, only the models MODELS/index.json lists under that set (the zoo's).
+cmake_minimum_required(VERSION 3.25)  # IN_LIST
 file(GLOB io_files "${MODELS}/*.io.safetensors")
+if(SET)
+  file(READ "${MODELS}/index.json" index)
+  string(JSON count LENGTH "${index}" ${SET})
+  math(EXPR last "${count} - 1")
+  set(wanted)
+  foreach(i RANGE ${last})
+    string(JSON name GET "${index}" ${SET} ${i})
+    list(APPEND wanted "${MODELS}/${name}.io.safetensors")
+  endforeach()
+  set(kept)
+  foreach(io IN LISTS io_files)
+    if(io IN_LIST wanted)
+      list(APPEND kept "${io}")
+    endif()
+  endforeach()
+  set(io_files ${kept})
+endif()
 if(NOT io_files)
   message(FATAL_ERROR "no test models in ${MODELS}: run the make_test_models test first")
 endif()
@@ -24,6 +43,10 @@ foreach(io IN LISTS io_files)
     list(JOIN dims "," dims_csv)
     list(APPEND shape_args --input-shape ${dims_csv})
   endforeach()
+  if(EXISTS "${OUT}/${model}/${model}.json" AND "${OUT}/${model}/${model}.json" IS_NEWER_THAN "${MODELS}/${model}.ts"
+     AND "${OUT}/${model}/${model}.json" IS_NEWER_THAN "${CLI}")
+    continue()  # exported since the model and the tool last changed
+  endif()
   execute_process(COMMAND "${CLI}" export "${MODELS}/${model}.ts" ${shape_args} -o "${OUT}/${model}"
                   RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

@@ -45,6 +45,33 @@ TEST(CliTest, InspectJsonIsTheModuleGraphView) {
   EXPECT_EQ(j["activation"][0]["kind"], "clip");
 }
 
+TEST(CliTest, CheckRunsEveryBackendAgainstTheModulesForward) {
+  CliRun r = run_cli("check " + model_path("unet2d.ts") + " --input-shape 1,3,64,64");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("aten::_convolution"), std::string::npos) << r.out;  // the op table, with counts
+  for (const char* run : {"libtorch  as read", "libtorch  optimized", "xnnpack   as read", "xnnpack   optimized"}) {
+    EXPECT_NE(r.out.find(run), std::string::npos) << run << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("every backend runs the model within the tolerance"), std::string::npos) << r.out;
+  // A tolerance no float computation meets: every run fails, and so does the command.
+  CliRun strict = run_cli("check " + model_path("unet2d.ts") + " --input-shape 1,3,64,64 --tolerance 0");
+  EXPECT_EQ(strict.status, 1) << strict.out;
+  EXPECT_NE(strict.out.find("FAIL"), std::string::npos) << strict.out;
+  // Without input shapes it cannot run the model and says so.
+  CliRun bare = run_cli("check " + model_path("unet2d.ts"));
+  EXPECT_EQ(bare.status, 1) << bare.out;
+  EXPECT_NE(bare.out.find("--input-shape"), std::string::npos) << bare.out;
+}
+
+TEST(CliTest, OpsListsEachOpWithItsBackends) {
+  CliRun r = run_cli("ops");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("aten::upsample_bilinear2d"), std::string::npos) << r.out;
+  CliRun md = run_cli("ops --markdown");
+  ASSERT_EQ(md.status, 0) << md.out;
+  EXPECT_NE(md.out.find("| `aten::_convolution` | `conv` | yes | yes |"), std::string::npos) << md.out;
+}
+
 TEST(CliTest, ExportWritesAGraphThatInspectReads) {
   const auto dir = std::filesystem::temp_directory_path() / "tracegraph_cli_export";
   std::filesystem::remove_all(dir);

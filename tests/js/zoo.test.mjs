@@ -1,0 +1,51 @@
+// The real-model zoo (torchvision's architectures and the UNets people build,
+// tests/models/make_zoo_models.py) in the wasm module under Node, optimized,
+// on the single-threaded build and on the threaded one with two threads: the
+// outputs of the module's own forward within 1e-4, portable kernels running
+// what XNNPACK lacks.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { api, inputsOf, modelFiles, models, outputsOf, relativeError } from './helpers.mjs';
+
+// Refused at finalize with a typed error (tests/wasm/xnnpack_zoo_test.cpp says why).
+const knownGaps = new Set(['swin_t', 'swin_small_traced']);
+const all = models();
+
+test('the zoo is exported', () => {
+  assert.ok(all.length >= 50, `only ${all.length} exported zoo models`);
+  for (const m of ['resnet50', 'efficientnet_b0', 'unet3d_in_gelu_trilinear_sigmoid_scripted', 'seg_logits_bilinear']) assert.ok(all.includes(m), m);
+});
+
+for (const model of all) {
+  for (const threads of [1, 2]) {
+    test(`${model} optimized, ${threads} thread(s), ${knownGaps.has(model) ? 'is refused at finalize' : 'matches its module within 1e-4'}`, async () => {
+      const f = modelFiles(model);
+      const g = await api.loadGraph(f.json, f.weights, { threads: threads > 1 });
+      try {
+        g.optimize();
+        if (knownGaps.has(model)) {
+          assert.throws(() => g.finalize({ threads }), (e) => e.code === 'unsupported');
+          return;
+        }
+        assert.equal(g.finalize({ threads }), threads);
+        const out = g.run(inputsOf(f.io));
+        const want = outputsOf(f.io);
+        assert.equal(out.length, want.length);
+        out.forEach((o, i) => {
+          assert.deepEqual(o.shape, f.expected.output_shapes[i], `output ${i} shape`);
+          const err = relativeError(o.data, want[i].data);
+          assert.ok(err <= 1e-4, `output ${i}: relative error ${err}`);
+        });
+        // The activation the model was built with, range-keeping ops after it included.
+        const activation = g.outputActivation();
+        f.expected.activation.forEach((want, i) => {
+          assert.equal(activation[i].kind, want.kind, `output ${i} activation`);
+          assert.deepEqual(activation[i].after ?? [], want.after ?? [], `output ${i} ops after the activation`);
+        });
+      } finally {
+        g.dispose();
+      }
+    });
+  }
+}
