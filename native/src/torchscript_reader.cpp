@@ -385,28 +385,14 @@ class Reader {
     }
     if (targets.empty()) return false;
     // Their values for the example inputs, from one run of a copy of the graph.
-    std::shared_ptr<tj::Graph> copy = g->copy();
-    std::vector<tj::Node*> copy_nodes(copy->nodes().begin(), copy->nodes().end());
-    std::unordered_map<const tj::Node*, std::size_t> position;
-    std::size_t i = 0;
-    for (const tj::Node* n : g->nodes()) position[n] = i++;
-    const std::size_t first_extra = copy->outputs().size();
-    for (tj::Node* n : targets) copy->registerOutput(copy_nodes.at(position.at(n))->output());
-    std::vector<c10::IValue> stack;
-    stack.push_back(frozen._ivalue());
-    for (const auto& v : inputs) stack.push_back(v);
-    try {
-      tj::Code code(copy, "tracegraph_shapes");
-      tj::InterpreterState state(code);
-      state.run(stack);
-    } catch (const std::exception& e) {
-      fail(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed: " + first_line(e.what()));
-    }
+    std::vector<const tj::Value*> wanted;
+    for (tj::Node* n : targets) wanted.push_back(n->output());
+    const std::vector<c10::IValue> values = run_for(*g, wanted, frozen, inputs);
     if (sizes) specialized_sizes_ = true;
     for (std::size_t k = 0; k < targets.size(); ++k) {
       tj::Node* n = targets[k];
       tj::WithInsertPoint guard(n);
-      tj::Value* c = g->insertConstant(stack.at(first_extra + k));
+      tj::Value* c = g->insertConstant(values.at(k));
       n->output()->replaceAllUsesWith(c);
     }
     return true;
@@ -464,26 +450,19 @@ class Reader {
     return out;
   }
 
-  // Runs a copy of the graph with every intermediate value made an output, to
-  // learn each value's dtype and shape.
-  void probe(const std::shared_ptr<tj::Graph>& g, const tj::Module& frozen, const std::vector<c10::IValue>& inputs) {
-    std::shared_ptr<tj::Graph> copy = g->copy();
-    std::vector<const tj::Value*> originals;
-    const std::size_t first_extra = copy->outputs().size();
-    auto orig_it = g->nodes().begin();
+  // The values of `wanted` (outputs of top-level nodes of `g`) when the module
+  // runs on `inputs`: one run of a copy of `g` that returns them too.
+  std::vector<c10::IValue> run_for(tj::Graph& g, const std::vector<const tj::Value*>& wanted, const tj::Module& frozen,
+                                   const std::vector<c10::IValue>& inputs) const {
+    std::shared_ptr<tj::Graph> copy = g.copy();
+    std::unordered_map<const tj::Value*, tj::Value*> twin;
+    auto original = g.nodes().begin();
     for (tj::Node* n : copy->nodes()) {
-      const tj::Node* o = *orig_it;
-      ++orig_it;
-      for (std::size_t i = 0; i < n->outputs().size(); ++i) {
-        const c10::TypePtr& t = n->output(i)->type();
-        const bool wanted = t->cast<c10::TensorType>() || t->kind() == c10::TypeKind::IntType ||
-                            t->kind() == c10::TypeKind::FloatType || t->kind() == c10::TypeKind::BoolType ||
-                            (t->cast<c10::ListType>() && t->cast<c10::ListType>()->getElementType()->kind() == c10::TypeKind::IntType);
-        if (!wanted || n->kind() == c10::prim::Constant) continue;
-        copy->registerOutput(n->output(i));
-        originals.push_back(o->output(i));
-      }
+      for (std::size_t i = 0; i < n->outputs().size(); ++i) twin[(*original)->output(i)] = n->output(i);
+      ++original;
     }
+    const std::size_t first_extra = copy->outputs().size();
+    for (const tj::Value* v : wanted) copy->registerOutput(twin.at(v));
     std::vector<c10::IValue> stack;
     stack.push_back(frozen._ivalue());
     for (const auto& v : inputs) stack.push_back(v);
@@ -494,8 +473,26 @@ class Reader {
     } catch (const std::exception& e) {
       fail(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed: " + first_line(e.what()));
     }
+    return std::vector<c10::IValue>(stack.begin() + static_cast<std::ptrdiff_t>(first_extra), stack.end());
+  }
+
+  // Runs a copy of the graph with every intermediate value made an output, to
+  // learn each value's dtype and shape.
+  void probe(const std::shared_ptr<tj::Graph>& g, const tj::Module& frozen, const std::vector<c10::IValue>& inputs) {
+    std::vector<const tj::Value*> originals;
+    for (const tj::Node* n : g->nodes()) {
+      if (n->kind() == c10::prim::Constant) continue;
+      for (const tj::Value* o : n->outputs()) {
+        const c10::TypePtr& t = o->type();
+        const bool wanted = t->cast<c10::TensorType>() || t->kind() == c10::TypeKind::IntType ||
+                            t->kind() == c10::TypeKind::FloatType || t->kind() == c10::TypeKind::BoolType ||
+                            (t->cast<c10::ListType>() && t->cast<c10::ListType>()->getElementType()->kind() == c10::TypeKind::IntType);
+        if (wanted) originals.push_back(o);
+      }
+    }
+    const std::vector<c10::IValue> values = run_for(*g, originals, frozen, inputs);
     for (std::size_t i = 0; i < originals.size(); ++i) {
-      const c10::IValue& iv = stack.at(first_extra + i);
+      const c10::IValue& iv = values.at(i);
       TypeInfo info;
       if (iv.isTensor()) {
         const at::Tensor& t = iv.toTensor();
