@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace tracegraph::native {
 
@@ -64,6 +66,30 @@ at::Tensor to_aten(const Tensor& tensor) {
   return at::from_blob(
       const_cast<void*>(tensor.data()), tensor.shape(), [holder](void*) { delete holder; },
       at::TensorOptions().dtype(to_aten_dtype(tensor.dtype())).device(to_aten_device(tensor.device())));
+}
+
+std::string torch_message(const std::exception& e) {
+  const std::string what = e.what();
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= what.size()) {
+    const std::size_t end = what.find('\n', start);
+    std::string line = what.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    if (!line.empty()) lines.push_back(std::move(line));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (lines.empty()) return what;
+  if (what.find("The following operation failed in the TorchScript interpreter") != std::string::npos) {
+    // The root cause is the last "SomethingError: ..." line of the traceback.
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+      const std::size_t colon = it->find(": ");
+      if (colon != std::string::npos && colon > 5 && it->compare(colon - 5, 5, "Error") == 0 && it->find(' ') >= colon) return *it;
+    }
+    return lines.back();
+  }
+  return lines.front();
 }
 
 }  // namespace tracegraph::native

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/StreamGuard.h>
+#include <c10/util/Exception.h>
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/script.h>
 
@@ -18,8 +19,6 @@ namespace tracegraph::native {
 namespace {
 
 namespace tj = torch::jit;
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // An attribute as the IValue a schema argument of type `type` takes.
 std::optional<c10::IValue> to_ivalue(const AttributeValue& a, const c10::TypePtr& type_in) {
@@ -191,7 +190,11 @@ class LibTorchBackend final : public Backend {
       } catch (const Error&) {
         throw;
       } catch (const std::exception& e) {
-        fail(ErrorCode::kInvalidArgument, step.where + ": LibTorch: " + first_line(e.what()));
+        const std::string what = torch_message(e);
+        // LibTorch's allocators say "not enough memory" (CPU) or throw OutOfMemoryError (CUDA).
+        const bool memory = dynamic_cast<const c10::OutOfMemoryError*>(&e) || what.find("not enough memory") != std::string::npos ||
+                            what.find("out of memory") != std::string::npos;
+        fail(memory ? ErrorCode::kOutOfMemory : ErrorCode::kInvalidArgument, step.where + ": LibTorch: " + what);
       }
       if (step.unpack_list) {
         auto list = stack.at(0).toListRef();

@@ -471,7 +471,7 @@ class Reader {
       tj::InterpreterState state(code);
       state.run(stack);
     } catch (const std::exception& e) {
-      fail(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed: " + first_line(e.what()));
+      fail(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed: " + torch_message(e));
     }
     return std::vector<c10::IValue>(stack.begin() + static_cast<std::ptrdiff_t>(first_extra), stack.end());
   }
@@ -770,13 +770,15 @@ ExportedGraph read_torchscript(const torch::jit::Module& module, const TorchScri
     throw;
   } catch (const std::exception& e) {
     // LibTorch's own errors, translated at the edge.
-    fail(ErrorCode::kUnsupported, std::string(source) + ": LibTorch: " + first_line(e.what()));
+    fail(ErrorCode::kUnsupported, std::string(source) + ": LibTorch: " + torch_message(e));
   }
 }
 
 ExportedGraph read_torchscript(const std::string& path, const TorchScriptOptions& options) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::kIo, path + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) fail(ErrorCode::kIo, path + ": is a directory, not a TorchScript file");
+  if (!std::filesystem::exists(path, ec)) fail(ErrorCode::kIo, path + ": no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::kIo, path + ": not a regular file");
   torch::jit::Module module;
   try {
     module = torch::jit::load(path, c10::Device(c10::kCPU));

@@ -29,6 +29,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
     case ErrorCode::kNotFinalized: return "not_finalized";
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kOutOfMemory: return "out_of_memory";
   }
   return "unknown";
 }

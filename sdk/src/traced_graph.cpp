@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "tracegraph/validate.h"
+
 namespace tracegraph {
 
 TracedGraph::TracedGraph(Graph graph, std::optional<TreeSpec> in_spec, std::optional<TreeSpec> out_spec,
@@ -70,6 +72,7 @@ void TracedGraph::finalize() {
                                       "or load it through a backend's loader)");
   }
   graph_.verify();
+  validate_attributes(graph_);  // PyTorch's rules, before a backend lowers or allocates anything
   backend_->prepare(graph_, device_, stream_ ? &*stream_ : nullptr);
   finalized_ = true;
 }

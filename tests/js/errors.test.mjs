@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { api, dataDir, inputsOf, modelFiles } from './helpers.mjs';
+import { api, dataDir, inputsOf, modelFiles, outputsOf, relativeError } from './helpers.mjs';
 
 const { loadGraph, TracegraphError } = api;
 const isError = (code, pattern) => (e) => {
@@ -70,4 +70,61 @@ test('a truncated weights file is refused naming the file', async () => {
   const f = modelFiles('unet2d');
   const w = readFileSync(f.weights);
   await assert.rejects(loadGraph(f.json, w.subarray(0, w.length - 100), { weightsName: 'cut.safetensors' }), isError('out_of_range', /cut\.safetensors.*past the end/));
+});
+
+// A model file from anyone: attributes edited as a hostile file would, and an
+// input too large for wasm's memory, each a typed error; the module keeps
+// working afterwards (a later load and run gives the right result).
+function withFirstConv(json, edit) {
+  const doc = JSON.parse(readFileSync(json, 'utf8'));
+  const conv = doc.graph.nodes.find((n) => n.op === 'aten::_convolution');
+  edit(conv.attributes);
+  return JSON.stringify(doc);
+}
+
+test('hostile convolution attributes are typed errors at finalize', async () => {
+  const f = modelFiles('unet2d');
+  const rows = [
+    [{ padding: [-5, -5] }, 'invalid_argument', /negative padding/],
+    [{ stride: [0, 0] }, 'invalid_argument', /'stride' \[0, 0\]/],
+    [{ dilation: [0, 0] }, 'invalid_argument', /'dilation' \[0, 0\]/],
+    [{ stride: [-1, 1] }, 'invalid_argument', /'stride' \[-1, 1\]/],
+    [{ padding: [100000, 100000] }, 'out_of_memory', /over the memory budget/],
+  ];
+  for (const [change, code, pattern] of rows) {
+    const json = withFirstConv(f.json, (a) => {
+      for (const [k, v] of Object.entries(change)) a[k] = { type: 'ints', value: v };
+    });
+    const g = await loadGraph(json, f.weights, { jsonName: 'edited.json' });
+    try {
+      assert.throws(() => g.finalize(), isError(code, pattern), JSON.stringify(change));
+    } finally {
+      g.dispose();
+    }
+  }
+});
+
+test('30000 x 30000 is out_of_memory, and the same model then loads and runs right', async () => {
+  const f = modelFiles('unet2d');
+  const big = await loadGraph(f.json, f.weights);
+  try {
+    big.setInputShapes([[1, 3, 30000, 30000]]);
+    assert.throws(() => big.finalize(), isError('out_of_memory', /bytes/));
+  } finally {
+    big.dispose();
+  }
+  const budgeted = await loadGraph(f.json, f.weights);
+  try {
+    assert.throws(() => budgeted.finalize({ memoryBudget: 1 << 16 }), isError('out_of_memory', /over the memory budget of 65536 bytes/));
+  } finally {
+    budgeted.dispose();
+  }
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    g.finalize();
+    const out = g.run(inputsOf(f.io));
+    assert.ok(relativeError(out[0].data, outputsOf(f.io)[0].data) <= 1e-4);
+  } finally {
+    g.dispose();
+  }
 });

@@ -119,6 +119,22 @@ TEST(ReadBadFileTest, EachBadFileGetsItsTypedError) {
   EXPECT_TG_ERROR(read_torchscript(model_path("bad_not_torchscript.ts")), ErrorCode::kSchema, "not a TorchScript module");
   EXPECT_TG_ERROR(read_torchscript(model_path("bad_truncated.ts")), ErrorCode::kTruncated, "ends early");
   EXPECT_TG_ERROR(read_torchscript(model_path("absent.ts")), ErrorCode::kIo, "absent.ts: no such file");
+  EXPECT_TG_ERROR(read_torchscript(model_path("")), ErrorCode::kIo, "is a directory, not a TorchScript file");
+}
+
+TEST(ReadBadFileTest, ARunTimeFailureShowsItsRootCause) {
+  // An example input of the wrong channel count: LibTorch's interpreter wraps
+  // the convolution's error in a traceback; the message is its root cause.
+  TorchScriptOptions options;
+  options.example_inputs = {Tensor::zeros(DType::kFloat32, {1, 2, 44, 44, 44})};
+  try {
+    read_torchscript(model_path("unet3d_sigmoid_scripted.ts"), options);
+    FAIL() << "read with a wrong example input";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kShapeMismatch);
+    EXPECT_EQ(std::string(e.message()).find("The following operation failed"), std::string::npos) << e.message();
+    EXPECT_NE(std::string(e.message()).find("channels"), std::string::npos) << e.message();
+  }
 }
 
 TEST(ReadOptionsTest, ExampleInputCountMustMatch) {

@@ -245,5 +245,69 @@ TEST(XnnpackBackendTest, AnInputTooSmallForTheModelIsAnErrorAndTheGraphStillRuns
   EXPECT_LE(max_relative_error(out[0], io.outputs[0]), 1e-4);
 }
 
+// A model file from anyone: one convolution's attributes edited as a hostile
+// file would, each refused with a typed error at finalize(); then the same
+// process reads and runs the model correctly.
+class HostileAttributeTest : public ::testing::Test {
+ protected:
+  static TracedGraph unet2d(std::unique_ptr<Backend> backend) {
+    native::TorchScriptOptions options;
+    options.example_inputs = model_io("unet2d").inputs;
+    return TracedGraph::from_exported(native::read_torchscript(model_path("unet2d.ts"), options), std::move(backend));
+  }
+  static NodeId first_conv(const TracedGraph& g) {
+    for (NodeId id : g.graph().nodes()) {
+      if (g.graph().node(id).op == "aten::_convolution") return id;
+    }
+    throw std::runtime_error("no convolution");
+  }
+  static void edit(TracedGraph& g, const std::string& attribute, std::vector<std::int64_t> value) {
+    g.mutable_graph().set_attribute(first_conv(g), attribute, std::move(value));
+  }
+};
+
+TEST_F(HostileAttributeTest, EachEditIsATypedErrorOnBothBackends) {
+  struct Row {
+    std::string attribute;
+    std::vector<std::int64_t> value;
+    ErrorCode code;
+    std::string message;
+  };
+  const std::vector<Row> rows = {
+      {"padding", {-5, -5}, ErrorCode::kInvalidArgument, "negative padding is not supported"},
+      {"stride", {0, 0}, ErrorCode::kInvalidArgument, "'stride' [0, 0]: each must be positive"},
+      {"dilation", {0, 0}, ErrorCode::kInvalidArgument, "'dilation' [0, 0]: each must be positive"},
+      {"stride", {-1, 1}, ErrorCode::kInvalidArgument, "'stride' [-1, 1]"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.attribute + " " + shape_str(row.value));
+    for (bool xnnpack : {true, false}) {
+      TracedGraph g = unet2d(xnnpack ? make_backend() : native::make_libtorch_backend());
+      edit(g, row.attribute, row.value);
+      EXPECT_TG_ERROR(g.finalize(), row.code, row.message);
+      EXPECT_FALSE(g.is_finalized());
+    }
+  }
+}
+
+TEST_F(HostileAttributeTest, MemoryBeyondTheBudgetIsOutOfMemoryWithTheBytesNeeded) {
+  {
+    // padding [100000, 100000]: an output of 200,000 x 200,000 pixels per channel.
+    TracedGraph g = unet2d(make_backend());
+    edit(g, "padding", {100000, 100000});
+    EXPECT_TG_ERROR(g.finalize(), ErrorCode::kOutOfMemory, "over the memory budget");
+  }
+  {
+    // A budget this model does not fit in.
+    TracedGraph g = unet2d(make_backend(Options{1, false, 1 << 16}));
+    EXPECT_TG_ERROR(g.finalize(), ErrorCode::kOutOfMemory, "bytes");
+  }
+  // Nothing is left broken: the same model reads, finalizes and runs right.
+  TracedGraph g = unet2d(make_backend());
+  g.finalize();
+  const auto io = model_io("unet2d");
+  EXPECT_LE(max_relative_error(g.run(io.inputs)[0], io.outputs[0]), 1e-4);
+}
+
 }  // namespace
 }  // namespace tracegraph::xnnpack

@@ -40,8 +40,8 @@ auto guarded(F&& f, decltype(f()) on_error) -> decltype(f()) {
     g_error_code = static_cast<int>(e.code());
     g_error_message = e.message();
   } catch (const std::bad_alloc&) {
-    g_error_code = static_cast<int>(tg::ErrorCode::kLimitExceeded);
-    g_error_message = "out of memory";
+    g_error_code = static_cast<int>(tg::ErrorCode::kOutOfMemory);
+    g_error_message = "out of memory: an allocation failed";
   } catch (const std::exception& e) {
     g_error_code = static_cast<int>(tg::ErrorCode::kInternal);
     g_error_message = e.what();
@@ -172,11 +172,15 @@ EMSCRIPTEN_KEEPALIVE int tg_set_input_shapes(Handle* h, int count, const int* ra
       -1);
 }
 
-EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile) {
+// memory_budget_mib: 0 for the platform's default (tg::xnnpack::Options::memory_budget).
+EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile, double memory_budget_mib) {
   return guarded(
       [&]() -> int {
         if (h->graph.is_finalized()) return h->backend ? h->backend->threads() : 1;  // as in C++: once
-        auto backend = std::make_unique<tg::xnnpack::XnnpackBackend>(tg::xnnpack::Options{threads, profile != 0});
+        if (!(memory_budget_mib >= 0)) tg::fail(tg::ErrorCode::kInvalidArgument, "memoryBudget must be a non-negative number of bytes");
+        tg::xnnpack::Options options{threads, profile != 0};
+        options.memory_budget = static_cast<std::size_t>(std::min(memory_budget_mib * 1048576.0, 4294967295.0));
+        auto backend = std::make_unique<tg::xnnpack::XnnpackBackend>(options);
         tg::xnnpack::XnnpackBackend* raw = backend.get();
         h->graph.set_backend(std::move(backend));
         h->backend = raw;

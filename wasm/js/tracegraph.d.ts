@@ -132,7 +132,8 @@ export class TracedGraph {
   /** Other input shapes (before finalize); the shapes computed from them are forgotten. */
   setInputShapes(shapes: number[][]): void;
   /** Lowers to XNNPACK and packs the weights; returns the threads used. */
-  finalize(options?: { threads?: number; profile?: boolean }): number;
+  /** memoryBudget: bytes the intermediates may take (default: what wasm can address); over it, code 'out_of_memory'. */
+  finalize(options?: { threads?: number; profile?: boolean; memoryBudget?: number }): number;
   isFinalized(): boolean;
   run(inputs: TensorIn[]): TensorOut[];
   run(inputs: Record<string, TensorIn>): Record<string, TensorOut>;

@@ -313,8 +313,10 @@ export class TracedGraph {
   // Lowers the graph to XNNPACK and packs its weights. Returns the threads used.
   // Once only, as in C++: later calls change nothing (read the graph again
   // for other options); optimize() and setInputShapes() come before it.
-  finalize({ threads = 1, profile = false } = {}) {
-    const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0));
+  // memoryBudget: bytes the intermediates may take (default: what wasm can
+  // address); a plan over it fails with code 'out_of_memory' and the bytes needed.
+  finalize({ threads = 1, profile = false, memoryBudget = 0 } = {}) {
+    const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0, memoryBudget / 1048576));
     unrefWorkers(this._core.m);
     this._described = null;
     return n;

@@ -40,6 +40,7 @@ enum class ErrorCode : std::uint16_t {
   kNotFinalized,         // the graph must be finalized first
   kUnsupported,          // a valid construct this build cannot handle (yet)
   kInternal,             // a broken invariant inside tracegraph itself
+  kOutOfMemory,          // a run needs more memory than the budget allows, or an allocation failed
 };
 
 // Stable snake_case name of a code ("dangling_id"); used in messages, JSON and JS.

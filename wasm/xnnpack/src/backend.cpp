@@ -20,6 +20,10 @@
 #include <unordered_map>
 #include <utility>
 
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <unistd.h>
+#endif
+
 #include "kernels.h"
 #include "portable.h"
 #include "tracegraph/op_table.h"
@@ -197,6 +201,23 @@ class XnnpackBackend::Impl {
 
   std::size_t arena_bytes() const { return arena_bytes_; }
 
+  // Options::memory_budget, or what this platform can address.
+  std::size_t memory_budget() const {
+    if (options_.memory_budget) return options_.memory_budget;
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+    // Natively, the machine's memory: beyond it an allocation may "succeed"
+    // (overcommit) and the process dies when it touches the pages.
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0) return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+#endif
+    return sizeof(void*) == 4 ? (std::size_t{1} << 31) : (std::size_t{1} << 46);
+  }
+  static std::string shapes_str(const std::vector<Shape>& shapes) {
+    std::string s;
+    for (const Shape& x : shapes) s += (s.empty() ? "" : ", ") + shape_str(x);
+    return s;
+  }
+
  private:
   enum class Kind { kNone, kTensor, kInt, kInts, kFloat };
   struct Slot {
@@ -265,6 +286,7 @@ class XnnpackBackend::Impl {
 
   void plan(const std::vector<Shape>& input_shapes) {
     reset_plan();
+    planned_shapes_ = input_shapes;
     value_slot_.assign(max_value_index() + 1, -1);
     for (std::size_t i = 0; i < input_shapes.size(); ++i) {
       const ValueId v = graph_.inputs()[i];
@@ -368,11 +390,22 @@ class XnnpackBackend::Impl {
       slot.buffer = buffer;
       busy_until.emplace(slot.last_step, buffer);
     }
-    for (std::size_t b = 0; b < capacity.size(); ++b) {
-      buffers_.push_back(aligned_floats(capacity[b]));
-      arena_bytes_ += capacity[b];
+    // The bytes the plan needs, against the budget, before allocating any.
+    std::size_t needed = workspace_bytes_;
+    for (std::size_t c : capacity) needed = needed > SIZE_MAX - c ? SIZE_MAX : needed + c;
+    if (needed > memory_budget()) {
+      fail(ErrorCode::kOutOfMemory, "xnnpack: running the graph on inputs " + shapes_str(planned_shapes_) + " needs " + std::to_string(needed) +
+                                        " bytes of intermediates, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
     }
-    if (workspace_bytes_) workspace_ = aligned_floats(workspace_bytes_);
+    try {
+      for (std::size_t b = 0; b < capacity.size(); ++b) {
+        buffers_.push_back(aligned_floats(capacity[b]));
+        arena_bytes_ += capacity[b];
+      }
+      if (workspace_bytes_) workspace_ = aligned_floats(workspace_bytes_);
+    } catch (const std::bad_alloc&) {
+      fail(ErrorCode::kOutOfMemory, "xnnpack: allocating " + std::to_string(needed) + " bytes of intermediates failed");
+    }
   }
 
   // The most elements any alias of a storage owner spans.
@@ -398,8 +431,20 @@ class XnnpackBackend::Impl {
     slot.kind = Kind::kTensor;
     slot.shape = std::move(shape);
     slot.channels_last = channels_last && spatial_rank(slot.shape.size());
-    checked_nbytes(DType::kFloat32, slot.shape);
+    within_budget(slot.shape);  // one tensor over the budget fails here, before any allocation
     return new_slot(std::move(slot));
+  }
+  void within_budget(const Shape& shape) const {
+    std::size_t bytes = 0;
+    try {
+      bytes = checked_nbytes(DType::kFloat32, shape);
+    } catch (const Error&) {
+      fail(ErrorCode::kOutOfMemory, where_now() + ": a tensor of shape " + shape_str(shape) + " is more than this platform can address");
+    }
+    if (bytes > memory_budget()) {
+      fail(ErrorCode::kOutOfMemory, where_now() + ": a tensor of shape " + shape_str(shape) + " needs " + std::to_string(bytes) +
+                                        " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
+    }
   }
   int alias(int of, Shape shape, bool channels_last) {
     Slot slot;
@@ -467,6 +512,8 @@ class XnnpackBackend::Impl {
   // ---- arguments ------------------------------------------------------
 
   std::string where(const Node& n) const { return "xnnpack: node '" + n.name + "' (" + n.op + ")"; }
+  // The node being lowered, or the graph's edges.
+  std::string where_now() const { return current_.valid() ? where(graph_.node(current_)) : std::string("xnnpack: the graph's inputs"); }
 
   std::optional<i64> int_arg(const Node& n, std::string_view name) const {
     if (const AttributeValue* a = n.attributes.find(name)) {
@@ -548,13 +595,21 @@ class XnnpackBackend::Impl {
     return value.data;
   }
 
+  // XNNPACK's status as the SDK's error code.
+  static ErrorCode code_of(xnn_status status) {
+    switch (status) {
+      case xnn_status_invalid_parameter: return ErrorCode::kSchema;
+      case xnn_status_unsupported_parameter:
+      case xnn_status_unsupported_hardware: return ErrorCode::kUnsupported;
+      case xnn_status_out_of_memory: return ErrorCode::kOutOfMemory;
+      default: return ErrorCode::kInternal;
+    }
+  }
   void check(xnn_status status, const Node& n, const char* what) const {
-    if (status != xnn_status_success)
-      fail(status == xnn_status_unsupported_parameter || status == xnn_status_unsupported_hardware ? ErrorCode::kUnsupported : ErrorCode::kInternal,
-           where(n) + ": XNNPACK " + what + " failed (status " + std::to_string(status) + ")");
+    if (status != xnn_status_success) fail(code_of(status), where(n) + ": XNNPACK " + what + " failed (status " + std::to_string(status) + ")");
   }
   void check(xnn_status status, const char* what) const {
-    if (status != xnn_status_success) fail(ErrorCode::kInternal, std::string("xnnpack: ") + what + " failed (status " + std::to_string(status) + ")");
+    if (status != xnn_status_success) fail(code_of(status), std::string("xnnpack: ") + what + " failed (status " + std::to_string(status) + ")");
   }
 
   Step& add_step(std::vector<int> reads, std::vector<int> writes) {
@@ -865,6 +920,10 @@ class XnnpackBackend::Impl {
           fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " is smaller than the kernel " + shape_str(ws) +
                                               " (padded size " + std::to_string(size + 2 * padding[axis]) + ")");
       }
+      // The output against the budget before XNNPACK sizes its buffers for it.
+      const i64 expect_h = (in_h + 2 * padding[h] - dilation[h] * (kh - 1) - 1) / stride[h] + 1;
+      const i64 expect_w = (in_w + 2 * padding[h + 1] - dilation[h + 1] * (kw - 1) - 1) / stride[h + 1] + 1;
+      within_budget(Shape{batch, out_channels, expect_h, expect_w});
       std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
       check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h),
                                                static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, pool()),
@@ -918,6 +977,12 @@ class XnnpackBackend::Impl {
     }
     xnn_operator_t op = st.ops[0].op;
     const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+    {  // the output against the budget before XNNPACK sizes its buffers for it
+      const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+      const i64 expect_h = (in_h - 1) * stride[h] - 2 * padding[h] + dilation[h] * (kh - 1) + output_padding[h] + 1;
+      const i64 expect_w = (in_w - 1) * stride[h + 1] - 2 * padding[h + 1] + dilation[h + 1] * (kw - 1) + output_padding[h + 1] + 1;
+      within_budget(Shape{batch, kd * out_channels, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0)});
+    }
     std::size_t oh = 0, ow = 0;
     check(xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
                                                static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), u32(output_padding[h]),
@@ -2272,6 +2337,7 @@ class XnnpackBackend::Impl {
   std::vector<int> input_slots_, output_slots_;
   std::vector<double> step_ms_;
   NodeId current_;
+  std::vector<Shape> planned_shapes_;
 };
 
 XnnpackBackend::XnnpackBackend(const Options& options) : impl_(std::make_unique<Impl>(options)) {}

@@ -4,6 +4,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <exception>
+#include <string>
+
 #include "tracegraph/tensor.h"
 
 namespace tracegraph::native {
@@ -18,5 +21,10 @@ c10::Device to_aten_device(const Device& device);
 Tensor from_aten(const at::Tensor& tensor);
 // An at::Tensor over the same bytes (no copy) that keeps `tensor` alive.
 at::Tensor to_aten(const Tensor& tensor);
+
+// What a LibTorch exception says, in one line: its root cause where the
+// TorchScript interpreter wraps it ("The following operation failed in the
+// TorchScript interpreter. ... RuntimeError: <this>"), else its first line.
+std::string torch_message(const std::exception& e);
 
 }  // namespace tracegraph::native

@@ -28,6 +28,11 @@ struct Options {
   int threads = 1;
   // Record each step's time on every run (see XnnpackBackend::profile()).
   bool profile = false;
+  // Bytes a plan may use for intermediates (the arena, XNNPACK's workspace);
+  // above it, finalize() (or the run that plans new shapes) fails with
+  // kOutOfMemory and the bytes needed. 0: what the platform can address
+  // (2 GiB in wasm; natively the machine's physical memory).
+  std::size_t memory_budget = 0;
 };
 
 // The time one node took on the last run; a node lowered to several steps
