@@ -107,29 +107,20 @@ std::optional<Resampling> resampling(const Graph& g, const Node& n, const Canoni
     return r;
   }
   if (op == "avg_pool" || op == "adaptive_avg_pool") {
-    if (n.attributes.find("divisor_override") && n.attributes.get_int("divisor_override")) return std::nullopt;
+    if (arg_int(n, "divisor_override")) return std::nullopt;
     r.how = Resampling::How::kConvex;
-    if (op == "avg_pool" && n.attributes.get_bool("count_include_pad").value_or(true)) {
-      const AttributeValue* pad = n.attributes.find("padding");
-      if (pad) {
-        if (auto* i = std::get_if<std::int64_t>(pad); i && *i != 0) r.mixes_in_zero = true;
-        if (auto* v = std::get_if<std::vector<std::int64_t>>(pad)) {
-          for (auto p : *v) r.mixes_in_zero = r.mixes_in_zero || p != 0;
-        }
-      }
+    if (op == "avg_pool" && arg_bool(n, "count_include_pad").value_or(true)) {
+      for (auto p : arg_ints(n, "padding").value_or(std::vector<std::int64_t>{})) r.mixes_in_zero = r.mixes_in_zero || p != 0;
     }
     return r;
   }
   if (op == "mean") {
     r.how = Resampling::How::kConvex;
     r.spatial = false;
-    r.keepdim = n.attributes.get_bool("keepdim").value_or(false);
+    r.keepdim = arg_bool(n, "keepdim").value_or(false);
     const auto& shape = g.value(n.inputs.at(0)).shape;
-    if (const AttributeValue* d = n.attributes.find("dim")) {
-      std::vector<std::int64_t> dims;
-      if (auto* i = std::get_if<std::int64_t>(d)) dims = {*i};
-      else if (auto* v = std::get_if<std::vector<std::int64_t>>(d)) dims = *v;
-      else return std::nullopt;
+    if (auto d = arg_ints(n, "dim")) {
+      std::vector<std::int64_t> dims = *d;
       for (auto& x : dims) {
         if (x < 0) {
           if (!shape) return std::nullopt;
@@ -237,16 +228,16 @@ Activation from_cat(const Graph& g, const Node& n, const CanonicalOp& c, ValueId
 // x[:, a:b] = f(...) written in place, read back as a scatter along the
 // channel dim: channels [a, b) end in f, the others in what x ended in.
 std::optional<Activation> from_channel_scatter(const Graph& g, const Node& n, ValueId out, bool keeps_channels, int depth) {
-  if (op_base(n.op) != "slice_scatter" || n.inputs.size() != 2 || n.attributes.get_int("step").value_or(1) != 1) return std::nullopt;
+  if (op_base(n.op) != "slice_scatter" || n.inputs.size() != 2 || arg_int(n, "step").value_or(1) != 1) return std::nullopt;
   const auto& shape = g.value(out).shape;
-  std::int64_t dim = n.attributes.get_int("dim").value_or(0);
+  std::int64_t dim = arg_int(n, "dim").value_or(0);
   if (!shape || dim < -static_cast<std::int64_t>(shape->size()) || dim >= static_cast<std::int64_t>(shape->size())) return std::nullopt;
   if (dim < 0) dim += static_cast<std::int64_t>(shape->size());
   const Dim& extent = (*shape)[static_cast<std::size_t>(dim)];
   if (!extent.is_static()) return std::nullopt;
   const std::int64_t size = extent.size;
-  std::int64_t begin = n.attributes.get_int("start").value_or(0);
-  std::int64_t end = n.attributes.get_int("end").value_or(size);
+  std::int64_t begin = arg_int(n, "start").value_or(0);
+  std::int64_t end = arg_int(n, "end").value_or(size);
   if (begin < 0) begin += size;
   if (end < 0) end += size;
   begin = std::clamp<std::int64_t>(begin, 0, size);

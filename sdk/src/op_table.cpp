@@ -1,5 +1,7 @@
 #include "tracegraph/op_table.h"
 
+#include "tracegraph/error.h"
+
 #include <algorithm>
 #include <array>
 
@@ -39,7 +41,7 @@ std::string_view base_name(std::string_view op) {
 void copy_attr(const Node& node, std::string_view from, Attributes& to, std::string to_name) {
   if (const AttributeValue* v = node.attributes.find(from)) {
     if (std::holds_alternative<std::int64_t>(*v) || std::holds_alternative<double>(*v)) {
-      to.set(std::move(to_name), *node.attributes.get_float(from));
+      to.set(std::move(to_name), *arg_float(node, from));
     }
   }
 }
@@ -144,6 +146,48 @@ std::optional<ValueId> input_for_arg(const Node& node, std::string_view arg, std
   return std::nullopt;
 }
 
+namespace {
+
+[[noreturn]] void wrong_kind(const Node& node, std::string_view name, const AttributeValue& value, const char* wanted) {
+  fail(ErrorCode::kSchema, "node '" + node.name + "' (" + node.op + "): argument '" + std::string(name) + "' is " +
+                               std::string(attribute_kind(value)) + " where " + wanted + " is expected");
+}
+
+}  // namespace
+
+std::optional<std::int64_t> arg_int(const Node& node, std::string_view name) {
+  const AttributeValue* a = node.attributes.find(name);
+  if (!a) return std::nullopt;
+  if (auto* i = std::get_if<std::int64_t>(a)) return *i;
+  if (auto* b = std::get_if<bool>(a)) return *b ? 1 : 0;
+  if (auto* v = std::get_if<std::vector<std::int64_t>>(a); v && v->size() == 1) return v->front();
+  wrong_kind(node, name, *a, "an int");
+}
+
+std::optional<double> arg_float(const Node& node, std::string_view name) {
+  const AttributeValue* a = node.attributes.find(name);
+  if (!a) return std::nullopt;
+  if (auto* d = std::get_if<double>(a)) return *d;
+  if (auto* i = std::get_if<std::int64_t>(a)) return static_cast<double>(*i);
+  wrong_kind(node, name, *a, "a number");
+}
+
+std::optional<bool> arg_bool(const Node& node, std::string_view name) {
+  const AttributeValue* a = node.attributes.find(name);
+  if (!a) return std::nullopt;
+  if (auto* b = std::get_if<bool>(a)) return *b;
+  if (auto* i = std::get_if<std::int64_t>(a); i && (*i == 0 || *i == 1)) return *i == 1;
+  wrong_kind(node, name, *a, "a bool");
+}
+
+std::optional<std::vector<std::int64_t>> arg_ints(const Node& node, std::string_view name) {
+  const AttributeValue* a = node.attributes.find(name);
+  if (!a) return std::nullopt;
+  if (auto* v = std::get_if<std::vector<std::int64_t>>(a)) return *v;
+  if (auto* i = std::get_if<std::int64_t>(a)) return std::vector<std::int64_t>{*i};
+  wrong_kind(node, name, *a, "a list of ints");
+}
+
 std::vector<std::string> known_ops() {
   std::vector<std::string> out;
   for (const Row& row : kSimple) out.emplace_back(row.op);
@@ -172,8 +216,8 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
   if (base == "hardtanh") {
     out.name = "clip";
     // hardtanh's defaults are -1 and 1.
-    out.attributes.set("min", node.attributes.get_float("min_val").value_or(-1.0));
-    out.attributes.set("max", node.attributes.get_float("max_val").value_or(1.0));
+    out.attributes.set("min", arg_float(node, "min_val").value_or(-1.0));
+    out.attributes.set("max", arg_float(node, "max_val").value_or(1.0));
     return out;
   }
   if (base == "clamp" || base == "clip" || base == "clamp_min" || base == "clamp_max") {
@@ -184,16 +228,16 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
   }
   if (base == "softmax" || base == "_softmax" || base == "log_softmax" || base == "_log_softmax") {
     out.name = base.find("log") != std::string_view::npos ? "log_softmax" : "softmax";
-    if (auto dim = node.attributes.get_int("dim")) out.attributes.set("dim", *dim);
+    if (auto dim = arg_int(node, "dim")) out.attributes.set("dim", *dim);
     return out;
   }
   if (base == "cat" || base == "concat" || base == "concatenate") {
     out.name = "cat";
-    out.attributes.set("dim", node.attributes.get_int("dim").value_or(0));
+    out.attributes.set("dim", arg_int(node, "dim").value_or(0));
     return out;
   }
   if (base == "_convolution" || base == "convolution") {
-    const bool transposed = node.attributes.get_bool("transposed").value_or(false);
+    const bool transposed = arg_bool(node, "transposed").value_or(false);
     out.name = transposed ? "conv_transpose" : "conv";
     return out;
   }
@@ -201,7 +245,7 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
     // Core ATen's are one output (0) and two statistics (1, 2) no one reads in eval mode.
     out.name = "batch_norm";
     out.attributes.set("training", base != "_native_batch_norm_legit_no_training" &&
-                                       node.attributes.get_bool("training").value_or(true));
+                                       arg_bool(node, "training").value_or(true));
     return out;
   }
   if (base == "max_pool1d_with_indices" || base == "max_pool2d_with_indices" || base == "max_pool3d_with_indices") {
@@ -214,7 +258,7 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
   }
   if (base == "dropout" || base == "feature_dropout" || base == "alpha_dropout") {
     out.name = "dropout";
-    out.attributes.set("train", node.attributes.get_bool("train").value_or(true));
+    out.attributes.set("train", arg_bool(node, "train").value_or(true));
     return out;
   }
   if (base == "to" || base == "_to_copy" || base == "type_as" || base == "float" || base == "double" || base == "half") {
@@ -229,7 +273,7 @@ std::optional<CanonicalOp> canonical_op(const Node& node) {
       out.name = std::string(row.canonical);
       // Only these take one dim; mean and sum take a list (x.mean([2, 3])).
       if (out.name == "stack" || out.name == "slice" || out.name == "select") {
-        if (auto dim = node.attributes.get_int("dim")) out.attributes.set("dim", *dim);
+        if (auto dim = arg_int(node, "dim")) out.attributes.set("dim", *dim);
       }
       return out;
     }

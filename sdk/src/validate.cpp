@@ -25,21 +25,14 @@ class NodeCheck {
     fail(code, "node '" + n_.name + "' (" + n_.op + "): " + what);
   }
 
-  // An int list argument given as an attribute (int[N] may be written as one
-  // int); nullopt when absent or computed at run time.
+  // An int list argument given as an attribute; nullopt when absent, computed
+  // at run time, or a named padding ("same", the convolution's own rule).
   std::optional<Ints> ints(std::string_view name) const {
     const AttributeValue* a = n_.attributes.find(name);
-    if (!a) return std::nullopt;
-    if (auto* i = std::get_if<std::int64_t>(a)) return Ints{*i};
-    if (auto* v = std::get_if<std::vector<std::int64_t>>(a)) return *v;
-    return std::nullopt;  // a string padding ("same"), a tensor: other rules' business
+    if (a && std::holds_alternative<std::string>(*a)) return std::nullopt;
+    return arg_ints(n_, name);
   }
-  std::optional<i64> int_of(std::string_view name) const {
-    const AttributeValue* a = n_.attributes.find(name);
-    if (!a) return std::nullopt;
-    if (auto* i = std::get_if<std::int64_t>(a)) return *i;
-    return std::nullopt;
-  }
+  std::optional<i64> int_of(std::string_view name) const { return arg_int(n_, name); }
   // `name` as `rank` entries: one entry repeats; empty or absent gives `fallback`.
   Ints spatial(std::string_view name, std::size_t rank, const Ints& fallback) const {
     std::optional<Ints> v = ints(name);
@@ -194,40 +187,41 @@ class NodeCheck {
       if (auto step = int_of("step"); step && *step <= 0) broken(ErrorCode::kInvalidArgument, "attribute 'step' " + std::to_string(*step) + ": slice step must be positive");
     }
     auto x = input_shape();
-    const std::optional<std::size_t> rank = x ? std::optional<std::size_t>(x->size()) : std::nullopt;
+    if (!x) return;
+    const std::size_t rank = x->size();
     if (c == "permute" && base.rfind("permute", 0) == 0) {
       auto dims = ints("dims");
-      if (!dims || !rank) return;
-      if (dims->size() != *rank) broken(ErrorCode::kSchema, "attribute 'dims' " + list_str(*dims) + " for a tensor of rank " + std::to_string(*rank));
-      std::vector<bool> seen(*rank, false);
+      if (!dims) return;
+      if (dims->size() != rank) broken(ErrorCode::kSchema, "attribute 'dims' " + list_str(*dims) + " for a tensor of rank " + std::to_string(rank));
+      std::vector<bool> seen(rank, false);
       for (i64 d : *dims) {
-        const i64 k = dim_in_range("dims", d, *rank);
+        const i64 k = dim_in_range("dims", d, rank);
         if (seen[static_cast<std::size_t>(k)]) broken(ErrorCode::kInvalidArgument, "attribute 'dims' " + list_str(*dims) + ": each dim must appear once");
         seen[static_cast<std::size_t>(k)] = true;
       }
     }
-    if (!rank) return;
     if (c == "softmax" || c == "log_softmax" || c == "select") {
-      if (auto d = int_of("dim")) dim_in_range("dim", *d, *rank);
+      if (auto d = int_of("dim")) dim_in_range("dim", *d, rank);
     }
-    if (c == "select" && x) {
-      const i64 size = (*x)[static_cast<std::size_t>(dim_in_range("dim", int_of("dim").value_or(0), *rank))];
+    if (c == "select") {
+      if (rank == 0) broken(ErrorCode::kShapeMismatch, "select from a 0-d tensor");
+      const i64 size = (*x)[static_cast<std::size_t>(dim_in_range("dim", int_of("dim").value_or(0), rank))];
       if (auto index = int_of("index"); index && (*index < -size || *index >= size)) {
         broken(ErrorCode::kOutOfRange, "attribute 'index' " + std::to_string(*index) + " is out of range for a dim of " + std::to_string(size));
       }
     }
     if (c == "transpose" && base != "t") {
-      if (auto d = int_of("dim0")) dim_in_range("dim0", *d, *rank);
-      if (auto d = int_of("dim1")) dim_in_range("dim1", *d, *rank);
+      if (auto d = int_of("dim0")) dim_in_range("dim0", *d, rank);
+      if (auto d = int_of("dim1")) dim_in_range("dim1", *d, rank);
     }
     if (c == "flatten") {
-      if (auto d = int_of("start_dim")) dim_in_range("start_dim", *d, *rank);
-      if (auto d = int_of("end_dim")) dim_in_range("end_dim", *d, *rank);
+      if (auto d = int_of("start_dim")) dim_in_range("start_dim", *d, rank);
+      if (auto d = int_of("end_dim")) dim_in_range("end_dim", *d, rank);
     }
     if (c == "pad") {
       auto pad = ints("pad");
-      if (pad && (pad->size() % 2 || pad->size() > 2 * *rank)) {
-        broken(ErrorCode::kSchema, "attribute 'pad' " + list_str(*pad) + ": pairs for at most the " + std::to_string(*rank) + " dims of the input");
+      if (pad && (pad->size() % 2 || pad->size() > 2 * rank)) {
+        broken(ErrorCode::kSchema, "attribute 'pad' " + list_str(*pad) + ": pairs for at most the " + std::to_string(rank) + " dims of the input");
       }
     }
   }

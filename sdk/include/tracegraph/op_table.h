@@ -4,6 +4,7 @@
 // a softmax's dim).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,18 @@ bool is_inplace_op(std::string_view op);
 std::string functional_op_name(std::string_view op);
 // Ops whose output is a view of (shares memory with) their first input.
 bool is_view_op(std::string_view op);
+
+// A node's constant argument `name` read as its schema's type, whatever the
+// file wrote for it: the one decoder of arguments that the op table, the
+// transforms, the activation analysis, validation and the backends share.
+// An int[N] written as one int reads as a list; a bool reads as an int (0/1)
+// and an int as a bool; an int reads as a float. nullopt when absent (or given
+// as an input rather than an attribute); kSchema, naming the node, when the
+// file wrote a kind the type cannot hold.
+std::optional<std::int64_t> arg_int(const Node& node, std::string_view name);
+std::optional<double> arg_float(const Node& node, std::string_view name);
+std::optional<bool> arg_bool(const Node& node, std::string_view name);
+std::optional<std::vector<std::int64_t>> arg_ints(const Node& node, std::string_view name);
 
 // The attribute that lists, for each input of a node read from TorchScript,
 // the schema argument it fills (cat's tensors all fill "tensors").

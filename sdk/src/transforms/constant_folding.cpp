@@ -38,7 +38,7 @@ std::optional<Tensor> fold_shape_arithmetic(const Graph& g, const Node& n) {
     const auto shape = transforms::static_shape(g.value(*in));
     if (!shape) return std::nullopt;
     if (op == "aten::dim") return int_scalar(static_cast<std::int64_t>(shape->size()));
-    if (auto dim = n.attributes.get_int("dim")) {
+    if (auto dim = arg_int(n, "dim")) {
       std::int64_t d = *dim < 0 ? *dim + static_cast<std::int64_t>(shape->size()) : *dim;
       if (d < 0 || d >= static_cast<std::int64_t>(shape->size())) return std::nullopt;
       return int_scalar((*shape)[static_cast<std::size_t>(d)]);
@@ -65,7 +65,7 @@ std::optional<Tensor> fold_shape_arithmetic(const Graph& g, const Node& n) {
     if (n.inputs.size() != 1 || g.value(n.inputs[0]).data.dim() != 1) return std::nullopt;
     const Tensor& list = g.value(n.inputs[0]).data;
     if (op == "aten::len") return int_scalar(list.numel());
-    auto idx = n.attributes.get_int("idx");
+    auto idx = arg_int(n, "idx");
     if (!idx) return std::nullopt;
     const std::int64_t i = *idx < 0 ? *idx + list.numel() : *idx;
     if (i < 0 || i >= list.numel()) return std::nullopt;
@@ -74,7 +74,7 @@ std::optional<Tensor> fold_shape_arithmetic(const Graph& g, const Node& n) {
   const auto a = int_operand(g, n, {"self", "a"}, 0);
   const auto b = int_operand(g, n, {"other", "b"}, 1);
   if (!a || !b) return std::nullopt;
-  const std::int64_t alpha = n.attributes.get_int("alpha").value_or(1);
+  const std::int64_t alpha = arg_int(n, "alpha").value_or(1);
   if (op == "aten::add") return int_scalar(*a + alpha * *b);
   if (op == "aten::sub") return int_scalar(*a - alpha * *b);
   if (op == "aten::mul") return int_scalar(*a * *b);

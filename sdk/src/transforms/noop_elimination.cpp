@@ -46,12 +46,12 @@ std::optional<ValueId> passthrough(const Graph& g, const Node& n) {
   }
   if (name == "detach" || name == "clone") return in;
   if (name == "dropout") {
-    if (!n.attributes.get_bool("train").value_or(true)) return in;
+    if (!arg_bool(n, "train").value_or(true)) return in;
     return std::nullopt;
   }
   if (name == "cast") {
     // aten::to(self, dtype, ...) to the dtype it already has, on the same device.
-    if (n.attributes.contains("device") || n.attributes.get_bool("copy").value_or(false)) return std::nullopt;
+    if (n.attributes.contains("device") || arg_bool(n, "copy").value_or(false)) return std::nullopt;
     auto code = n.attributes.find("dtype");
     if (code && std::holds_alternative<std::int64_t>(*code)) {
       auto d = torch_dtype(std::get<std::int64_t>(*code));
@@ -65,8 +65,8 @@ std::optional<ValueId> passthrough(const Graph& g, const Node& n) {
   }
   if (name == "slice") {
     // Every element kept: no dynamic bounds, step 1, and the shape unchanged.
-    if (n.inputs.size() != 1 || n.attributes.get_int("step").value_or(1) != 1) return std::nullopt;
-    if (n.attributes.get_int("start").value_or(0) != 0) return std::nullopt;
+    if (n.inputs.size() != 1 || arg_int(n, "step").value_or(1) != 1) return std::nullopt;
+    if (arg_int(n, "start").value_or(0) != 0) return std::nullopt;
     return same_type(x, y) ? in : std::nullopt;
   }
   if (name == "mul" || name == "div" || name == "add" || name == "sub") {

@@ -20,13 +20,13 @@ std::optional<std::vector<std::int64_t>> permutation(const Graph& g, const Node&
   const auto rank = static_cast<std::int64_t>(shape->size());
   auto norm = [rank](std::int64_t d) { return d < 0 ? d + rank : d; };
   if (name == "permute") {
-    auto dims = n.attributes.get_ints("dims");
+    auto dims = arg_ints(n, "dims");
     if (!dims || static_cast<std::int64_t>(dims->size()) != rank) return std::nullopt;
     for (auto& d : *dims) d = norm(d);
     return dims;
   }
   if (name == "transpose") {
-    auto d0 = n.attributes.get_int("dim0"), d1 = n.attributes.get_int("dim1");
+    auto d0 = arg_int(n, "dim0"), d1 = arg_int(n, "dim1");
     if (!d0 || !d1) return std::nullopt;
     std::vector<std::int64_t> p(static_cast<std::size_t>(rank));
     std::iota(p.begin(), p.end(), 0);

@@ -515,11 +515,10 @@ class XnnpackBackend::Impl {
   // The node being lowered, or the graph's edges.
   std::string where_now() const { return current_.valid() ? where(graph_.node(current_)) : std::string("xnnpack: the graph's inputs"); }
 
+  // Arguments: an attribute through the op table's decoder (arg_int, ...), or
+  // an input whose value planning knows.
   std::optional<i64> int_arg(const Node& n, std::string_view name) const {
-    if (const AttributeValue* a = n.attributes.find(name)) {
-      if (auto b = std::get_if<bool>(a)) return *b ? 1 : 0;
-      return n.attributes.get_int(name);
-    }
+    if (n.attributes.contains(name)) return tracegraph::arg_int(n, name);
     if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInt) return s.i;
@@ -528,7 +527,7 @@ class XnnpackBackend::Impl {
     return std::nullopt;
   }
   std::optional<double> float_arg(const Node& n, std::string_view name) const {
-    if (auto a = n.attributes.get_float(name)) return a;
+    if (n.attributes.contains(name)) return tracegraph::arg_float(n, name);
     if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInt) return static_cast<double>(s.i);
@@ -538,10 +537,7 @@ class XnnpackBackend::Impl {
     return std::nullopt;
   }
   std::optional<std::vector<i64>> ints_arg(const Node& n, std::string_view name) const {
-    if (const AttributeValue* a = n.attributes.find(name)) {  // int[N] may be written as one int
-      if (auto* i = std::get_if<std::int64_t>(a)) return std::vector<i64>{*i};
-      return n.attributes.get_ints(name);
-    }
+    if (n.attributes.contains(name)) return tracegraph::arg_ints(n, name);  // int[N] may be written as one int
     if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInts) return s.ints;
