@@ -14,11 +14,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
-#include <tuple>
-#include <fstream>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "tracegraph/native/aten_interop.h"
