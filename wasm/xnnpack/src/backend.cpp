@@ -2040,15 +2040,12 @@ class XnnpackBackend::Impl {
     define(n.outputs[0], out);
   }
 
-  // PyTorch's pooling_output_shape.
+  // pooled() with its arguments checked (validate.cpp has already, for a graph through finalize()).
   i64 pooled_length(const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode) const {
     if (kernel <= 0 || stride <= 0 || dilation <= 0 || pad < 0 || pad * 2 > kernel)
       fail(ErrorCode::kInvalidArgument, where(n) + ": kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " + std::to_string(pad) + ", dilation " + std::to_string(dilation));
-    const i64 span = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-    if (span < 0) fail(ErrorCode::kShapeMismatch, where(n) + ": window larger than the padded input of " + std::to_string(in));
-    i64 out = span / stride + 1;
-    if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-    return out;
+    if (in + 2 * pad - dilation * (kernel - 1) - 1 < 0) fail(ErrorCode::kShapeMismatch, where(n) + ": window larger than the padded input of " + std::to_string(in));
+    return pooled(in, kernel, stride, pad, dilation, ceil_mode);
   }
 
   // 1D pooling over the last dim of [N, C, L] (or [C, L]).
