@@ -1,5 +1,6 @@
 // Shared by the Node tests of the JavaScript API: where the built module and
 // the exported test models are, and a reader for the models' .io.safetensors.
+import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,4 +62,15 @@ export function relativeError(got, want) {
     scale = Math.max(scale, Math.abs(want[i]));
   }
   return err / scale;
+}
+
+// The outputs of a run are the model's own (f = modelFiles(...)): shapes, and values within `tolerance`.
+export function assertOutputsMatch(out, f, tolerance = 1e-4) {
+  const want = outputsOf(f.io);
+  assert.equal(out.length, want.length);
+  out.forEach((o, i) => {
+    assert.deepEqual(o.shape, f.expected.output_shapes[i], `output ${i} shape`);
+    const err = relativeError(o.data, want[i].data);
+    assert.ok(err <= tolerance, `output ${i}: relative error ${err}`);
+  });
 }

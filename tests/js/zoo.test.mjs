@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { api, inputsOf, modelFiles, models, outputsOf, relativeError } from './helpers.mjs';
+import { api, assertOutputsMatch, inputsOf, modelFiles, models } from './helpers.mjs';
 
 // Refused at finalize with a typed error (tests/wasm/xnnpack_zoo_test.cpp says why).
 const knownGaps = new Set(['swin_t', 'swin_small_traced']);
@@ -29,14 +29,7 @@ for (const model of all) {
           return;
         }
         assert.equal(g.finalize({ threads }), threads);
-        const out = g.run(inputsOf(f.io));
-        const want = outputsOf(f.io);
-        assert.equal(out.length, want.length);
-        out.forEach((o, i) => {
-          assert.deepEqual(o.shape, f.expected.output_shapes[i], `output ${i} shape`);
-          const err = relativeError(o.data, want[i].data);
-          assert.ok(err <= 1e-4, `output ${i}: relative error ${err}`);
-        });
+        assertOutputsMatch(g.run(inputsOf(f.io)), f);
         // The activation the model was built with, range-keeping ops after it included.
         const activation = g.outputActivation();
         f.expected.activation.forEach((want, i) => {

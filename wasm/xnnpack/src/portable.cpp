@@ -48,6 +48,19 @@ Taps linear_taps(i64 in, i64 out, double scale, bool align_corners) {
   return t;
 }
 
+// Mean and 1 / sqrt(biased variance + eps) of n values, accumulated in double.
+struct Moments {
+  double mean, inv_std;
+};
+Moments moments(const float* x, i64 n, double eps) {
+  double sum = 0;
+  for (i64 i = 0; i < n; ++i) sum += x[i];
+  const double mean = n ? sum / static_cast<double>(n) : 0.0;
+  double sq = 0;
+  for (i64 i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  return {mean, 1.0 / std::sqrt((n ? sq / static_cast<double>(n) : 0.0) + eps)};
+}
+
 double cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 double cubic2(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
@@ -300,12 +313,7 @@ void group_norm(const float* x, float* y, i64 batch, i64 channels, i64 inner, i6
       const i64 offset = (n * channels + g * per_group) * inner;
       const float* xg = x + offset;
       float* yg = y + offset;
-      double sum = 0;
-      for (i64 i = 0; i < size; ++i) sum += xg[i];
-      const double mean = size ? sum / static_cast<double>(size) : 0.0;
-      double sq = 0;
-      for (i64 i = 0; i < size; ++i) sq += (xg[i] - mean) * (xg[i] - mean);
-      const double inv = 1.0 / std::sqrt((size ? sq / static_cast<double>(size) : 0.0) + eps);
+      const auto [mean, inv] = moments(xg, size, eps);
       for (i64 c = 0; c < per_group; ++c) {
         const i64 channel = g * per_group + c;
         const double scale = inv * (weight ? weight[channel] : 1.0f);
@@ -320,12 +328,7 @@ void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* wei
   for (i64 r = 0; r < outer; ++r) {
     const float* xr = x + r * inner;
     float* yr = y + r * inner;
-    double sum = 0;
-    for (i64 i = 0; i < inner; ++i) sum += xr[i];
-    const double mean = inner ? sum / static_cast<double>(inner) : 0.0;
-    double sq = 0;
-    for (i64 i = 0; i < inner; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
-    const double inv = 1.0 / std::sqrt((inner ? sq / static_cast<double>(inner) : 0.0) + eps);
+    const auto [mean, inv] = moments(xr, inner, eps);
     for (i64 i = 0; i < inner; ++i) {
       const double v = (xr[i] - mean) * inv;
       yr[i] = static_cast<float>(v * (weight ? weight[i] : 1.0f) + (bias ? bias[i] : 0.0f));
