@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { api, dataDir, inputsOf, modelFiles, outputsOf, relativeError } from './helpers.mjs';
+import { api, assertOutputsMatch, dataDir, inputsOf, modelFiles, outputsOf, relativeError } from './helpers.mjs';
 
 const { loadGraph, TracegraphError } = api;
 const isError = (code, pattern) => (e) => {
@@ -133,6 +133,37 @@ test('inputs too large for wasm are typed errors, and the same model then loads 
     g.finalize();
     const out = g.run(inputsOf(f.io));
     assert.ok(relativeError(out[0].data, outputsOf(f.io)[0].data) <= 1e-4);
+  } finally {
+    g.dispose();
+  }
+});
+
+// Graphs share the threaded build's workers: one pool per thread count.
+test('ten live graphs on the threaded build share a pool; a pool the workers cannot hold is a typed error', async () => {
+  const f = modelFiles('unet2d');
+  const graphs = [];
+  try {
+    for (let i = 0; i < 10; ++i) {
+      const g = await loadGraph(f.json, f.weights, { threads: true });
+      graphs.push(g);
+      assert.equal(g.finalize({ threads: 2 }), 2);
+    }
+    for (const g of graphs) assertOutputsMatch(g.run(inputsOf(f.io)), f);
+    // The 2-thread pool holds one of the four workers; eight threads need seven.
+    const greedy = await loadGraph(f.json, f.weights, { threads: true });
+    graphs.push(greedy);
+    assert.throws(() => greedy.finalize({ threads: 8 }), isError('limit_exceeded', /8 threads need 7 workers, and 3 of this build's 4 are free/));
+    assert.throws(() => greedy.finalize({ threads: -1 }), isError('invalid_argument', /threads must be 0/));
+    assert.equal(greedy.finalize({ threads: 4 }), 4);  // three more workers: all four in use
+    assertOutputsMatch(greedy.run(inputsOf(f.io)), f);
+  } finally {
+    for (const g of graphs) g.dispose();
+  }
+  // Every pool gone, all four workers are free again.
+  const g = await loadGraph(f.json, f.weights, { threads: true });
+  try {
+    assert.equal(g.finalize({ threads: 5 }), 5);
+    assertOutputsMatch(g.run(inputsOf(f.io)), f);
   } finally {
     g.dispose();
   }

@@ -245,6 +245,20 @@ TEST(XnnpackBackendTest, AnInputTooSmallForTheModelIsAnErrorAndTheGraphStillRuns
   EXPECT_LE(max_relative_error(out[0], io.outputs[0]), 1e-4);
 }
 
+TEST(XnnpackBackendTest, TenLiveGraphsShareTheirPoolAndAllRunRight) {
+  const auto io = model_io("unet2d");
+  std::vector<TracedGraph> graphs;
+  for (int i = 0; i < 10; ++i) {
+    graphs.push_back(unet2d_on(make_backend({2})));
+    graphs.back().finalize();
+  }
+  graphs.push_back(unet2d_on(make_backend({3})));  // a second pool beside the first
+  graphs.back().finalize();
+  for (TracedGraph& g : graphs) EXPECT_LE(max_relative_error(g.run(io.inputs)[0], io.outputs[0]), 1e-4);
+  EXPECT_TG_ERROR(make_backend({-1}), ErrorCode::kInvalidArgument, "threads must be 0");
+  EXPECT_TG_ERROR(make_backend({100000}), ErrorCode::kInvalidArgument, "a pool of 100000 threads");
+}
+
 // A model file from anyone: one convolution's attributes edited as a hostile
 // file would, each refused with a typed error at finalize(); then the same
 // process reads and runs the model correctly.

@@ -117,15 +117,21 @@ class Core {
     this.check(ptr);
     try { return this.m.UTF8ToString(ptr); } finally { this.m._tg_free(ptr); }
   }
-  copyIn(bytes) {
-    const p = this.m._tg_alloc(bytes.byteLength);
-    if (!p) throw new TracegraphError('limit_exceeded', `cannot allocate ${bytes.byteLength} bytes in wasm memory`);
+  // Wasm memory for `bytes` bytes (free with m._tg_free), or an
+  // out_of_memory error naming `what`; never a null pointer written through.
+  alloc(bytes, what) {
+    const p = bytes <= 0xffffffff ? this.m._tg_alloc(bytes) : 0;
+    if (!p) throw new TracegraphError('out_of_memory', `${what}: cannot allocate ${bytes} bytes in wasm memory`);
+    return p;
+  }
+  copyIn(bytes, what) {
+    const p = this.alloc(bytes.byteLength, what);
     this.u8.set(bytes, p);
     return p;
   }
   cString(s) {
     const n = this.m.lengthBytesUTF8(s) + 1;
-    const p = this.m._tg_alloc(n);
+    const p = this.alloc(n, 'a string');
     this.m.stringToUTF8(s, p, n);
     return p;
   }
@@ -143,17 +149,18 @@ export async function loadGraph(json, weights, options = {}) {
   const jsonName = options.jsonName ?? (typeof json === 'string' && !json.trimStart().startsWith('{') ? json : 'graph.json');
   const weightsName = options.weightsName ?? (typeof weights === 'string' ? weights : 'weights.safetensors');
   const m = core.m;
-  const jp = core.copyIn(jsonBytes);
-  const wp = core.copyIn(weightBytes);  // the core owns it from here on, also on failure
-  const jn = core.cString(String(jsonName));
-  const wn = core.cString(String(weightsName));
+  let jp = 0, wp = 0, jn = 0, wn = 0;
   let handle;
   try {
-    handle = m._tg_load(jp, jsonBytes.byteLength, wp, weightBytes.byteLength, jn, wn);
+    jp = core.copyIn(jsonBytes, String(jsonName));
+    wp = core.copyIn(weightBytes, String(weightsName));
+    jn = core.cString(String(jsonName));
+    wn = core.cString(String(weightsName));
+    const weightsPtr = wp;
+    wp = 0;  // _tg_load owns the weights from here on, also when it fails
+    handle = m._tg_load(jp, jsonBytes.byteLength, weightsPtr, weightBytes.byteLength, jn, wn);
   } finally {
-    m._tg_free(jp);
-    m._tg_free(jn);
-    m._tg_free(wn);
+    for (const p of [jp, wp, jn, wn]) if (p) m._tg_free(p);
   }
   core.check(handle);
   return new TracedGraph(core, handle);
@@ -297,15 +304,16 @@ export class TracedGraph {
     if (!Array.isArray(shapes) || !shapes.every((s) => Array.isArray(s) && s.every((d) => Number.isInteger(d) && d >= 0)))
       throw new TracegraphError('bad_shape', 'setInputShapes: expected an array of shapes (arrays of non-negative integers)');
     const dims = shapes.flat();
-    const rp = m._tg_alloc(4 * Math.max(shapes.length, 1));
-    const dp = m._tg_alloc(4 * Math.max(dims.length, 1));
+    let rp = 0, dp = 0;
     try {
+      rp = this._core.alloc(4 * Math.max(shapes.length, 1), 'setInputShapes');
+      dp = this._core.alloc(4 * Math.max(dims.length, 1), 'setInputShapes');
       shapes.forEach((s, i) => { this._core.i32[(rp >> 2) + i] = s.length; });
       dims.forEach((d, i) => { this._core.i32[(dp >> 2) + i] = d; });
       this._core.check(m._tg_set_input_shapes(handle, shapes.length, rp, dp));
     } finally {
-      m._tg_free(rp);
-      m._tg_free(dp);
+      if (rp) m._tg_free(rp);
+      if (dp) m._tg_free(dp);
     }
     this._described = null;
   }
@@ -367,13 +375,13 @@ export class TracedGraph {
     const ranks = list.map((t) => t.shape.length);
     const dims = list.flatMap((t) => t.shape);
     const allocated = [];
-    const alloc = (bytes) => { const p = m._tg_alloc(bytes); allocated.push(p); return p; };
+    const alloc = (bytes, what) => { const p = core.alloc(bytes, what); allocated.push(p); return p; };
     try {
-      const dataPtrs = alloc(4 * Math.max(count, 1));
-      const rankPtr = alloc(4 * Math.max(count, 1));
-      const dimPtr = alloc(4 * Math.max(dims.length, 1));
+      const dataPtrs = alloc(4 * Math.max(count, 1), 'run');
+      const rankPtr = alloc(4 * Math.max(count, 1), 'run');
+      const dimPtr = alloc(4 * Math.max(dims.length, 1), 'run');
       list.forEach((t, i) => {
-        const p = alloc(t.data.byteLength);
+        const p = alloc(t.data.byteLength, `input ${i}`);
         core.f32.set(t.data, p >> 2);
         core.u32[(dataPtrs >> 2) + i] = p;
         core.i32[(rankPtr >> 2) + i] = ranks[i];

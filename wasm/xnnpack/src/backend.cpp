@@ -26,6 +26,7 @@
 
 #include "kernels.h"
 #include "portable.h"
+#include "thread_pool.h"
 #include "tracegraph/op_table.h"
 
 namespace tracegraph::xnnpack {
@@ -56,10 +57,6 @@ struct XnnOp {
   ~XnnOp() {
     if (op) xnn_delete_operator(op);
   }
-};
-
-struct PoolDeleter {
-  void operator()(pthreadpool* p) const { pthreadpool_destroy(p); }
 };
 
 struct AlignedDeleter {
@@ -111,12 +108,10 @@ class XnnpackBackend::Impl {
   explicit Impl(const Options& options) : options_(options) {
     init_xnnpack();
     int threads = options.threads;
-    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (threads < 0) fail(ErrorCode::kInvalidArgument, "xnnpack: threads must be 0 (the machine's cores) or more, given " + std::to_string(threads));
+    if (threads == 0) threads = detail::default_threads();
     if (!has_threads()) threads = 1;
-    if (threads > 1) {
-      pool_.reset(pthreadpool_create(static_cast<std::size_t>(threads)));
-      if (!pool_) fail(ErrorCode::kInternal, "xnnpack: could not create a pool of " + std::to_string(threads) + " threads");
-    }
+    if (threads > 1) pool_ = detail::shared_pool(threads);
     threads_ = threads;
   }
 
@@ -2310,7 +2305,7 @@ class XnnpackBackend::Impl {
   }
 
   Options options_;
-  std::unique_ptr<pthreadpool, PoolDeleter> pool_;
+  std::shared_ptr<pthreadpool> pool_;  // shared with the other graphs of as many threads
   int threads_ = 1;
   Graph graph_;
   std::unordered_map<std::uint32_t, NodeState> states_;
