@@ -7,7 +7,6 @@
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/script.h>
 
-#include <filesystem>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -453,15 +452,6 @@ std::optional<std::vector<Tensor>> LibTorchEvaluator::evaluate(const Node& node,
 }  // namespace
 
 std::unique_ptr<Backend> make_libtorch_backend() { return std::make_unique<LibTorchBackend>(); }
-
-TracedGraph load(const std::string& path, const TorchScriptOptions& options) {
-  if (std::filesystem::path(path).extension() == ".json") return TracedGraph::from_exported(load_graph(path), make_libtorch_backend());
-  return TracedGraph::from_exported(read_torchscript(path, options), make_libtorch_backend());
-}
-
-TracedGraph load(const torch::jit::Module& module, const TorchScriptOptions& options) {
-  return TracedGraph::from_exported(read_torchscript(module, options), make_libtorch_backend());
-}
 
 std::vector<at::Tensor> run(TracedGraph& graph, const std::vector<at::Tensor>& inputs) {
   // Views both ways (from_aten and to_aten copy nothing for contiguous tensors),

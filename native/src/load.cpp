@@ -1,0 +1,21 @@
+// load(): a model file (TorchScript, or an exported graph by its .json) as a
+// TracedGraph on the LibTorch backend. Apart from the backend so that what
+// needs only the backend (the backend fuzzer) links without the reader.
+#include <filesystem>
+
+#include "tracegraph/exported_graph.h"
+#include "tracegraph/native/libtorch_backend.h"
+#include "tracegraph/native/torchscript.h"
+
+namespace tracegraph::native {
+
+TracedGraph load(const std::string& path, const TorchScriptOptions& options) {
+  if (std::filesystem::path(path).extension() == ".json") return TracedGraph::from_exported(load_graph(path), make_libtorch_backend());
+  return TracedGraph::from_exported(read_torchscript(path, options), make_libtorch_backend());
+}
+
+TracedGraph load(const torch::jit::Module& module, const TorchScriptOptions& options) {
+  return TracedGraph::from_exported(read_torchscript(module, options), make_libtorch_backend());
+}
+
+}  // namespace tracegraph::native
