@@ -366,8 +366,11 @@ $('run').onclick = async () => {
   try {
     clearError();
     const how = $('run-input').value;
+    const threads = Number($('run-threads').value);
+    const profile = $('run-profile').checked;
     let inputs;
     let expected = null;
+    let prepared = { finalizeMs: 0 };
     if (how === 'test' && state.sample) {
       const io = readSafetensors(await (await fetch(`/models/${state.sample}/${state.sample}.io.safetensors`)).arrayBuffer());
       inputs = [];
@@ -378,12 +381,16 @@ $('run').onclick = async () => {
       const shapes = parseShapes($('run-shape').value);
       if (!shapes.length || shapes.some((s) => !s.length || s.some((d) => !Number.isInteger(d) || d <= 0)))
         throw new Error(`"${$('run-shape').value}" is not a shape: write dims like 1,3,224,224 (inputs separated by ;)`);
+      // The worker plans first: shapes too large for the memory are refused
+      // before the page makes inputs of that size.
+      status('Preparing the model for these shapes…');
+      prepared = await call('prepare', { shapes, threads, profile });
       inputs = [];
       for (const s of shapes) inputs.push({ shape: s, data: how === 'image' ? await imageInput(s) : randomNormal(s.reduce((a, b) => a * b, 1)) });
     }
     status('Running in the worker…');
-    const profile = $('run-profile').checked;
-    const r = await call('run', { inputs, warm: Math.max(1, Math.min(200, Number($('run-count').value) || 5)), threads: Number($('run-threads').value), profile });
+    const r = await call('run', { inputs, warm: Math.max(1, Math.min(200, Number($('run-count').value) || 5)), threads, profile });
+    r.finalizeMs ||= prepared.finalizeMs;
     view.overlayTimes(profile ? r.profile : null);
     showRun(r, expected);
     status(`Ran: first ${r.firstMs.toFixed(1)} ms, warm median ${r.medianMs.toFixed(1)} ms.`);

@@ -57,17 +57,21 @@ const handlers = {
     optimized = true;
     return { report, ...describe() };
   },
-  async run({ inputs, warm, threads, profile }) {
-    const shapes = inputs.map((t) => t.shape);
+  // Finalizes for these input shapes before the page makes the inputs, so
+  // that shapes too large (out_of_memory) or a file's bad attributes are
+  // refused before any input is allocated. Returns the milliseconds it took
+  // (0 when the graph was already finalized so).
+  async prepare({ shapes, threads, profile }) {
     const wanted = JSON.stringify({ threads, profile, shapes });
-    let finalizeMs = 0;
-    if (finalizedWith !== wanted) {
-      if (finalizedWith !== null || threads > 1 || !sameShapes(shapes, exportShapes(graph))) await fresh({ shapes, threads });
-      const t = performance.now();
-      threadsUsed = graph.finalize({ threads, profile });
-      finalizeMs = performance.now() - t;
-      finalizedWith = wanted;
-    }
+    if (finalizedWith === wanted) return { finalizeMs: 0 };
+    if (finalizedWith !== null || threads > 1 || !sameShapes(shapes, exportShapes(graph))) await fresh({ shapes, threads });
+    const t = performance.now();
+    threadsUsed = graph.finalize({ threads, profile });
+    finalizedWith = wanted;
+    return { finalizeMs: performance.now() - t };
+  },
+  async run({ inputs, warm, threads, profile }) {
+    const { finalizeMs } = await handlers.prepare({ shapes: inputs.map((t) => t.shape), threads, profile });
     let t = performance.now();
     const outputs = graph.run(inputs);
     const firstMs = performance.now() - t;

@@ -185,6 +185,57 @@ test('a corrupt file gives a clear message and the page keeps working', async ()
   await page.screenshot({ path: join(shots, 'unet2d-run.png') });
 });
 
+// A model file from anyone (issue 14's table): each case is a banner with
+// the code and the message; the page keeps working afterwards.
+test('hostile attributes and shapes too large are error banners, and the page works afterwards', async () => {
+  const dir = join(tmpdir(), 'tracegraph-e2e');
+  mkdirSync(dir, { recursive: true });
+  const source = join(exportedDir, 'unet2d', 'unet2d.json');
+  // int64 attributes (a slice's end of 2^63 - 1) would lose digits as JS numbers: kept as text.
+  const text = readFileSync(source, 'utf8').replace(/(?<=[:,[]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '"#int64#$1"');
+  const edited = (name, padding) => {
+    const d = JSON.parse(text);
+    d.graph.nodes.find((n) => n.op === 'aten::_convolution').attributes.padding = { type: 'ints', value: padding };
+    d.weights = 'unet2d.safetensors';
+    writeFileSync(join(dir, name), JSON.stringify(d).replace(/"#int64#(-?\d+)"/g, '$1'));
+    return join(dir, name);
+  };
+  const runRandom = async (shape) => {
+    await page.click('[data-tab=run]');
+    await page.selectOption('#run-input', 'random');
+    await page.fill('#run-shape', shape);
+    await page.click('#run');
+  };
+  const banner = async (pattern) => {
+    await page.waitForSelector('#error:not([hidden])', { timeout: 60000 });
+    const message = await page.textContent('#error-text');
+    assert.match(message, pattern);
+    await page.click('#error-close');
+    return message;
+  };
+  const cases = [
+    ['negative_padding.json', [-5, -5], /^invalid_argument: .*negative padding/],
+    ['huge_padding.json', [100000, 100000], /^out_of_memory: .*(over the memory budget|more than this platform can address)/],
+  ];
+  for (const [name, padding, pattern] of cases) {
+    await page.setInputFiles('#file', [edited(name, padding), join(exportedDir, 'unet2d', 'unet2d.safetensors')]);
+    await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, name.replace(/\.json$/, ''), { timeout: 60000 });
+    await runRandom('1,3,64,64');
+    console.log(`${name}: ${await banner(pattern)}`);
+    await page.screenshot({ path: join(shots, `hostile-${name.replace(/\.json$/, '')}.png`) });
+  }
+  // An input of 2.7 GB: refused before the page makes it.
+  await openSample('unet2d');
+  await runRandom('1,3,15000,15000');
+  console.log(`1,3,15000,15000: ${await banner(/^out_of_memory: .*over the memory budget/)}`);
+  // and the same page then runs the model right
+  await page.selectOption('#run-input', 'test');
+  await page.click('#run');
+  await page.waitForSelector('#run-error-0', { timeout: 60000 });
+  assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
+  assert.equal(await page.isVisible('#error'), false);
+});
+
 test('no script errors on the page', () => {
   assert.deepEqual(errors, []);
 });
