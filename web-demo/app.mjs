@@ -432,6 +432,15 @@ function heatmap(data, offset, h, w, lo, hi) {
   return c;
 }
 
+// The share of the run's time per engine (with the per-node profile).
+function engineShares(profile) {
+  const total = profile.reduce((a, t) => a + t.ms, 0) || 1e-9;
+  const share = (engine) => profile.filter((t) => t.engine === engine).reduce((a, t) => a + t.ms, 0) / total;
+  const count = (engine) => profile.filter((t) => t.engine === engine).length;
+  return `<tr><th>on XNNPACK</th><td class="num" id="run-xnnpack-share">${(100 * share('xnnpack')).toFixed(1)}% (${count('xnnpack')} nodes)</td></tr>
+    <tr><th>on portable kernels</th><td class="num" id="run-portable-share">${(100 * share('portable')).toFixed(1)}% (${count('portable')} nodes)</td></tr>`;
+}
+
 function showRun(r, expected) {
   const box = $('run-result');
   box.innerHTML = `<h2>Result</h2>
@@ -440,6 +449,7 @@ function showRun(r, expected) {
       <tr><th>warm median</th><td class="num" id="run-median">${r.medianMs.toFixed(2)} ms</td></tr>
       ${r.finalizeMs ? `<tr><th>finalize (pack weights)</th><td class="num">${r.finalizeMs.toFixed(1)} ms</td></tr>` : ''}
       <tr><th>threads</th><td class="num" id="run-threads-used">${r.threads}</td></tr>
+      ${r.profile ? engineShares(r.profile) : ''}
     </table>`;
   r.outputs.forEach((o, i) => {
     const s = stats(o.data);

@@ -178,18 +178,20 @@ export class GraphView {
   overlayTimes(times) {
     for (const el of this.viewport.querySelectorAll('.time')) el.remove();
     if (!times) return;
-    const byName = new Map(times.map((t) => [t.node, t.ms]));
+    const byName = new Map(times.map((t) => [t.node, t]));
     const max = Math.max(1e-9, ...times.map((t) => t.ms));
     for (const [key, g] of this.elements) {
       const meta = this.info.get(key);
       if (!meta.node || !byName.has(meta.node.name)) continue;
-      const ms = byName.get(meta.node.name);
+      const { ms, engine } = byName.get(meta.node.name);
       const n = this.boxes.get(key);
       const t = document.createElementNS(SVG, 'text');
-      t.setAttribute('class', 'time');
+      // Which engine ran it: XNNPACK's operators, or the portable kernels of ours.
+      t.setAttribute('class', `time ${engine ?? ''}`);
+      t.dataset.engine = engine ?? 'none';
       t.setAttribute('x', n.width + 4);
       t.setAttribute('y', 12);
-      t.textContent = `${ms.toFixed(ms < 1 ? 2 : 1)} ms`;
+      t.textContent = `${ms.toFixed(ms < 1 ? 2 : 1)} ms${engine === 'portable' ? ' · portable' : engine === 'xnnpack' ? ' · XNNPACK' : ''}`;
       g.appendChild(t);
       const rect = g.querySelector('rect');
       const a = Math.min(1, ms / max);

@@ -8,8 +8,6 @@ import { test } from 'node:test';
 
 import { api, assertOutputsMatch, inputsOf, modelFiles, models } from './helpers.mjs';
 
-// Refused at finalize with a typed error (tests/wasm/xnnpack_zoo_test.cpp says why).
-const knownGaps = new Set(['swin_t', 'swin_small_traced']);
 const all = models();
 
 test('the zoo is exported', () => {
@@ -19,15 +17,11 @@ test('the zoo is exported', () => {
 
 for (const model of all) {
   for (const threads of [1, 2]) {
-    test(`${model} optimized, ${threads} thread(s), ${knownGaps.has(model) ? 'is refused at finalize' : 'matches its module within 1e-4'}`, async () => {
+    test(`${model} optimized, ${threads} thread(s), matches its module within 1e-4`, async () => {
       const f = modelFiles(model);
       const g = await api.loadGraph(f.json, f.weights, { threads: threads > 1 });
       try {
         g.optimize();
-        if (knownGaps.has(model)) {
-          assert.throws(() => g.finalize({ threads }), (e) => e.code === 'unsupported');
-          return;
-        }
         assert.equal(g.finalize({ threads }), threads);
         assertOutputsMatch(g.run(inputsOf(f.io)), f);
         // The activation the model was built with, range-keeping ops after it included.

@@ -319,6 +319,47 @@ std::vector<OpCase> op_cases() {
       for (ValueId o : b.g.node(n).outputs) b.g.add_output(o);
     }
   }});
+  out.push_back({"roll_two_dims_negative_and_flat", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 7, 3});
+    const ValueId y = b.input({3, 1, 5});
+    b.g.set_outputs({b.op("roll", "", {{"self", x}}, attrs({{"shifts", Ints{-3, 9}}, {"dims", Ints{1, 2}}})),
+                     b.op("roll", "", {{"self", y}}, attrs({{"shifts", Ints{4}}, {"dims", Ints{}}})),
+                     b.op("roll", "", {{"self", y}}, attrs({{"shifts", Ints{1, -2}}, {"dims", Ints{1, -1}}}))});
+  }});
+  out.push_back({"compare_and_masked_fill_broadcast", [](Builder& b) {
+    // swin's attention mask: differences of window ids, -100 where they differ.
+    const ValueId x = b.input({3, 7, 5});
+    const ValueId ids = b.input({7, 1});
+    const ValueId ne = b.op("ne", "Scalar", {{"self", ids}}, attrs({{"other", std::int64_t{0}}}));
+    const ValueId filled = b.op("masked_fill", "Scalar", {{"self", x}, {"mask", ne}}, attrs({{"value", -100.0}}));
+    const ValueId gt = b.op("gt", "Tensor", {{"self", x}, {"other", ids}});
+    b.g.set_outputs({filled, b.op("masked_fill", "Scalar", {{"self", x}, {"mask", gt}}, attrs({{"value", 0.5}}))});
+  }});
+  out.push_back({"new_zeros_fill_scatter_mask", [](Builder& b) {
+    const ValueId x = b.input({5, 6});
+    const ValueId zeros = b.op("new_zeros", "", {{"self", x}}, attrs({{"size", Ints{5, 6}}}));
+    const ValueId part = b.op("slice", "Tensor", {{"self", zeros}}, attrs({{"dim", std::int64_t{1}}, {"start", std::int64_t{-4}}, {"end", std::int64_t{-1}}, {"step", std::int64_t{1}}}));
+    const ValueId value = b.g.add_constant("three", Tensor::from_vector(std::vector<float>{3.0f}, {}));
+    const ValueId filled = b.op("fill", "Tensor", {{"self", part}, {"value", value}});
+    const ValueId mask = b.op("slice_scatter", "", {{"self", zeros}, {"src", filled}},
+                              attrs({{"dim", std::int64_t{1}}, {"start", std::int64_t{-4}}, {"end", std::int64_t{-1}}, {"step", std::int64_t{1}}}));
+    const ValueId eq = b.op("eq", "Scalar", {{"self", mask}}, attrs({{"other", 0.0}}));
+    b.g.set_outputs({b.op("add", "Tensor", {{"self", x}, {"other", mask}}), b.op("masked_fill", "Scalar", {{"self", x}, {"mask", eq}}, attrs({{"value", 2.0}})),
+                     b.op("full_like", "", {{"self", x}}, attrs({{"fill_value", 1.5}}))});
+  }});
+  out.push_back({"pow_of_a_size", [](Builder& b) {
+    // Traced attention: q * (C // heads) ** -0.5 on numbers known before the run.
+    const ValueId x = b.input({2, 3, 12});
+    const ValueId c = b.op("size", "int", {{"self", x}}, attrs({{"dim", std::int64_t{2}}}));
+    Attributes to_tensor = attrs({{std::string(kOverloadAttribute), std::string("Scalar")}});
+    to_tensor.set(std::string(kArgNamesAttribute), std::vector<std::string>{"a"});
+    const ValueId t = b.g.node(b.g.add_node("prim::NumToTensor", {c}, {NewValue{}}, to_tensor, "num_to_tensor")).outputs[0];
+    const ValueId heads = b.g.add_constant("heads", Tensor::from_vector(std::vector<std::int64_t>{3}, {}));
+    const ValueId d = b.op("floor_divide", "", {{"self", t}, {"other", heads}});
+    const ValueId scale = b.op("pow", "Tensor_Scalar", {{"self", d}}, attrs({{"exponent", -0.5}}));
+    const ValueId squared = b.op("pow", "Tensor_Scalar", {{"self", d}}, attrs({{"exponent", std::int64_t{2}}}));
+    b.g.set_outputs({b.op("mul", "Tensor", {{"self", x}, {"other", scale}}), b.op("mul", "Tensor", {{"self", x}, {"other", squared}})});
+  }});
   return out;
 }
 

@@ -86,6 +86,11 @@ test('running the sample in the worker matches LibTorch', async () => {
   assert.match(await page.textContent('.output-shape'), /\[1, 1, 28, 28, 28\]/);
   assert.ok(await page.locator('#run-result canvas').count() >= 1, 'a slice is drawn');
   assert.ok(await page.locator('.time').count() > 0, 'per-node times are on the graph');
+  // and which engine ran each node: XNNPACK's convolutions, portable kernels
+  // for the 3D pooling, resize and concatenation it has no operator for
+  assert.ok(await page.locator('.time[data-engine=xnnpack]').count() > 0, 'nodes on XNNPACK are marked');
+  assert.ok(await page.locator('.time[data-engine=portable]').count() > 0, 'nodes on portable kernels are marked');
+  assert.match(await page.textContent('#run-portable-share'), /^\d+\.\d% \(\d+ nodes\)$/);
   await page.screenshot({ path: join(shots, 'unet3d-run.png') });
   // two threads: the threaded build, in the worker of a cross-origin isolated page
   await page.selectOption('#run-threads', '2');

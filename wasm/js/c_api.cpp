@@ -230,7 +230,8 @@ EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
           bool first = true;
           for (const auto& t : h->backend->profile()) {
             out += std::string(first ? "" : ",") + "{\"node\":" + quote(t.node) +
-                   ",\"op\":" + quote(t.op) + ",\"ms\":" + nlohmann::json(t.milliseconds).dump() + "}";
+                   ",\"op\":" + quote(t.op) + ",\"ms\":" + nlohmann::json(t.milliseconds).dump() +
+                   ",\"engine\":" + quote(std::string(tg::xnnpack::engine_name(t.engine))) + "}";
             first = false;
           }
         }

@@ -139,8 +139,9 @@ export class TracedGraph {
   run(inputs: Record<string, TensorIn>): Record<string, TensorOut>;
   /** The structured call: `args` follows inSpec, the result follows outSpec. */
   call(args: unknown): unknown;
-  /** Per-node times of the last run, with finalize({ profile: true }). */
-  profile(): Array<{ node: string; op: string; ms: number }>;
+  /** Per-node times of the last run, with finalize({ profile: true }), and what ran
+   *  each node: XNNPACK operators, portable kernels of ours, or nothing at run time. */
+  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'none' }>;
   /** Frees the wasm memory this graph holds. */
   dispose(): void;
 }

@@ -184,12 +184,16 @@ class XnnpackBackend::Impl {
     std::unordered_map<std::uint32_t, std::size_t> index;
     for (NodeId id : graph_.nodes()) {
       index[id.index] = out.size();
-      out.push_back({graph_.node(id).name, graph_.node(id).op, 0.0});
+      out.push_back({graph_.node(id).name, graph_.node(id).op, 0.0, Engine::kNone});
     }
     for (std::size_t k = 0; k < steps_.size(); ++k) {
       if (!steps_[k].node.valid()) continue;
       auto it = index.find(steps_[k].node.index);
-      if (it != index.end()) out[it->second].milliseconds += step_ms_[k];
+      if (it == index.end()) continue;
+      NodeTime& t = out[it->second];
+      t.milliseconds += step_ms_[k];
+      if (steps_[k].xnnpack) t.engine = Engine::kXnnpack;
+      else if (t.engine == Engine::kNone) t.engine = Engine::kPortable;
     }
     return out;
   }
@@ -233,6 +237,7 @@ class XnnpackBackend::Impl {
     std::vector<int> reads, writes;
     std::function<void()> setup;
     std::function<void()> run;
+    bool xnnpack = false;  // runs an XNNPACK operator (else a kernel of ours)
   };
   // What outlives a re-plan: XNNPACK operators with packed weights, and the
   // constants a node derived (batch norm's scale and shift, scalar operands).
@@ -669,6 +674,7 @@ class XnnpackBackend::Impl {
     xnn_operator_t o = op.op;
     Step& step = add_step({s}, {out});
     step.setup = [this, o, s, out] { check(xnn_setup_transpose_nd_x32(o, ptr(s), ptr(out)), "setting up a transpose"); };
+    step.xnnpack = true;
     step.run = [this, o] { check(xnn_run_operator(o, pool()), "running a transpose"); };
     return out;
   }
@@ -767,6 +773,14 @@ class XnnpackBackend::Impl {
         {"prelu", &Impl::lower_prelu},         {"slice_scatter", &Impl::lower_slice_scatter},
         {"matmul", &Impl::lower_matmul},       {"mm", &Impl::lower_matmul},
         {"bmm", &Impl::lower_matmul},          {"_native_multi_head_attention", &Impl::lower_attention},
+        {"roll", &Impl::lower_roll},           {"masked_fill", &Impl::lower_masked_fill},
+        {"new_zeros", &Impl::lower_full},      {"new_ones", &Impl::lower_full},
+        {"new_full", &Impl::lower_full},       {"zeros_like", &Impl::lower_full},
+        {"ones_like", &Impl::lower_full},      {"full_like", &Impl::lower_full},
+        {"fill", &Impl::lower_full},           {"eq", &Impl::lower_compare},
+        {"ne", &Impl::lower_compare},          {"lt", &Impl::lower_compare},
+        {"le", &Impl::lower_compare},          {"gt", &Impl::lower_compare},
+        {"ge", &Impl::lower_compare},
     };
     return table;
   }
@@ -809,6 +823,7 @@ class XnnpackBackend::Impl {
     check(xnn_reshape_unary_elementwise_nc(op, count, 1, 1, 1, pool()), n, "reshaping an elementwise op");
     Step& step = add_step({in}, {out});
     step.setup = [this, op, in, out, &n] { check(xnn_setup_unary_elementwise_nc(op, ptr(in), ptr(out)), n, "setting up an elementwise op"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an elementwise op"); };
   }
   xnn_operator_t make_unary(const Node& n, NodeState& st, std::size_t index, xnn_unary_operator type,
@@ -925,6 +940,7 @@ class XnnpackBackend::Impl {
       const int out = new_tensor(std::move(out_shape), true);
       Step& step = add_step({conv_in}, {out});
       step.setup = [this, op, conv_in, out, &n] { check(xnn_setup_convolution2d_nhwc_f32(op, workspace_.get(), ptr(conv_in), ptr(out)), n, "setting up a convolution"); };
+      step.xnnpack = true;
       step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a convolution"); };
       post_activation(n, st, 1, fused, out);
       define(n.outputs[0], out);
@@ -983,6 +999,7 @@ class XnnpackBackend::Impl {
       const int out = new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
       Step& step = add_step({x}, {out});
       step.setup = [this, op, x, out, &n] { check(xnn_setup_deconvolution2d_nhwc_f32(op, ptr(x), ptr(out)), n, "setting up a transposed convolution"); };
+      step.xnnpack = true;
       step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a transposed convolution"); };
       post_activation(n, st, 1, fused, out);
       define(n.outputs[0], out);
@@ -994,6 +1011,7 @@ class XnnpackBackend::Impl {
     const int out = new_tensor(Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
     Step& step = add_step({x}, {y});
     step.setup = [this, op, x, y, &n] { check(xnn_setup_deconvolution2d_nhwc_f32(op, ptr(x), ptr(y)), n, "setting up a transposed convolution"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a transposed convolution"); };
     const float* bias = b.defined() ? b.data_as<float>() : nullptr;
     const i64 nb = xs[0], d_in = xs[2], pixels = static_cast<i64>(oh * ow);
@@ -1214,6 +1232,7 @@ class XnnpackBackend::Impl {
     check(xnn_reshape_binary_elementwise_nd(op, s1.size(), s1.data(), s2.size(), s2.data(), pool()), n, "reshaping an elementwise op");
     Step& step = add_step({xa, yb}, {out});
     step.setup = [this, op, xa, yb, out, &n] { check(xnn_setup_binary_elementwise_nd(op, ptr(xa), ptr(yb), ptr(out)), n, "setting up an elementwise op"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an elementwise op"); };
     define(n.outputs[0], out);
   }
@@ -1286,6 +1305,7 @@ class XnnpackBackend::Impl {
     const int planes = rank == 3 ? new_tensor(Shape{batch, xs[1], static_cast<i64>(oh), static_cast<i64>(ow)}, true) : new_tensor(out_shape, true);
     Step& step = add_step({x}, {planes});
     step.setup = [this, op, x, planes, &n] { check(xnn_setup_max_pooling2d_nhwc_f32(op, ptr(x), ptr(planes)), n, "setting up a max pooling"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a max pooling"); };
     if (rank == 2) {
       define(n.outputs[0], planes);
@@ -1351,6 +1371,7 @@ class XnnpackBackend::Impl {
     const int out = new_tensor(out_shape, true);
     Step& step = add_step({x}, {out});
     step.setup = [this, op, x, out, &n] { check(xnn_setup_average_pooling2d_nhwc_f32(op, workspace_.get(), ptr(x), ptr(out)), n, "setting up an average pooling"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an average pooling"); };
     define(n.outputs[0], out);
   }
@@ -1453,6 +1474,7 @@ class XnnpackBackend::Impl {
     const int out = new_tensor(out_shape, false);
     Step& step = add_step({x}, {out});
     step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
     post_activation(n, st, 1, fused, out);
     define(n.outputs[0], out);
@@ -1522,6 +1544,7 @@ class XnnpackBackend::Impl {
     const int out = new_tensor(Shape{xs[0], out_features}, false);
     Step& step = add_step({x}, {out});
     step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
     post_activation(n, st, 1, fused, out);
     define(n.outputs[0], out);
@@ -1676,6 +1699,7 @@ class XnnpackBackend::Impl {
     const int out = new_tensor(shape, channels_last);
     Step& step = add_step({x}, {out});
     step.setup = [this, op, x, out, &n] { check(xnn_setup_softmax_nc_f32(op, ptr(x), ptr(out)), n, "setting up a softmax"); };
+    step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a softmax"); };
     define(n.outputs[0], out);
   }
@@ -1749,6 +1773,12 @@ class XnnpackBackend::Impl {
         return define(n.outputs[0], float_slot(other - alpha * (num.kind == Kind::kInt ? static_cast<double>(num.i) : num.f)));
       }
     }
+    if (auto self = input_for_arg(n, "self", 0)) {
+      // Shape arithmetic on a number known before the run (traced models scale
+      // attention by size ** -0.5).
+      const Slot& num = slot_of(*self);
+      if (num.kind == Kind::kInt || num.kind == Kind::kFloat) return define(n.outputs[0], pointwise_number(n, base, num));
+    }
     const int x = tensor_arg(n, "self", 0);
     const Slot xs = slots_[static_cast<std::size_t>(x)];  // a copy: new_tensor may move the slots
     const int out = inplace_op && !xs.constant ? x : new_tensor(xs.shape, xs.channels_last);
@@ -1778,6 +1808,39 @@ class XnnpackBackend::Impl {
     Step& step = add_step({x}, {out});
     step.run = [this, f, x, out] { f(ptr(x), ptr(out)); };
     define(n.outputs[0], out);
+  }
+
+  // An elementwise op of one number: ints stay ints where torch keeps them so
+  // (neg, abs, square, pow to a non-negative integer power).
+  int pointwise_number(const Node& n, const std::string& base, const Slot& num) {
+    const bool is_int = num.kind == Kind::kInt;
+    const double x = is_int ? static_cast<double>(num.i) : num.f;
+    if (base == "pow") {
+      const AttributeValue* e = n.attributes.find("exponent");
+      if (!e) fail(ErrorCode::kUnsupported, where(n) + ": pow with a tensor exponent");
+      if (const auto* k = std::get_if<std::int64_t>(e); k && is_int && *k >= 0 && *k < 63) {
+        i64 r = 1;
+        for (i64 i = 0; i < *k; ++i) {
+          if (__builtin_mul_overflow(r, num.i, &r)) fail(ErrorCode::kOutOfRange, where(n) + ": " + std::to_string(num.i) + " ** " + std::to_string(*k) + " overflows int64");
+        }
+        return int_slot(r);
+      }
+      return float_slot(std::pow(x, *float_arg(n, "exponent")));
+    }
+    if (is_int && (base == "neg" || base == "abs" || base == "square")) {
+      if (num.i == std::numeric_limits<i64>::min() && base != "square") fail(ErrorCode::kOutOfRange, where(n) + ": " + base + " of the smallest int64");
+      i64 sq = 0;
+      if (base == "square" && __builtin_mul_overflow(num.i, num.i, &sq)) fail(ErrorCode::kOutOfRange, where(n) + ": the square of " + std::to_string(num.i) + " overflows int64");
+      return int_slot(base == "neg" ? -num.i : base == "abs" ? std::abs(num.i) : sq);
+    }
+    static const std::map<std::string, double (*)(double), std::less<>> kMath = {
+        {"exp", [](double v) { return std::exp(v); }},   {"log", [](double v) { return std::log(v); }},
+        {"sqrt", [](double v) { return std::sqrt(v); }}, {"rsqrt", [](double v) { return 1 / std::sqrt(v); }},
+        {"neg", [](double v) { return -v; }},            {"abs", [](double v) { return std::fabs(v); }},
+        {"square", [](double v) { return v * v; }},      {"erf", [](double v) { return std::erf(v); }}};
+    const auto it = kMath.find(base);
+    if (it == kMath.end()) fail(ErrorCode::kUnsupported, where(n) + ": " + base + " of a number");
+    return float_slot(it->second(x));
   }
 
   // A fused activation that XNNPACK has no operator for, in place after the op.
@@ -2177,6 +2240,151 @@ class XnnpackBackend::Impl {
     define(n.outputs[0], out);
   }
 
+  // torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
+  void lower_roll(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const Shape shape = slots_[static_cast<std::size_t>(x)].shape;
+    const auto shifts = ints_arg(n, "shifts");
+    const auto dims = ints_arg(n, "dims").value_or(std::vector<i64>{});
+    if (!shifts || shifts->empty()) fail(ErrorCode::kSchema, where(n) + ": no shifts");
+    Shape rolled = shape;  // the shape the kernel sees: flattened when no dims are given
+    std::vector<i64> per_dim;
+    auto add = [](i64 have, i64 shift, i64 size) { return size == 0 ? 0 : ((have + shift % size) % size + size) % size; };
+    if (dims.empty()) {
+      if (shifts->size() != 1) fail(ErrorCode::kSchema, where(n) + ": " + std::to_string(shifts->size()) + " shifts and no dims");
+      rolled = {numel(shape)};
+      per_dim = {add(0, (*shifts)[0], rolled[0])};
+    } else {
+      if (dims.size() != shifts->size())
+        fail(ErrorCode::kSchema, where(n) + ": " + std::to_string(shifts->size()) + " shifts for " + std::to_string(dims.size()) + " dims");
+      per_dim.assign(shape.size(), 0);
+      for (std::size_t i = 0; i < dims.size(); ++i) {
+        const auto d = static_cast<std::size_t>(normalize_dim(dims[i], shape.size(), where(n)));
+        per_dim[d] = add(per_dim[d], (*shifts)[i], shape[d]);
+      }
+    }
+    const int out = new_tensor(shape, false);
+    std::vector<int> ins{x};
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [this, xi, out, rolled, per_dim] { portable::roll(ptr(xi), ptr(out), rolled, per_dim); };
+    define(n.outputs[0], out);
+  }
+
+  // numpy broadcasting of two shapes.
+  Shape broadcast_shape(const Node& n, const Shape& a, const Shape& b) const {
+    const std::size_t rank = std::max(a.size(), b.size());
+    Shape out(rank);
+    auto dim_of = [&](const Shape& s, std::size_t i) { return i + s.size() >= rank ? s[i + s.size() - rank] : i64{1}; };
+    for (std::size_t i = 0; i < rank; ++i) {
+      const i64 p = dim_of(a, i), q = dim_of(b, i);
+      if (p != q && p != 1 && q != 1) fail(ErrorCode::kShapeMismatch, where(n) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+      out[i] = p == 1 ? q : p;
+    }
+    return out;
+  }
+  // Slot `s` in torch layout with shape `to` (broadcast by a step of ours when it differs).
+  int broadcast_to(int s, const Shape& to) {
+    s = as_layout(s, false);
+    const Shape from = slots_[static_cast<std::size_t>(s)].shape;
+    if (from == to) return s;
+    const int out = new_tensor(to, false);
+    Step& step = add_step({s}, {out});
+    step.run = [this, s, out, from, to] { portable::broadcast(ptr(s), ptr(out), from, to); };
+    return out;
+  }
+
+  // A number argument: an attribute or an input known before the run.
+  // A one-element constant tensor (fill.Tensor's value) counts as a number.
+  double number_arg(const Node& n, std::string_view name) const {
+    if (auto in = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+      const Value& value = graph_.value(*in);
+      if (value.is_constant() && value.data.numel() == 1) {
+        switch (value.data.dtype()) {
+          case DType::kFloat32: return value.data.data_as<float>()[0];
+          case DType::kFloat64: return value.data.data_as<double>()[0];
+          case DType::kInt64: return static_cast<double>(value.data.data_as<std::int64_t>()[0]);
+          default: fail(ErrorCode::kUnsupported, where(n) + ": '" + std::string(name) + "' is a " + std::string(dtype_name(value.data.dtype())) + " tensor");
+        }
+      }
+    }
+    auto v = float_arg(n, name);
+    if (!v) fail(ErrorCode::kSchema, where(n) + ": missing the number '" + std::string(name) + "'");
+    return *v;
+  }
+
+  // new_zeros/new_ones/new_full (of a size), zeros_like/ones_like/full_like
+  // and fill (of self's shape): one value everywhere, written on each run.
+  void lower_full(const Node& n, NodeState&) {
+    std::string base = base_op(n.op);
+    if (base.back() == '_') base.pop_back();
+    Shape shape;
+    if (base.rfind("new_", 0) == 0) {
+      const auto size = ints_arg(n, "size");
+      if (!size) fail(ErrorCode::kSchema, where(n) + ": no size");
+      shape = *size;
+      for (i64 d : shape)
+        if (d < 0) fail(ErrorCode::kBadShape, where(n) + ": size " + shape_str(shape) + " has a negative dim");
+      checked_nbytes(DType::kFloat32, shape);
+    } else {
+      shape = slots_[static_cast<std::size_t>(tensor_arg(n, "self", 0))].shape;
+    }
+    const float value = static_cast<float>(base == "new_zeros" || base == "zeros_like" ? 0.0
+                                           : base == "new_ones" || base == "ones_like" ? 1.0
+                                           : number_arg(n, base == "fill" ? "value" : "fill_value"));
+    const int out = new_tensor(shape, false);
+    const i64 count = numel(shape);
+    Step& step = add_step({}, {out});
+    step.run = [this, out, value, count] { portable::fill(ptr(out), value, count); };
+    define(n.outputs[0], out);
+  }
+
+  // eq/ne/lt/le/gt/ge of a tensor and a number or a tensor (broadcast): 1 or 0.
+  void lower_compare(const Node& n, NodeState&) {
+    static const std::map<std::string, portable::Compare, std::less<>> kOps = {
+        {"eq", portable::Compare::kEq}, {"ne", portable::Compare::kNe}, {"lt", portable::Compare::kLt},
+        {"le", portable::Compare::kLe}, {"gt", portable::Compare::kGt}, {"ge", portable::Compare::kGe}};
+    const portable::Compare op = kOps.at(base_op(n.op));
+    const int a = tensor_arg(n, "self", 0);
+    const auto other = input_for_arg(n, "other", 1);
+    if (!other || slot_of(*other).kind != Kind::kTensor) {
+      const float b = static_cast<float>(number_arg(n, "other"));
+      const Shape shape = slots_[static_cast<std::size_t>(a)].shape;
+      std::vector<int> ins{a};
+      const int out = new_tensor(shape, false);
+      Step& step = portable_step(ins, {out});
+      const int ai = ins[0];
+      const i64 count = numel(shape);
+      step.run = [this, op, ai, b, out, count] { portable::compare(op, ptr(ai), &b, ptr(out), count, 0); };
+      return define(n.outputs[0], out);
+    }
+    const int b = tensor_slot(n, *other);
+    const Shape shape = broadcast_shape(n, slots_[static_cast<std::size_t>(a)].shape, slots_[static_cast<std::size_t>(b)].shape);
+    const int ai = broadcast_to(a, shape), bi = broadcast_to(b, shape);
+    const int out = new_tensor(shape, false);
+    const i64 count = numel(shape);
+    Step& step = add_step({ai, bi}, {out});
+    step.run = [this, op, ai, bi, out, count] { portable::compare(op, ptr(ai), ptr(bi), ptr(out), count, 1); };
+    define(n.outputs[0], out);
+  }
+
+  // masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
+  void lower_masked_fill(const Node& n, NodeState&) {
+    const int x = tensor_arg(n, "self", 0);
+    const int mask = tensor_arg(n, "mask", 1);
+    const float value = static_cast<float>(number_arg(n, "value"));
+    const Shape shape = slots_[static_cast<std::size_t>(x)].shape;
+    if (broadcast_shape(n, shape, slots_[static_cast<std::size_t>(mask)].shape) != shape)
+      fail(ErrorCode::kShapeMismatch, where(n) + ": a mask of shape " + shape_str(slots_[static_cast<std::size_t>(mask)].shape) +
+                                          " does not broadcast to " + shape_str(shape));
+    const int xi = as_layout(x, false), mi = broadcast_to(mask, shape);
+    const int out = new_tensor(shape, false);
+    const i64 count = numel(shape);
+    Step& step = add_step({xi, mi}, {out});
+    step.run = [this, xi, mi, value, out, count] { portable::masked_fill(ptr(xi), ptr(mi), value, ptr(out), count); };
+    define(n.outputs[0], out);
+  }
+
   // matmul / mm / bmm: [..., m, k] @ [..., k, n] with equal batch dims, or a
   // 2D right operand shared by every batch.
   void lower_matmul(const Node& n, NodeState&) {
@@ -2353,6 +2561,15 @@ void XnnpackBackend::move(const Device& device, const Stream* stream) {
 
 int XnnpackBackend::threads() const { return impl_->threads(); }
 std::vector<NodeTime> XnnpackBackend::profile() const { return impl_->profile(); }
+
+std::string_view engine_name(Engine engine) {
+  switch (engine) {
+    case Engine::kXnnpack: return "xnnpack";
+    case Engine::kPortable: return "portable";
+    case Engine::kNone: break;
+  }
+  return "none";
+}
 std::size_t XnnpackBackend::arena_bytes() const { return impl_->arena_bytes(); }
 
 std::unique_ptr<Backend> make_backend(const Options& options) { return std::make_unique<XnnpackBackend>(options); }

@@ -452,6 +452,54 @@ void broadcast(const float* x, float* y, const std::vector<i64>& in_shape, const
   }
 }
 
+void roll(const float* x, float* y, const std::vector<i64>& shape, const std::vector<i64>& shifts) {
+  const std::size_t rank = shape.size();
+  const i64 total = product(shape, 0, rank);
+  if (total == 0) return;
+  if (rank == 0) {
+    y[0] = x[0];
+    return;
+  }
+  // Row by row of the last dim: each output row reads one input row, rolled.
+  std::vector<i64> stride(rank, 1);
+  for (std::size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * shape[d + 1];
+  const i64 last = shape[rank - 1], s = shifts[rank - 1];
+  std::vector<i64> idx(rank - 1, 0);
+  for (i64 row = 0; row < total / last; ++row) {
+    i64 from = 0;
+    for (std::size_t d = 0; d + 1 < rank; ++d) from += ((idx[d] - shifts[d] + shape[d]) % shape[d]) * stride[d];
+    float* out = y + row * last;
+    std::memcpy(out + s, x + from, static_cast<std::size_t>(last - s) * sizeof(float));
+    std::memcpy(out, x + from + last - s, static_cast<std::size_t>(s) * sizeof(float));
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+void compare(Compare op, const float* a, const float* b, float* y, i64 count, i64 b_stride) {
+  for (i64 i = 0; i < count; ++i) {
+    const float p = a[i], q = b[i * b_stride];
+    bool r = false;
+    switch (op) {
+      case Compare::kEq: r = p == q; break;
+      case Compare::kNe: r = p != q; break;
+      case Compare::kLt: r = p < q; break;
+      case Compare::kLe: r = p <= q; break;
+      case Compare::kGt: r = p > q; break;
+      case Compare::kGe: r = p >= q; break;
+    }
+    y[i] = r ? 1.0f : 0.0f;
+  }
+}
+
+void masked_fill(const float* x, const float* mask, float value, float* y, i64 count) {
+  for (i64 i = 0; i < count; ++i) y[i] = mask[i] != 0 ? value : x[i];
+}
+
+void fill(float* y, float value, i64 count) { std::fill(y, y + count, value); }
+
 void slice_scatter(const float* x, const float* src, float* y, i64 outer, i64 size, i64 inner, i64 start, i64 step,
                    i64 length) {
   if (x != y) std::memcpy(y, x, static_cast<std::size_t>(outer * size * inner) * sizeof(float));

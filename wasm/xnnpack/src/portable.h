@@ -66,6 +66,20 @@ void prelu(const float* x, const float* w, float* y, i64 batch, i64 channels, i6
 // y[out_shape] = x broadcast (numpy rules, x's shape right-aligned; 1s repeat).
 void broadcast(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& out_shape);
 
+// y = x rolled along each dim: y[.., (i + shifts[d]) % shape[d], ..] = x[.., i, ..];
+// shifts already in [0, shape[d]).
+void roll(const float* x, float* y, const std::vector<i64>& shape, const std::vector<i64>& shifts);
+
+// Tensors that torch holds as bool or small integers (attention masks made
+// from shapes) are held as float32 here: false/true as 0/1, integers exactly
+// up to 2^24.
+enum class Compare { kEq, kNe, kLt, kLe, kGt, kGe };
+// y = (a OP b) ? 1 : 0 elementwise; b_stride 0 compares every a with b[0].
+void compare(Compare op, const float* a, const float* b, float* y, i64 count, i64 b_stride);
+// y = mask != 0 ? value : x elementwise (in place when x == y).
+void masked_fill(const float* x, const float* mask, float value, float* y, i64 count);
+void fill(float* y, float value, i64 count);
+
 // Copies `x` to `y` (same shape [outer, size, inner]), then writes `src`
 // ([outer, length, inner]) into positions start, start+step, ... of the middle axis.
 void slice_scatter(const float* x, const float* src, float* y, i64 outer, i64 size, i64 inner, i64 start, i64 step,

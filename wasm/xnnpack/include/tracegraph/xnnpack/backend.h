@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracegraph/backend.h"
@@ -35,12 +36,19 @@ struct Options {
   std::size_t memory_budget = 0;
 };
 
+// What ran a node: XNNPACK operators (with any layout steps of ours around
+// them), only kernels of ours (portable.h, the layout kernels), or nothing at
+// run time (views, and shape arithmetic done while planning).
+enum class Engine { kNone, kXnnpack, kPortable };
+std::string_view engine_name(Engine engine);  // "none", "xnnpack", "portable"
+
 // The time one node took on the last run; a node lowered to several steps
 // (layout changes, a 3D convolution's unfolding) has their sum.
 struct NodeTime {
   std::string node;
   std::string op;
   double milliseconds = 0;
+  Engine engine = Engine::kNone;
 };
 
 class XnnpackBackend : public Backend {
