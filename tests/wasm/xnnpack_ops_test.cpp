@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <tuple>
 
 #include "native/test_models.h"
 #include "tracegraph/native/aten_interop.h"
@@ -303,6 +304,31 @@ std::vector<OpCase> op_cases() {
     const ValueId w = b.input({3, 7, 4});
     b.g.set_outputs({b.op("matmul", "", {{"self", x}, {"other", y}}), b.op("mm", "", {{"self", z}, {"mat2", b.constant({4, 3})}}),
                      b.op("matmul", "", {{"self", w}, {"other", b.constant({4, 2})}})});
+  }});
+  out.push_back({"matmul_broadcast_batches_and_vectors", [](Builder& b) {
+    const ValueId x = b.input({2, 1, 5, 4});
+    const ValueId y = b.input({3, 4, 7});
+    const ValueId v = b.input({4});
+    const ValueId z = b.input({2, 3, 4, 1});
+    b.g.set_outputs({b.op("matmul", "", {{"self", x}, {"other", y}}), b.op("matmul", "", {{"self", v}, {"other", y}}),
+                     b.op("matmul", "", {{"self", x}, {"other", v}}), b.op("bmm", "", {{"self", y}, {"mat2", b.constant({3, 7, 1})}}),
+                     b.op("matmul", "", {{"self", z}, {"other", b.constant({1, 5})}})});
+  }});
+  out.push_back({"adaptive_pools_not_dividing_and_larger", [](Builder& b) {
+    // alexnet and vgg pool a 1x1 or 2x2 map to 6x6 or 7x7
+    const ValueId x = b.input({2, 5, 1, 2});
+    const ValueId y = b.input({1, 3, 7, 9});
+    const ValueId z = b.input({1, 2, 5, 3, 4});
+    b.g.set_outputs({b.op("adaptive_avg_pool2d", "", {{"self", x}}, attrs({{"output_size", Ints{6, 7}}})),
+                     b.op("adaptive_avg_pool2d", "", {{"self", y}}, attrs({{"output_size", Ints{3, 4}}})),
+                     b.op("adaptive_avg_pool3d", "", {{"self", z}}, attrs({{"output_size", Ints{2, 3, 3}}}))});
+    for (const auto& [input, size, name] : {std::tuple{y, Ints{3, 4}, "adaptive_max_pool2d"}, std::tuple{x, Ints{3, 3}, "adaptive_max_pool2d"},
+                                            std::tuple{z, Ints{2, 1, 3}, "adaptive_max_pool3d"}}) {
+      Attributes a = attrs({{"output_size", size}});
+      a.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
+      const NodeId node = b.g.add_node(std::string("aten::") + name, {input}, {NewValue{}, NewValue{}}, a, std::string(name) + std::to_string(b.counter++));
+      b.g.add_output(b.g.node(node).outputs[0]);
+    }
   }});
   out.push_back({"native_multi_head_attention_with_weights", [](Builder& b) {
     const ValueId q = b.input({2, 5, 6});

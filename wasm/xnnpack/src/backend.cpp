@@ -724,8 +724,9 @@ class XnnpackBackend::Impl {
         {"floor_divide", &Impl::lower_binary}, {"floordiv", &Impl::lower_binary},
         {"remainder", &Impl::lower_binary},    {"fmod", &Impl::lower_binary},
         {"max_pool2d", &Impl::lower_max_pool}, {"max_pool3d", &Impl::lower_max_pool},
-        {"avg_pool2d", &Impl::lower_avg_pool}, {"adaptive_avg_pool2d", &Impl::lower_adaptive_avg_pool},
-        {"adaptive_avg_pool3d", &Impl::lower_adaptive_avg_pool}, {"mean", &Impl::lower_mean},
+        {"avg_pool2d", &Impl::lower_avg_pool}, {"adaptive_avg_pool2d", &Impl::lower_adaptive_pool},
+        {"adaptive_avg_pool3d", &Impl::lower_adaptive_pool}, {"mean", &Impl::lower_mean},
+        {"adaptive_max_pool2d", &Impl::lower_adaptive_pool}, {"adaptive_max_pool3d", &Impl::lower_adaptive_pool},
         {"linear", &Impl::lower_linear},       {"cat", &Impl::lower_cat},
         {"concat", &Impl::lower_cat},          {"slice", &Impl::lower_slice},
         {"upsample_nearest2d", &Impl::lower_resize}, {"upsample_nearest3d", &Impl::lower_resize},
@@ -1376,8 +1377,12 @@ class XnnpackBackend::Impl {
     define(n.outputs[0], out);
   }
 
-  void lower_adaptive_avg_pool(const Node& n, NodeState& st) {
-    const std::size_t rank = base_op(n.op) == "adaptive_avg_pool3d" ? 3 : 2;
+  // Adaptive pooling: the identity, a global mean, a plain average pooling
+  // when the output divides the input (XNNPACK), else portable kernels.
+  void lower_adaptive_pool(const Node& n, NodeState& st) {
+    const std::string base = base_op(n.op);
+    const bool max = base.rfind("adaptive_max", 0) == 0;
+    const std::size_t rank = base.back() == 'd' && base[base.size() - 2] == '3' ? 3 : 2;
     const int x0 = tensor_arg(n, "self", 0);
     const Shape xs = slots_[static_cast<std::size_t>(x0)].shape;
     if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
@@ -1388,18 +1393,28 @@ class XnnpackBackend::Impl {
       same = same && size[i] == xs[2 + i];
       divides = divides && size[i] > 0 && xs[2 + i] % size[i] == 0;
     }
-    if (same) {
-      define(n.outputs[0], x0);
-      return;
-    }
+    for (i64 d : size)
+      if (d <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": output_size " + shape_str(size) + " must be positive");
+    if (max && n.outputs.size() > 1) define(n.outputs[1], new_slot(Slot{}));  // indices: not computed
+    if (same) return define(n.outputs[0], x0);
     std::vector<i64> axes;
     for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<i64>(2 + i));
-    if (global) return mean_step(n, st, x0, axes, true);
-    if (rank == 2 && divides) {
+    if (!max && global) return mean_step(n, st, x0, axes, true);
+    if (!max && rank == 2 && divides) {
       const std::vector<i64> k{xs[2] / size[0], xs[3] / size[1]};
       return avg_pool_step(n, st, as_layout(x0, true), xs, k, k, {0, 0}, false);
     }
-    fail(ErrorCode::kUnsupported, where(n) + ": adaptive pooling of " + shape_str(xs) + " to a size that does not divide it");
+    Shape out_shape{xs[0], xs[1]};
+    out_shape.insert(out_shape.end(), size.begin(), size.end());
+    within_budget(out_shape);
+    const Shape in(xs.begin() + 2, xs.end());
+    const i64 planes = xs[0] * xs[1];
+    const int out = new_tensor(out_shape, false);
+    std::vector<int> ins{x0};
+    Step& step = portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [this, xi, out, planes, in, size, max] { portable::adaptive_pool(ptr(xi), ptr(out), planes, in, size, max); };
+    define(n.outputs[0], out);
   }
 
   void lower_mean(const Node& n, NodeState& st) {
@@ -2385,28 +2400,58 @@ class XnnpackBackend::Impl {
     define(n.outputs[0], out);
   }
 
-  // matmul / mm / bmm: [..., m, k] @ [..., k, n] with equal batch dims, or a
-  // 2D right operand shared by every batch.
-  void lower_matmul(const Node& n, NodeState&) {
-    const bool mm = base_op(n.op) != "matmul";
+  // matmul / mm / bmm on XNNPACK's batch matrix multiply: [..., m, k] @
+  // [..., k, n], batch dims broadcast (numpy rules), 1-D operands as torch
+  // treats them (a row or a column, dropped from the result).
+  void lower_matmul(const Node& n, NodeState& st) {
+    const std::string base = base_op(n.op);
     const int a = tensor_arg(n, "self", 0);
-    const int b = tensor_arg(n, mm ? "mat2" : "other", 1);
-    const Shape as = slots_[static_cast<std::size_t>(a)].shape, bs = slots_[static_cast<std::size_t>(b)].shape;
-    if (as.size() < 2 || bs.size() < 2) fail(ErrorCode::kUnsupported, where(n) + ": matmul of a 1-D operand");
+    const int b = tensor_arg(n, base == "matmul" ? "other" : "mat2", 1);
+    Shape as = slots_[static_cast<std::size_t>(a)].shape, bs = slots_[static_cast<std::size_t>(b)].shape;
+    const std::size_t want_rank = base == "mm" ? 2 : 3;
+    if (base != "matmul" && (as.size() != want_rank || bs.size() != want_rank))
+      fail(ErrorCode::kShapeMismatch, where(n) + ": " + base + " takes two " + std::to_string(want_rank) + "-D tensors, given " + shape_str(as) + " and " + shape_str(bs));
+    if (as.empty() || bs.empty()) fail(ErrorCode::kShapeMismatch, where(n) + ": matmul of a 0-d tensor");
+    const bool a_vector = as.size() == 1, b_vector = bs.size() == 1;
+    if (a_vector) as.insert(as.begin(), 1);
+    if (b_vector) bs.push_back(1);
     const i64 m = as[as.size() - 2], k = as.back(), nn = bs.back();
     if (bs[bs.size() - 2] != k) fail(ErrorCode::kShapeMismatch, where(n) + ": " + shape_str(as) + " @ " + shape_str(bs));
-    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-    if (!b_batch.empty() && a_batch != b_batch) fail(ErrorCode::kUnsupported, where(n) + ": broadcast batch dims " + shape_str(as) + " @ " + shape_str(bs));
-    const i64 batch = prod(a_batch, 0, a_batch.size());
-    Shape out_shape = a_batch;
-    out_shape.push_back(m);
-    out_shape.push_back(nn);
+    Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+    const std::size_t batch_rank = std::max(a_batch.size(), b_batch.size());
+    a_batch.insert(a_batch.begin(), batch_rank - a_batch.size(), 1);
+    b_batch.insert(b_batch.begin(), batch_rank - b_batch.size(), 1);
+    const Shape c_batch = broadcast_shape(n, a_batch, b_batch);
+    Shape out_shape = c_batch;
+    if (!a_vector) out_shape.push_back(m);
+    if (!b_vector) out_shape.push_back(nn);
+    within_budget(out_shape);
     const int out = new_tensor(out_shape, false);
-    const i64 a_stride = m * k, b_stride = b_batch.empty() ? 0 : k * nn;
-    std::vector<int> ins{a, b};
-    Step& step = portable_step(ins, {out});
-    const int ai = ins[0], bi = ins[1];
-    step.run = [this, ai, bi, out, batch, m, k, nn, a_stride, b_stride] { portable::matmul(ptr(ai), ptr(bi), ptr(out), batch, m, k, nn, a_stride, b_stride); };
+    const i64 count = numel(out_shape);
+    if (count == 0) return define(n.outputs[0], out);
+    if (k == 0) {  // a sum over nothing
+      Step& step = add_step({}, {out});
+      step.run = [this, out, count] { portable::fill(ptr(out), 0.0f, count); };
+      return define(n.outputs[0], out);
+    }
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      check(xnn_create_batch_matrix_multiply_nc_f32(0, &st.ops.back().op), n, "creating a batch matrix multiply");
+    }
+    xnn_operator_t op = st.ops.front().op;
+    std::vector<std::size_t> da(a_batch.begin(), a_batch.end()), db(b_batch.begin(), b_batch.end());
+    std::size_t ws_size = 0, ws_align = 0;
+    check(xnn_reshape_batch_matrix_multiply_nc_f32(op, batch_rank, da.data(), db.data(), static_cast<std::size_t>(m),
+                                                   static_cast<std::size_t>(k), static_cast<std::size_t>(nn), &ws_size, &ws_align, pool()),
+          n, "reshaping a batch matrix multiply");
+    workspace_bytes_ = std::max(workspace_bytes_, ws_size);
+    const int ai = as_layout(a, false), bi = as_layout(b, false);
+    Step& step = add_step({ai, bi}, {out});
+    step.setup = [this, op, ai, bi, out, &n] {
+      check(xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), ptr(ai), ptr(bi), ptr(out)), n, "setting up a batch matrix multiply");
+    };
+    step.xnnpack = true;
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a batch matrix multiply"); };
     define(n.outputs[0], out);
   }
 

@@ -60,6 +60,10 @@ void avg_pool1d(const Pool1d& p, const float* x, float* y);
 void adaptive_avg_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out);
 void adaptive_max_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out);
 
+// Adaptive average or max pooling of [planes, in...] to [planes, out...] over
+// 1 to 3 spatial dims, with torch's windows: [floor(o*in/out), ceil((o+1)*in/out)).
+void adaptive_pool(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out, bool max);
+
 // y = x > 0 ? x : w[c] * x, c the channel (dim 1) of [batch, channels, inner]; one weight for all when weights == 1.
 void prelu(const float* x, const float* w, float* y, i64 batch, i64 channels, i64 inner, i64 weights);
 
