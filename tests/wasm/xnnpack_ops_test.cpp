@@ -330,6 +330,20 @@ std::vector<OpCase> op_cases() {
       b.g.add_output(b.g.node(node).outputs[0]);
     }
   }});
+  out.push_back({"einsum_attention_implicit_outer_and_permuted", [](Builder& b) {
+    // maxvit's attention, spelled with spaces and capitals as torchvision does
+    const ValueId q = b.input({1, 3, 2, 5, 7});
+    const ValueId k = b.input({1, 3, 2, 6, 7});
+    const ValueId m = b.input({4, 5});
+    const ValueId v = b.input({3});
+    const ValueId w = b.input({2, 4, 3});
+    auto einsum = [&](const std::string& eq, ValueId x, ValueId y) {
+      return b.op("einsum", "", {{"tensors", x}, {"tensors", y}}, attrs({{"equation", eq}}));
+    };
+    b.g.set_outputs({einsum("B G H I D, B G H J D -> B G H I J", q, k), einsum("ij,jk", m, b.constant({5, 3})),
+                     einsum("i,j->ij", v, b.input({5})), einsum("bij,jk->kbi", w, b.constant({3, 6})),
+                     einsum("bij,bkj->bik", w, b.input({2, 1, 3}))});
+  }});
   out.push_back({"native_multi_head_attention_with_weights", [](Builder& b) {
     const ValueId q = b.input({2, 5, 6});
     const ValueId k = b.input({2, 5, 6});

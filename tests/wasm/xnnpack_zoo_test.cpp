@@ -57,7 +57,13 @@ TEST_P(XnnpackZooTest, RunsWithinToleranceAsReadAndOptimized) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, XnnpackZooTest, ::testing::ValuesIn(tracegraph::testing::kZooSmall),
+#ifndef TRACEGRAPH_ZOO_LARGE
+const std::vector<std::string>& kZoo = tracegraph::testing::kZooSmall;
+#else
+const std::vector<std::string>& kZoo = tracegraph::testing::kZooLarge;
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Zoo, XnnpackZooTest, ::testing::ValuesIn(kZoo),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <tuple>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -775,6 +776,7 @@ class XnnpackBackend::Impl {
         {"matmul", &Impl::lower_matmul},       {"mm", &Impl::lower_matmul},
         {"bmm", &Impl::lower_matmul},          {"_native_multi_head_attention", &Impl::lower_attention},
         {"roll", &Impl::lower_roll},           {"masked_fill", &Impl::lower_masked_fill},
+        {"einsum", &Impl::lower_einsum},
         {"new_zeros", &Impl::lower_full},      {"new_ones", &Impl::lower_full},
         {"new_full", &Impl::lower_full},       {"zeros_like", &Impl::lower_full},
         {"ones_like", &Impl::lower_full},      {"full_like", &Impl::lower_full},
@@ -1473,15 +1475,27 @@ class XnnpackBackend::Impl {
     const i64 in_features = w.shape()[1], out_features = w.shape()[0];
     if (b.defined() && b.numel() != out_features) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()));
     const Fused fused = fused_of(n);
-    if (st.ops.empty()) {
-      st.ops.emplace_back();
+    const int out = fully_connected(n, st, 0, x, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_features, out_features,
+                                    fused.min, fused.max);
+    post_activation(n, st, 1, fused, out);
+    define(n.outputs[0], out);
+  }
+
+  // y = x @ w^T + b over x's last dim ([..., in] -> [..., out]): XNNPACK's
+  // fully connected op, the node's operator number `index` (weights packed
+  // once, on the first plan).
+  int fully_connected(const Node& n, NodeState& st, std::size_t index, int x, const float* w, const float* b, i64 in_features,
+                      i64 out_features, float out_min = -kInf, float out_max = kInf) {
+    if (st.ops.size() <= index) st.ops.resize(index + 1);
+    if (!st.ops[index].op) {
       check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
-                                              static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
-                                              w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, fused.min, fused.max,
-                                              0, nullptr, nullptr, &st.ops[0].op),
+                                              static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features), w, b,
+                                              out_min, out_max, 0, nullptr, nullptr, &st.ops[index].op),
             n, "creating a fully connected op");
     }
-    xnn_operator_t op = st.ops[0].op;
+    xnn_operator_t op = st.ops[index].op;
+    x = as_layout(x, false);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
     const i64 batch = numel(xs) / std::max<i64>(in_features, 1);
     check(xnn_reshape_fully_connected_nc_f32(op, static_cast<std::size_t>(batch), pool()), n, "reshaping a fully connected op");
     Shape out_shape = xs;
@@ -1491,8 +1505,7 @@ class XnnpackBackend::Impl {
     step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
     step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
-    post_activation(n, st, 1, fused, out);
-    define(n.outputs[0], out);
+    return out;
   }
 
   // permute(self, dims), transpose(self, dim0, dim1), t(self): in the standard layout.
@@ -2425,14 +2438,23 @@ class XnnpackBackend::Impl {
     Shape out_shape = c_batch;
     if (!a_vector) out_shape.push_back(m);
     if (!b_vector) out_shape.push_back(nn);
+    define(n.outputs[0], batch_matmul(n, st, a, b, a_batch, b_batch, m, k, nn, out_shape));
+  }
+
+  // C = A @ B on XNNPACK: A [a_batch..., m, k], B [b_batch..., k, n] (batch
+  // dims of equal count, broadcast), C of `out_shape` (c's elements in
+  // [batch..., m, n] order). The node's first XNNPACK operator is the one.
+  int batch_matmul(const Node& n, NodeState& st, int a, int b, const Shape& a_batch, const Shape& b_batch, i64 m, i64 k, i64 nn,
+                   const Shape& out_shape) {
+    const std::size_t batch_rank = a_batch.size();
     within_budget(out_shape);
     const int out = new_tensor(out_shape, false);
     const i64 count = numel(out_shape);
-    if (count == 0) return define(n.outputs[0], out);
+    if (count == 0) return out;
     if (k == 0) {  // a sum over nothing
       Step& step = add_step({}, {out});
       step.run = [this, out, count] { portable::fill(ptr(out), 0.0f, count); };
-      return define(n.outputs[0], out);
+      return out;
     }
     if (st.ops.empty()) {
       st.ops.emplace_back();
@@ -2452,11 +2474,100 @@ class XnnpackBackend::Impl {
     };
     step.xnnpack = true;
     step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a batch matrix multiply"); };
-    define(n.outputs[0], out);
+    return out;
+  }
+
+  // A torch-layout tensor with its dims in the order `perm` (XNNPACK's transpose; none when in order).
+  int permuted(int x, const std::vector<std::size_t>& perm) {
+    x = as_layout(x, false);
+    const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+    bool in_order = true;
+    for (std::size_t i = 0; i < perm.size(); ++i) in_order = in_order && perm[i] == i;
+    if (in_order || xs.size() < 2) return x;
+    std::vector<std::size_t> in_shape(xs.begin(), xs.end());
+    Shape out_shape;
+    for (std::size_t p : perm) out_shape.push_back(xs[p]);
+    return transposed(x, in_shape, perm, out_shape, false);
+  }
+
+  // einsum of two operands as one batch matrix multiply: the letters in both
+  // operands and the output are batch dims, those in both operands only are
+  // summed over, the others are rows (first operand) and columns (second).
+  // Each operand is permuted to [batch, rows or columns, summed] order once.
+  void lower_einsum(const Node& n, NodeState& st) {
+    std::string eq;
+    for (char c : n.attributes.get_string("equation").value_or("")) {
+      if (c != ' ') eq += c;
+    }
+    std::vector<ValueId> operands = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
+    const std::size_t arrow = eq.find("->");
+    const std::size_t comma = eq.find(',');
+    if (operands.size() != 2 || comma == std::string::npos || eq.find(',', comma + 1) != std::string::npos)
+      fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' of " + std::to_string(operands.size()) + " operands (two are supported)");
+    if (eq.find('.') != std::string::npos) fail(ErrorCode::kUnsupported, where(n) + ": einsum with an ellipsis");
+    const std::string sa = eq.substr(0, comma), sb = eq.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1);
+    std::string so;
+    if (arrow != std::string::npos) {
+      so = eq.substr(arrow + 2);
+    } else {  // implicit output: the letters used once, in alphabetical order
+      for (char c : sa + sb)
+        if (std::count(sa.begin(), sa.end(), c) + std::count(sb.begin(), sb.end(), c) == 1) so += c;
+      std::sort(so.begin(), so.end());
+    }
+    const int a = tensor_slot(n, operands[0]), b = tensor_slot(n, operands[1]);
+    const Shape as = slots_[static_cast<std::size_t>(a)].shape, bs = slots_[static_cast<std::size_t>(b)].shape;
+    if (sa.size() != as.size() || sb.size() != bs.size())
+      fail(ErrorCode::kShapeMismatch, where(n) + ": '" + eq + "' for operands " + shape_str(as) + " and " + shape_str(bs));
+    std::map<char, i64> size;
+    auto take = [&](const std::string& letters, const Shape& shape) {
+      for (std::size_t i = 0; i < letters.size(); ++i) {
+        const char c = letters[i];
+        if (!std::isalpha(static_cast<unsigned char>(c))) fail(ErrorCode::kSchema, where(n) + ": '" + eq + "' has '" + std::string(1, c) + "'");
+        if (std::count(letters.begin(), letters.end(), c) > 1) fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' repeats a letter in one operand");
+        auto [it, fresh] = size.emplace(c, shape[i]);
+        if (!fresh && it->second != shape[i])
+          fail(ErrorCode::kShapeMismatch, where(n) + ": '" + std::string(1, c) + "' is " + std::to_string(it->second) + " and " + std::to_string(shape[i]) + " in '" + eq + "'");
+      }
+    };
+    take(sa, as);
+    take(sb, bs);
+    std::string batch, rows, cols, summed;
+    auto in = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+    for (char c : so) {
+      if (!in(sa, c) && !in(sb, c)) fail(ErrorCode::kSchema, where(n) + ": output letter '" + std::string(1, c) + "' is in no operand");
+      if (std::count(so.begin(), so.end(), c) > 1) fail(ErrorCode::kSchema, where(n) + ": output letter '" + std::string(1, c) + "' twice");
+      (in(sa, c) && in(sb, c) ? batch : in(sa, c) ? rows : cols) += c;
+    }
+    for (char c : sa) {
+      if (in(so, c)) continue;
+      if (!in(sb, c)) fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+      summed += c;
+    }
+    for (char c : sb)
+      if (!in(so, c) && !in(sa, c)) fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+    auto order = [](const std::string& letters, const std::string& want) {
+      std::vector<std::size_t> perm;
+      for (char c : want) perm.push_back(letters.find(c));
+      return perm;
+    };
+    auto product_of = [&](const std::string& letters) {
+      i64 p = 1;
+      for (char c : letters) p *= size[c];
+      return p;
+    };
+    const i64 m = product_of(rows), k = product_of(summed), nn = product_of(cols);
+    const int pa = permuted(a, order(sa, batch + rows + summed));
+    const int pb = permuted(b, order(sb, batch + summed + cols));
+    Shape batch_shape;
+    for (char c : batch) batch_shape.push_back(size[c]);
+    Shape mid = batch_shape;  // the product's own order: batch, rows, columns
+    for (char c : rows + cols) mid.push_back(size[c]);
+    const int product = batch_matmul(n, st, pa, pb, batch_shape, batch_shape, m, k, nn, mid);
+    define(n.outputs[0], permuted(product, order(batch + rows + cols, so)));
   }
 
   // torch.nn.MultiheadAttention's fused eval path (torchvision's ViT), without a mask.
-  void lower_attention(const Node& n, NodeState&) {
+  void lower_attention(const Node& n, NodeState& st) {
     const int q = tensor_arg(n, "query", 0), k = tensor_arg(n, "key", 1), v = tensor_arg(n, "value", 2);
     const Shape qs = slots_[static_cast<std::size_t>(q)].shape, ks = slots_[static_cast<std::size_t>(k)].shape;
     if (qs.size() != 3 || ks != qs || ks != slots_[static_cast<std::size_t>(v)].shape)  // as PyTorch's kernel requires
@@ -2478,16 +2589,19 @@ class XnnpackBackend::Impl {
     const float* proj_b = weight_or_null(n, "proj_bias", 8, e);
     if (!qkv_w || !proj_w) fail(ErrorCode::kSchema, where(n) + ": missing qkv_weight or proj_weight");
     const bool need_weights = int_arg(n, "need_weights").value_or(1) != 0;
-    const int out = new_tensor(qs, false);
+    // The projections on XNNPACK (weights packed once), the attention itself
+    // (scores, softmax, weighted sum per head) in a portable kernel.
+    const int pq = fully_connected(n, st, 0, q, qkv_w, qkv_b, e, e);
+    const int pk = fully_connected(n, st, 1, k, qkv_w + e * e, qkv_b ? qkv_b + e : nullptr, e, e);
+    const int pv = fully_connected(n, st, 2, v, qkv_w + 2 * e * e, qkv_b ? qkv_b + 2 * e : nullptr, e, e);
+    const int context = new_tensor(qs, false);
     const int weights = need_weights ? new_tensor(a.average ? Shape{a.batch, a.query_length, a.key_length} : Shape{a.batch, a.heads, a.query_length, a.key_length}, false)
                                      : new_tensor(Shape{0}, false);
-    std::vector<int> ins{q, k, v};
-    Step& step = portable_step(ins, {out, weights});
-    const int qi = ins[0], ki = ins[1], vi = ins[2];
-    step.run = [this, a, qi, ki, vi, qkv_w, qkv_b, proj_w, proj_b, out, weights, need_weights] {
-      portable::attention(a, ptr(qi), ptr(ki), ptr(vi), qkv_w, qkv_b, proj_w, proj_b, ptr(out), need_weights ? ptr(weights) : nullptr);
+    Step& step = add_step({pq, pk, pv}, {context, weights});
+    step.run = [this, a, pq, pk, pv, context, weights, need_weights] {
+      portable::attention(a, ptr(pq), ptr(pk), ptr(pv), ptr(context), need_weights ? ptr(weights) : nullptr);
     };
-    define(n.outputs[0], out);
+    define(n.outputs[0], fully_connected(n, st, 3, context, proj_w, proj_b, e, e));
     if (n.outputs.size() > 1) define(n.outputs[1], weights);
   }
 

@@ -544,73 +544,49 @@ void slice_scatter(const float* x, const float* src, float* y, i64 outer, i64 si
   }
 }
 
-void matmul(const float* a, const float* b, float* c, i64 batch, i64 m, i64 k, i64 n, i64 a_batch_stride,
-            i64 b_batch_stride) {
-  for (i64 q = 0; q < batch; ++q) {
-    const float* aq = a + q * a_batch_stride;
-    const float* bq = b + q * b_batch_stride;
-    float* cq = c + q * m * n;
-    std::fill(cq, cq + m * n, 0.0f);
-    for (i64 i = 0; i < m; ++i) {
-      float* ci = cq + i * n;
-      for (i64 kk = 0; kk < k; ++kk) {
-        const float av = aq[i * k + kk];
-        const float* bk = bq + kk * n;
-        for (i64 j = 0; j < n; ++j) ci[j] += av * bk[j];
-      }
-    }
-  }
-}
-
-void attention(const Attention& a, const float* query, const float* key, const float* value, const float* qkv_weight,
-               const float* qkv_bias, const float* proj_weight, const float* proj_bias, float* out, float* weights) {
+void attention(const Attention& a, const float* q, const float* k, const float* v, float* context, float* weights) {
   const i64 e = a.embed, d = a.embed / a.heads, l = a.query_length, s = a.key_length;
-  // x [rows, E] @ w[offset rows .. +E]^T + b -> y [rows, E]
-  auto project = [e](const float* x, i64 rows, const float* w, const float* b, float* y) {
-    for (i64 r = 0; r < rows; ++r) {
-      for (i64 o = 0; o < e; ++o) {
-        const float* wr = w + o * e;
-        const float* xr = x + r * e;
-        float acc = b ? b[o] : 0.0f;
-        for (i64 i = 0; i < e; ++i) acc += xr[i] * wr[i];
-        y[r * e + o] = acc;
-      }
-    }
-  };
-  std::vector<float> q(static_cast<std::size_t>(l * e)), k(static_cast<std::size_t>(s * e)), v(static_cast<std::size_t>(s * e)),
-      ctx(static_cast<std::size_t>(l * e)), scores(static_cast<std::size_t>(s));
+  // Every inner loop is a contiguous multiply-add over one row, which the
+  // compiler vectorizes: k transposed per head, then scores += q[c] * kT[c].
+  std::vector<float> kt(static_cast<std::size_t>(d * s)), scores(static_cast<std::size_t>(s));
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  if (weights && a.average) std::fill(weights, weights + a.batch * l * s, 0.0f);
   for (i64 n = 0; n < a.batch; ++n) {
-    project(query + n * l * e, l, qkv_weight, qkv_bias, q.data());
-    project(key + n * s * e, s, qkv_weight + e * e, qkv_bias ? qkv_bias + e : nullptr, k.data());
-    project(value + n * s * e, s, qkv_weight + 2 * e * e, qkv_bias ? qkv_bias + 2 * e : nullptr, v.data());
-    if (weights && a.average) std::fill(weights + n * l * s, weights + (n + 1) * l * s, 0.0f);
     for (i64 h = 0; h < a.heads; ++h) {
+      for (i64 j = 0; j < s; ++j) {
+        const float* kj = k + (n * s + j) * e + h * d;
+        for (i64 c = 0; c < d; ++c) kt[static_cast<std::size_t>(c * s + j)] = kj[c];
+      }
       for (i64 i = 0; i < l; ++i) {
-        float m = -std::numeric_limits<float>::infinity();
-        for (i64 j = 0; j < s; ++j) {
-          float dot = 0;
-          for (i64 c = 0; c < d; ++c) dot += q[static_cast<std::size_t>(i * e + h * d + c)] * k[static_cast<std::size_t>(j * e + h * d + c)];
-          scores[static_cast<std::size_t>(j)] = dot * scale;
-          m = std::max(m, scores[static_cast<std::size_t>(j)]);
-        }
-        float sum = 0;
-        for (i64 j = 0; j < s; ++j) sum += (scores[static_cast<std::size_t>(j)] = std::exp(scores[static_cast<std::size_t>(j)] - m));
-        for (i64 j = 0; j < s; ++j) scores[static_cast<std::size_t>(j)] /= sum;
+        const float* qi = q + (n * l + i) * e + h * d;
+        float* sc = scores.data();
+        std::fill(sc, sc + s, 0.0f);
         for (i64 c = 0; c < d; ++c) {
-          float acc = 0;
-          for (i64 j = 0; j < s; ++j) acc += scores[static_cast<std::size_t>(j)] * v[static_cast<std::size_t>(j * e + h * d + c)];
-          ctx[static_cast<std::size_t>(i * e + h * d + c)] = acc;
+          const float qc = qi[c] * scale;
+          const float* kc = kt.data() + c * s;
+          for (i64 j = 0; j < s; ++j) sc[j] += qc * kc[j];
+        }
+        float m = -std::numeric_limits<float>::infinity();
+        for (i64 j = 0; j < s; ++j) m = std::max(m, sc[j]);
+        float sum = 0;
+        for (i64 j = 0; j < s; ++j) sum += (sc[j] = std::exp(sc[j] - m));
+        const float inv = 1.0f / sum;
+        for (i64 j = 0; j < s; ++j) sc[j] *= inv;
+        float* ci = context + (n * l + i) * e + h * d;
+        std::fill(ci, ci + d, 0.0f);
+        for (i64 j = 0; j < s; ++j) {
+          const float p = sc[j];
+          const float* vj = v + (n * s + j) * e + h * d;
+          for (i64 c = 0; c < d; ++c) ci[c] += p * vj[c];
         }
         if (weights) {
           for (i64 j = 0; j < s; ++j) {
-            if (a.average) weights[(n * l + i) * s + j] += scores[static_cast<std::size_t>(j)] / static_cast<float>(a.heads);
-            else weights[((n * a.heads + h) * l + i) * s + j] = scores[static_cast<std::size_t>(j)];
+            if (a.average) weights[(n * l + i) * s + j] += sc[j] / static_cast<float>(a.heads);
+            else weights[((n * a.heads + h) * l + i) * s + j] = sc[j];
           }
         }
       }
     }
-    project(ctx.data(), l, proj_weight, proj_bias, out + n * l * e);
   }
 }
 

@@ -89,10 +89,6 @@ void fill(float* y, float value, i64 count);
 void slice_scatter(const float* x, const float* src, float* y, i64 outer, i64 size, i64 inner, i64 start, i64 step,
                    i64 length);
 
-// C[b] = A[b] @ B[b]: A [batch, m, k], B [batch, k, n] (a batch stride of 0 repeats one).
-void matmul(const float* a, const float* b, float* c, i64 batch, i64 m, i64 k, i64 n, i64 a_batch_stride,
-            i64 b_batch_stride);
-
 // PyTorch's _native_multi_head_attention without a mask, batch first:
 // query [batch, L, E], key and value [batch, S, E]; qkv_weight [3E, E] (rows:
 // q, k, v), proj_weight [E, E]; out [batch, L, E]; `weights` (may be null)
@@ -102,7 +98,9 @@ struct Attention {
   i64 batch, query_length, key_length, embed, heads;
   bool average = true;
 };
-void attention(const Attention& a, const float* query, const float* key, const float* value, const float* qkv_weight,
-               const float* qkv_bias, const float* proj_weight, const float* proj_bias, float* out, float* weights);
+// Multi-head attention on projected q [batch, L, E], k and v [batch, S, E]:
+// context [batch, L, E] = softmax(q_h k_h^T / sqrt(E / heads)) v_h per head h;
+// `weights` (or null) gets the softmax, averaged over heads when a.average.
+void attention(const Attention& a, const float* q, const float* k, const float* v, float* context, float* weights);
 
 }  // namespace tracegraph::xnnpack::portable
