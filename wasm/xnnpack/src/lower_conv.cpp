@@ -1,0 +1,220 @@
+// Convolutions: 1D (as 2D, or a portable kernel), 2D and 3D, transposed, grouped and dilated, with their fused activations.
+#include "backend_impl.h"
+
+namespace tracegraph::xnnpack {
+
+void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
+  const std::string base = base_op(n.op);
+  const Tensor& w = constant_arg(n, "weight", 1, true);
+  const Tensor& b = constant_arg(n, "bias", 2, false);
+  const bool transposed = base == "_convolution" || base == "convolution" ? int_arg(n, "transposed").value_or(0) != 0
+                                                                          : base.rfind("conv_transpose", 0) == 0;
+  if (w.dim() == 3 && !transposed) return lower_conv1d(n, st);
+  if (w.dim() != 4 && w.dim() != 5) fail(ErrorCode::kUnsupported, where(n) + ": only 1D, 2D and 3D convolutions and 2D and 3D transposed ones run here (weight " + shape_str(w.shape()) + ")");
+  const std::size_t rank = static_cast<std::size_t>(w.dim() - 2);
+  const int x = as_layout(tensor_arg(n, "input", 0), true);
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D convolution (unbatched input is not supported)");
+  if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
+    fail(ErrorCode::kUnsupported, where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
+  const auto stride = spatial_arg(n, "stride", rank, 1);
+  const auto padding = spatial_arg(n, "padding", rank, 0);
+  const auto dilation = spatial_arg(n, "dilation", rank, 1);
+  const auto output_padding = spatial_arg(n, "output_padding", rank, 0);
+  const i64 groups = int_arg(n, "groups").value_or(1);
+  const i64 in_channels = xs[1];
+  if (groups <= 0 || in_channels % groups) fail(ErrorCode::kShapeMismatch, where(n) + ": " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
+  const Fused fused = fused_of(n);
+  const Shape& ws = w.shape();
+  if (!transposed) {
+    const i64 cg = in_channels / groups, out_channels = ws[0], cog = out_channels / groups;
+    if (ws[1] != cg || out_channels % groups) fail(ErrorCode::kShapeMismatch, where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
+    if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+    const i64 kd = rank == 3 ? ws[2] : 1;
+    const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+    const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
+    const std::size_t h = rank == 3 ? 1 : 0;  // index of H among the spatial args
+    if (st.ops.empty()) {
+      // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's [g*cog + o][c][kd][kh][kw].
+      std::vector<float> packed(static_cast<std::size_t>(w.numel()));
+      const float* src = w.data_as<float>();
+      const i64 ic = kd * cg;
+      for (i64 o = 0; o < out_channels; ++o)
+        for (i64 c = 0; c < cg; ++c)
+          for (i64 d = 0; d < kd; ++d)
+            for (i64 y = 0; y < kh; ++y)
+              for (i64 x2 = 0; x2 < kw; ++x2)
+                packed[static_cast<std::size_t>(((o * kh + y) * kw + x2) * ic + d * cg + c)] = src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
+      st.ops.emplace_back();
+      check(xnn_create_convolution2d_nhwc_f32(
+                u32(padding[h]), u32(padding[h + 1]),
+                u32(padding[h]), u32(padding[h + 1]),
+                u32(kh), u32(kw), u32(stride[h]),
+                u32(stride[h + 1]), u32(dilation[h]),
+                u32(dilation[h + 1]), u32(groups),
+                static_cast<std::size_t>(ic), static_cast<std::size_t>(cog), static_cast<std::size_t>(ic * groups),
+                static_cast<std::size_t>(out_channels), packed.data(), b.defined() ? b.data_as<float>() : nullptr,
+                fused.min, fused.max, 0, nullptr, nullptr, &st.ops[0].op),
+            n, "creating a convolution");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    i64 batch = xs[0], out_depth = 1;
+    int conv_in = x;
+    if (rank == 3) {
+      out_depth = (xs[2] + 2 * depth.padding - depth.dilation * (kd - 1) - 1) / depth.stride + 1;
+      if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": input depth " + std::to_string(xs[2]) + " is smaller than the kernel");
+      batch = xs[0] * out_depth;
+      const bool plain_slices = kd == 1 && depth.stride == 1 && depth.padding == 0;
+      if (!plain_slices) {
+        const int u = new_tensor(Shape{batch, kd * in_channels, xs[3], xs[4]}, true);
+        const i64 nb = xs[0], d_in = xs[2], pixels = xs[3] * xs[4];
+        Step& step = add_step({x}, {u});
+        step.run = [this, x, u, nb, d_in, out_depth, pixels, groups, cg, depth] {
+          kernels::unfold_depth(ptr(x), ptr(u), nb, d_in, out_depth, pixels, groups, cg, depth);
+        };
+        conv_in = u;
+      }
+    }
+    const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+    // XNNPACK's sizes are unsigned: a window larger than the padded input would wrap.
+    for (const auto& [size, k, axis] : {std::tuple{in_h, kh, h}, std::tuple{in_w, kw, h + 1}}) {
+      if (size + 2 * padding[axis] < dilation[axis] * (k - 1) + 1)
+        fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " is smaller than the kernel " + shape_str(ws) +
+                                            " (padded size " + std::to_string(size + 2 * padding[axis]) + ")");
+    }
+    // The output against the budget before XNNPACK sizes its buffers for it.
+    const i64 expect_h = (in_h + 2 * padding[h] - dilation[h] * (kh - 1) - 1) / stride[h] + 1;
+    const i64 expect_w = (in_w + 2 * padding[h + 1] - dilation[h + 1] * (kw - 1) - 1) / stride[h + 1] + 1;
+    within_budget(Shape{batch, out_channels, expect_h, expect_w});
+    std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
+    check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h),
+                                             static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, pool()),
+          n, "reshaping a convolution");
+    workspace_bytes_ = std::max(workspace_bytes_, ws_size);
+    Shape out_shape = rank == 3 ? Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}
+                                : Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)};
+    const int out = new_tensor(std::move(out_shape), true);
+    Step& step = add_step({conv_in}, {out});
+    step.setup = [this, op, conv_in, out, &n] { check(xnn_setup_convolution2d_nhwc_f32(op, workspace_.get(), ptr(conv_in), ptr(out)), n, "setting up a convolution"); };
+    step.xnnpack = true;
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a convolution"); };
+    post_activation(n, st, 1, fused, out);
+    define(n.outputs[0], out);
+    return;
+  }
+  // Transposed: torch's weight is [g*cg][cog][k...].
+  const i64 cg = in_channels / groups, cog = ws[1], out_channels = cog * groups;
+  if (ws[0] != in_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels");
+  if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+  const i64 kd = rank == 3 ? ws[2] : 1;
+  const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+  const std::size_t h = rank == 3 ? 1 : 0;
+  const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
+  // In 3D the depth taps become stacked output channels [g][kd][cog], and a
+  // scatter puts each in its output slice, adding the bias.
+  const bool bias_in_op = rank == 2;
+  if (st.ops.empty()) {
+    const i64 group_out = kd * cog;
+    std::vector<float> packed(static_cast<std::size_t>(w.numel()));
+    const float* src = w.data_as<float>();
+    for (i64 g = 0; g < groups; ++g)
+      for (i64 c = 0; c < cg; ++c)
+        for (i64 o = 0; o < cog; ++o)
+          for (i64 d = 0; d < kd; ++d)
+            for (i64 y = 0; y < kh; ++y)
+              for (i64 x2 = 0; x2 < kw; ++x2)
+                packed[static_cast<std::size_t>((((g * group_out + d * cog + o) * kh + y) * kw + x2) * cg + c)] =
+                    src[((((g * cg + c) * cog + o) * kd + d) * kh + y) * kw + x2];
+    st.ops.emplace_back();
+    check(xnn_create_deconvolution2d_nhwc_f32(
+              u32(padding[h]), u32(padding[h + 1]),
+              u32(padding[h]), u32(padding[h + 1]),
+              u32(kh), u32(kw), u32(stride[h]),
+              u32(stride[h + 1]), u32(dilation[h]),
+              u32(dilation[h + 1]), u32(groups), static_cast<std::size_t>(cg),
+              static_cast<std::size_t>(group_out), static_cast<std::size_t>(in_channels),
+              static_cast<std::size_t>(group_out * groups), packed.data(),
+              bias_in_op && b.defined() ? b.data_as<float>() : nullptr, bias_in_op ? fused.min : -kInf,
+              bias_in_op ? fused.max : kInf, 0, nullptr, nullptr, &st.ops[0].op),
+          n, "creating a transposed convolution");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+  {  // the output against the budget before XNNPACK sizes its buffers for it
+    const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+    const i64 expect_h = (in_h - 1) * stride[h] - 2 * padding[h] + dilation[h] * (kh - 1) + output_padding[h] + 1;
+    const i64 expect_w = (in_w - 1) * stride[h + 1] - 2 * padding[h + 1] + dilation[h + 1] * (kw - 1) + output_padding[h + 1] + 1;
+    within_budget(Shape{batch, kd * out_channels, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0)});
+  }
+  std::size_t oh = 0, ow = 0;
+  check(xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
+                                             static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), u32(output_padding[h]),
+                                             u32(output_padding[h + 1]), &oh, &ow, pool()),
+        n, "reshaping a transposed convolution");
+  if (rank == 2) {
+    const int out = new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+    Step& step = add_step({x}, {out});
+    step.setup = [this, op, x, out, &n] { check(xnn_setup_deconvolution2d_nhwc_f32(op, ptr(x), ptr(out)), n, "setting up a transposed convolution"); };
+    step.xnnpack = true;
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a transposed convolution"); };
+    post_activation(n, st, 1, fused, out);
+    define(n.outputs[0], out);
+    return;
+  }
+  const i64 out_depth = (xs[2] - 1) * depth.stride - 2 * depth.padding + depth.dilation * (kd - 1) + output_padding[0] + 1;
+  if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": output depth " + std::to_string(out_depth));
+  const int y = new_tensor(Shape{batch, kd * out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+  const int out = new_tensor(Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+  Step& step = add_step({x}, {y});
+  step.setup = [this, op, x, y, &n] { check(xnn_setup_deconvolution2d_nhwc_f32(op, ptr(x), ptr(y)), n, "setting up a transposed convolution"); };
+  step.xnnpack = true;
+  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a transposed convolution"); };
+  const float* bias = b.defined() ? b.data_as<float>() : nullptr;
+  const i64 nb = xs[0], d_in = xs[2], pixels = static_cast<i64>(oh * ow);
+  Step& scatter = add_step({y}, {out});
+  scatter.run = [this, y, out, bias, nb, d_in, out_depth, pixels, groups, cog, depth] {
+    kernels::scatter_depth(ptr(y), ptr(out), bias, nb, d_in, out_depth, pixels, groups, cog, depth);
+  };
+  post_clamp(n, st, 1, fused, out);
+  post_activation(n, st, 2, fused, out);
+  define(n.outputs[0], out);
+}
+
+void XnnpackBackend::Impl::lower_conv1d(const Node& n, NodeState& st) {
+  const Tensor& w = constant_arg(n, "weight", 1, true);
+  const Tensor& b = constant_arg(n, "bias", 2, false);
+  const int x = tensor_arg(n, "input", 0);
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  if (xs.size() != 3 || w.dim() != 3) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + ", weight " + shape_str(w.shape()) + " for a 1D convolution");
+  portable::Conv1d c{};
+  c.batch = xs[0];
+  c.in_channels = xs[1];
+  c.in_length = xs[2];
+  c.out_channels = w.shape()[0];
+  c.kernel = w.shape()[2];
+  c.groups = int_arg(n, "groups").value_or(1);
+  c.stride = spatial_arg(n, "stride", 1, 1)[0];
+  c.dilation = spatial_arg(n, "dilation", 1, 1)[0];
+  if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
+    fail(ErrorCode::kUnsupported, where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
+  c.padding = spatial_arg(n, "padding", 1, 0)[0];
+  if (c.groups <= 0 || c.in_channels % c.groups || c.out_channels % c.groups || w.shape()[1] * c.groups != c.in_channels)
+    fail(ErrorCode::kShapeMismatch, where(n) + ": weight " + shape_str(w.shape()) + " with groups=" + std::to_string(c.groups) + " for " + std::to_string(c.in_channels) + " input channels");
+  if (c.stride <= 0 || c.dilation <= 0 || c.padding < 0) fail(ErrorCode::kInvalidArgument, where(n) + ": stride, dilation must be positive and padding not negative");
+  if (b.defined() && b.numel() != c.out_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()));
+  const i64 span = c.in_length + 2 * c.padding - c.dilation * (c.kernel - 1) - 1;
+  if (span < 0) fail(ErrorCode::kShapeMismatch, where(n) + ": kernel larger than the padded input of " + std::to_string(c.in_length));
+  c.out_length = span / c.stride + 1;
+  const int out = new_tensor({c.batch, c.out_channels, c.out_length}, false);
+  const float* wp = w.data_as<float>();
+  const float* bp = b.defined() ? b.data_as<float>() : nullptr;
+  std::vector<int> ins{x};
+  Step& step = portable_step(ins, {out});
+  const int xi = ins[0];
+  step.run = [this, xi, out, c, wp, bp] { portable::conv1d(c, ptr(xi), wp, bp, ptr(out)); };
+  post_activation(n, st, 0, fused_of(n), out);
+  post_clamp(n, st, 1, fused_of(n), out);
+  define(n.outputs[0], out);
+}
+
+}  // namespace tracegraph::xnnpack

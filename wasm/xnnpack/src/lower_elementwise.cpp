@@ -1,0 +1,407 @@
+// Elementwise ops: unary activations, binary arithmetic with broadcasting, numbers known before the run, comparisons, masks and fills.
+#include "backend_impl.h"
+
+namespace tracegraph::xnnpack {
+
+void XnnpackBackend::Impl::unary_step(const Node& n, xnn_operator_t op, int in, int out) {
+  const std::size_t count = static_cast<std::size_t>(numel(slots_[static_cast<std::size_t>(in)].shape));
+  check(xnn_reshape_unary_elementwise_nc(op, count, 1, 1, 1, pool()), n, "reshaping an elementwise op");
+  Step& step = add_step({in}, {out});
+  step.setup = [this, op, in, out, &n] { check(xnn_setup_unary_elementwise_nc(op, ptr(in), ptr(out)), n, "setting up an elementwise op"); };
+  step.xnnpack = true;
+  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an elementwise op"); };
+}
+
+xnn_operator_t XnnpackBackend::Impl::make_unary(const Node& n, NodeState& st, std::size_t index, xnn_unary_operator type,
+                          const xnn_unary_params* params) {
+  while (st.ops.size() <= index) st.ops.emplace_back();
+  XnnOp& op = st.ops[index];
+  if (!op.op) check(xnn_create_unary_elementwise_nc(type, xnn_datatype_fp32, xnn_datatype_fp32, params, nullptr, nullptr, 0, &op.op), n, "creating an elementwise op");
+  return op.op;
+}
+
+void XnnpackBackend::Impl::post_activation(const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
+  if (f.portable_post) portable_post(*f.portable_post, out);
+  if (!f.post) return;
+  unary_step(n, make_unary(n, st, index, *f.post, nullptr), out, out);
+}
+
+void XnnpackBackend::Impl::post_clamp(const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
+  if (f.min == -kInf && f.max == kInf) return;
+  xnn_unary_params p{};
+  p.clamp.min = f.min;
+  p.clamp.max = f.max;
+  unary_step(n, make_unary(n, st, index, xnn_unary_clamp, &p), out, out);
+}
+
+void XnnpackBackend::Impl::lower_unary(const Node& n, NodeState& st) {
+  std::string base = base_op(n.op);
+  const bool inplace_op = base.back() == '_';
+  if (inplace_op) base.pop_back();
+  const int x = tensor_arg(n, "self", 0);
+  const bool inplace = inplace_op && !slots_[static_cast<std::size_t>(x)].constant;  // never write into weights
+  xnn_unary_params params{};
+  xnn_unary_operator type = xnn_unary_invalid;
+  const xnn_unary_params* p = nullptr;
+  auto clamp = [&](double lo, double hi) {
+    type = xnn_unary_clamp;
+    params.clamp.min = static_cast<float>(lo);
+    params.clamp.max = static_cast<float>(hi);
+    p = &params;
+  };
+  if (base == "relu") clamp(0, kInf);
+  else if (base == "relu6") clamp(0, 6);
+  else if (base == "hardtanh") clamp(float_arg(n, "min_val").value_or(-1), float_arg(n, "max_val").value_or(1));
+  else if (base == "clamp") clamp(float_arg(n, "min").value_or(-kInf), float_arg(n, "max").value_or(kInf));
+  else if (base == "sigmoid") type = xnn_unary_sigmoid;
+  else if (base == "tanh") type = xnn_unary_tanh;
+  else if (base == "hardswish") type = xnn_unary_hardswish;
+  else if (base == "leaky_relu") {
+    type = xnn_unary_leaky_relu;
+    params.leaky_relu.negative_slope = static_cast<float>(float_arg(n, "negative_slope").value_or(0.01));
+    p = &params;
+  } else if (base == "gelu") {
+    const std::string approximate = n.attributes.get_string("approximate").value_or("none");
+    if (approximate == "tanh") {
+      const Slot xs = slots_[static_cast<std::size_t>(x)];  // a copy: new_tensor may move the slots
+      const int out = inplace ? x : new_tensor(xs.shape, xs.channels_last);
+      const i64 count = numel(xs.shape);
+      Step& step = add_step({x}, {out});
+      step.run = [this, x, out, count] { portable::unary(portable::Unary::kGeluTanh, ptr(x), ptr(out), count); };
+      return define(n.outputs[0], out);
+    }
+    if (approximate != "none") fail(ErrorCode::kSchema, where(n) + ": gelu approximate='" + approximate + "'");
+    type = xnn_unary_gelu;
+  } else if (base == "elu") {
+    if (float_arg(n, "scale").value_or(1) != 1 || float_arg(n, "input_scale").value_or(1) != 1) fail(ErrorCode::kUnsupported, where(n) + ": elu with scale");
+    type = xnn_unary_elu;
+    params.elu.alpha = static_cast<float>(float_arg(n, "alpha").value_or(1));
+    p = &params;
+  } else {
+    fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
+  }
+  const Slot& xs = slots_[static_cast<std::size_t>(x)];
+  const int out = inplace ? x : new_tensor(xs.shape, xs.channels_last);
+  unary_step(n, make_unary(n, st, 0, type, p), x, out);
+  define(n.outputs[0], out);
+}
+
+void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
+  std::string base = base_op(n.op);
+  bool inplace = base.back() == '_';
+  if (inplace) base.pop_back();
+  std::optional<ValueId> a = input_for_arg(n, "self", 0);
+  if (!a) a = input_for_arg(n, "a", 0);
+  std::optional<ValueId> b = input_for_arg(n, "other", 1);
+  if (!b) b = input_for_arg(n, "b", 1);
+  if (!a) fail(ErrorCode::kSchema, where(n) + ": missing its first operand");
+  const double alpha = float_arg(n, "alpha").value_or(1.0);
+  if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, where(n) + ": div with a rounding mode");
+  const Slot& sa = slot_of(*a);
+  // The second operand: a value, or a scalar attribute ("other" or "b").
+  std::optional<double> b_number;
+  bool b_is_int = false;
+  if (b) {
+    const Slot& sb = slot_of(*b);
+    if (sb.kind == Kind::kInt) b_number = static_cast<double>(sb.i), b_is_int = true;
+    else if (sb.kind == Kind::kFloat) b_number = sb.f;
+  } else {
+    const AttributeValue* attr = n.attributes.find("other");
+    if (!attr) attr = n.attributes.find("b");
+    if (!attr) fail(ErrorCode::kSchema, where(n) + ": missing its second operand");
+    if (auto i = std::get_if<std::int64_t>(attr)) b_number = static_cast<double>(*i), b_is_int = true;
+    else if (auto d = std::get_if<double>(attr)) b_number = *d;
+    else fail(ErrorCode::kUnsupported, where(n) + ": second operand of kind " + std::string(attribute_kind(*attr)));
+  }
+  if (sa.kind == Kind::kInt || sa.kind == Kind::kFloat) {
+    if (!b_number) fail(ErrorCode::kUnsupported, where(n) + ": a number and a tensor in that order");
+    const bool ints = sa.kind == Kind::kInt && b_is_int;
+    const double x = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, y = *b_number;
+    auto int_result = [&](i64 v) { define(n.outputs[0], int_slot(v)); };
+    if (base == "add" || base == "sub") {
+      const double sign = base == "add" ? 1.0 : -1.0;
+      if (ints && alpha == 1) int_result(sa.i + static_cast<i64>(sign) * static_cast<i64>(y));
+      else define(n.outputs[0], float_slot(x + sign * alpha * y));
+    } else if (base == "mul") {
+      if (ints) int_result(sa.i * static_cast<i64>(y));
+      else define(n.outputs[0], float_slot(x * y));
+    } else if (base == "div") {
+      if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": division by zero");
+      define(n.outputs[0], float_slot(x / y));
+    } else if (base == "remainder" || base == "fmod") {  // Python's modulo (remainder) or C's (fmod)
+      if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": modulo by zero");
+      if (ints) {
+        const i64 d = static_cast<i64>(y), r = sa.i % d;
+        int_result(base == "remainder" && r != 0 && ((r < 0) != (d < 0)) ? r + d : r);
+      } else {
+        const double r = std::fmod(x, y);
+        define(n.outputs[0], float_slot(base == "remainder" && r != 0 && ((r < 0) != (y < 0)) ? r + y : r));
+      }
+    } else {  // floor_divide, floordiv
+      if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": division by zero");
+      if (ints) {
+        const i64 q = sa.i / static_cast<i64>(y), r = sa.i % static_cast<i64>(y);
+        int_result((r != 0 && ((r < 0) != (static_cast<i64>(y) < 0))) ? q - 1 : q);
+      } else {
+        define(n.outputs[0], float_slot(std::floor(x / y)));
+      }
+    }
+    return;
+  }
+  if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, where(n) + ": operand is not a float32 tensor");
+  if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod")
+    fail(ErrorCode::kUnsupported, where(n) + ": " + base + " of tensors");
+  int x = slot_index(*a);
+  if (slots_[static_cast<std::size_t>(x)].constant) inplace = false;  // never write into weights
+  int y;
+  if (b_number) {
+    if (st.data.empty()) st.data.push_back({static_cast<float>(*b_number * (base == "add" || base == "sub" ? alpha : 1.0)), 0, 0, 0});
+    Slot c;
+    c.kind = Kind::kTensor;
+    c.constant = st.data[0].data();
+    y = new_slot(std::move(c));
+  } else {
+    y = tensor_slot(n, *b);
+    if (alpha != 1) fail(ErrorCode::kUnsupported, where(n) + ": alpha " + std::to_string(alpha) + " with a tensor operand");
+  }
+  // Broadcast logical shapes, then put both in the output's layout.
+  const Shape ax = slots_[static_cast<std::size_t>(x)].shape, by = slots_[static_cast<std::size_t>(y)].shape;
+  const std::size_t rank = std::max(ax.size(), by.size());
+  Shape out_shape(rank);
+  auto dim_of = [&](const Shape& s, std::size_t i) { return i + s.size() >= rank ? s[i + s.size() - rank] : i64{1}; };
+  for (std::size_t i = 0; i < rank; ++i) {
+    const i64 p = dim_of(ax, i), q = dim_of(by, i);
+    if (p != q && p != 1 && q != 1) fail(ErrorCode::kShapeMismatch, where(n) + ": shapes " + shape_str(ax) + " and " + shape_str(by) + " do not broadcast");
+    out_shape[i] = p == 1 ? q : p;
+  }
+  if (inplace && out_shape != ax) fail(ErrorCode::kShapeMismatch, where(n) + ": in-place result " + shape_str(out_shape) + " does not fit " + shape_str(ax));
+  const bool channels_last = spatial_rank(rank) && (slots_[static_cast<std::size_t>(x)].channels_last || slots_[static_cast<std::size_t>(y)].channels_last);
+  auto operand = [&](int s) {
+    const Shape shape = slots_[static_cast<std::size_t>(s)].shape;
+    if (numel(shape) == 1) return std::make_pair(s, Shape{1});
+    if (!channels_last) return std::make_pair(as_layout(s, false), shape);
+    Shape full(rank - shape.size(), 1);
+    full.insert(full.end(), shape.begin(), shape.end());
+    const int expanded = shape.size() == rank ? s : alias(as_layout(s, false), full, false);
+    return std::make_pair(as_layout(expanded, true), physical(full, true));
+  };
+  const auto x_operand = operand(x), y_operand = operand(y);
+  const int xa = padded(x_operand.first), yb = padded(y_operand.first);
+  const Shape& xshape = x_operand.second;
+  const Shape& yshape = y_operand.second;
+  if (inplace && xa != x) fail(ErrorCode::kUnsupported, where(n) + ": in-place op on a tensor whose layout must change");
+  const int out = inplace ? x : new_tensor(out_shape, channels_last);
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    const xnn_binary_operator type = base == "add" ? xnn_binary_add : base == "sub" ? xnn_binary_subtract : base == "mul" ? xnn_binary_multiply : xnn_binary_divide;
+    check(xnn_create_binary_elementwise_nd(type, xnn_datatype_fp32, nullptr, nullptr, nullptr, 0, &st.ops[0].op), n, "creating an elementwise op");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  std::vector<std::size_t> s1(xshape.begin(), xshape.end()), s2(yshape.begin(), yshape.end());
+  if (s1.size() > XNN_MAX_TENSOR_DIMS || s2.size() > XNN_MAX_TENSOR_DIMS) fail(ErrorCode::kUnsupported, where(n) + ": more than 6 dims");
+  check(xnn_reshape_binary_elementwise_nd(op, s1.size(), s1.data(), s2.size(), s2.data(), pool()), n, "reshaping an elementwise op");
+  Step& step = add_step({xa, yb}, {out});
+  step.setup = [this, op, xa, yb, out, &n] { check(xnn_setup_binary_elementwise_nd(op, ptr(xa), ptr(yb), ptr(out)), n, "setting up an elementwise op"); };
+  step.xnnpack = true;
+  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an elementwise op"); };
+  define(n.outputs[0], out);
+}
+
+void XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState&) {
+  std::string base = base_op(n.op);
+  const bool inplace_op = base.back() == '_';
+  if (inplace_op) base.pop_back();
+  if (auto self = input_for_arg(n, "self", 0); self && base == "rsub") {
+    // Shape arithmetic (other - alpha * self on numbers known before the run).
+    const Slot& num = slot_of(*self);
+    if (num.kind == Kind::kInt || num.kind == Kind::kFloat) {
+      const double other = float_arg(n, "other").value_or(0), alpha = float_arg(n, "alpha").value_or(1);
+      const AttributeValue* o = n.attributes.find("other");
+      const bool ints = num.kind == Kind::kInt && alpha == 1 && (!o || std::holds_alternative<std::int64_t>(*o)) &&
+                        (o || slot_of(*input_for_arg(n, "other", 1)).kind == Kind::kInt);
+      if (ints) return define(n.outputs[0], int_slot(static_cast<i64>(other) - num.i));
+      return define(n.outputs[0], float_slot(other - alpha * (num.kind == Kind::kInt ? static_cast<double>(num.i) : num.f)));
+    }
+  }
+  if (auto self = input_for_arg(n, "self", 0)) {
+    // Shape arithmetic on a number known before the run (traced models scale
+    // attention by size ** -0.5).
+    const Slot& num = slot_of(*self);
+    if (num.kind == Kind::kInt || num.kind == Kind::kFloat) return define(n.outputs[0], pointwise_number(n, base, num));
+  }
+  const int x = tensor_arg(n, "self", 0);
+  const Slot xs = slots_[static_cast<std::size_t>(x)];  // a copy: new_tensor may move the slots
+  const int out = inplace_op && !xs.constant ? x : new_tensor(xs.shape, xs.channels_last);
+  const i64 count = numel(xs.shape);
+  std::function<void(const float*, float*)> f;
+  static const std::map<std::string, portable::Unary, std::less<>> kUnary = {
+      {"hardsigmoid", portable::Unary::kHardsigmoid}, {"silu", portable::Unary::kSilu}, {"mish", portable::Unary::kMish},
+      {"exp", portable::Unary::kExp},   {"log", portable::Unary::kLog},   {"sqrt", portable::Unary::kSqrt},
+      {"rsqrt", portable::Unary::kRsqrt}, {"neg", portable::Unary::kNeg}, {"abs", portable::Unary::kAbs},
+      {"square", portable::Unary::kSquare}, {"erf", portable::Unary::kErf}};
+  if (auto it = kUnary.find(base); it != kUnary.end()) {
+    const portable::Unary op = it->second;
+    f = [op, count](const float* a, float* b) { portable::unary(op, a, b, count); };
+  } else if (base == "pow") {
+    auto e = float_arg(n, "exponent");
+    if (!e) fail(ErrorCode::kUnsupported, where(n) + ": pow with a tensor exponent");
+    const double exponent = *e;
+    f = [exponent, count](const float* a, float* b) { portable::pow_scalar(a, b, count, exponent); };
+  } else if (base == "rsub") {
+    auto other = float_arg(n, "other");
+    if (!other) fail(ErrorCode::kUnsupported, where(n) + ": rsub of two tensors");
+    const double o = *other, alpha = float_arg(n, "alpha").value_or(1);
+    f = [o, alpha, count](const float* a, float* b) { portable::rsub_scalar(a, b, count, o, alpha); };
+  } else {
+    fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
+  }
+  Step& step = add_step({x}, {out});
+  step.run = [this, f, x, out] { f(ptr(x), ptr(out)); };
+  define(n.outputs[0], out);
+}
+
+int XnnpackBackend::Impl::pointwise_number(const Node& n, const std::string& base, const Slot& num) {
+  const bool is_int = num.kind == Kind::kInt;
+  const double x = is_int ? static_cast<double>(num.i) : num.f;
+  if (base == "pow") {
+    const AttributeValue* e = n.attributes.find("exponent");
+    if (!e) fail(ErrorCode::kUnsupported, where(n) + ": pow with a tensor exponent");
+    if (const auto* k = std::get_if<std::int64_t>(e); k && is_int && *k >= 0 && *k < 63) {
+      i64 r = 1;
+      for (i64 i = 0; i < *k; ++i) {
+        if (__builtin_mul_overflow(r, num.i, &r)) fail(ErrorCode::kOutOfRange, where(n) + ": " + std::to_string(num.i) + " ** " + std::to_string(*k) + " overflows int64");
+      }
+      return int_slot(r);
+    }
+    return float_slot(std::pow(x, *float_arg(n, "exponent")));
+  }
+  if (is_int && (base == "neg" || base == "abs" || base == "square")) {
+    if (num.i == std::numeric_limits<i64>::min() && base != "square") fail(ErrorCode::kOutOfRange, where(n) + ": " + base + " of the smallest int64");
+    i64 sq = 0;
+    if (base == "square" && __builtin_mul_overflow(num.i, num.i, &sq)) fail(ErrorCode::kOutOfRange, where(n) + ": the square of " + std::to_string(num.i) + " overflows int64");
+    return int_slot(base == "neg" ? -num.i : base == "abs" ? std::abs(num.i) : sq);
+  }
+  static const std::map<std::string, double (*)(double), std::less<>> kMath = {
+      {"exp", [](double v) { return std::exp(v); }},   {"log", [](double v) { return std::log(v); }},
+      {"sqrt", [](double v) { return std::sqrt(v); }}, {"rsqrt", [](double v) { return 1 / std::sqrt(v); }},
+      {"neg", [](double v) { return -v; }},            {"abs", [](double v) { return std::fabs(v); }},
+      {"square", [](double v) { return v * v; }},      {"erf", [](double v) { return std::erf(v); }}};
+  const auto it = kMath.find(base);
+  if (it == kMath.end()) fail(ErrorCode::kUnsupported, where(n) + ": " + base + " of a number");
+  return float_slot(it->second(x));
+}
+
+void XnnpackBackend::Impl::portable_post(portable::Unary op, int out) {
+  const i64 count = numel(slots_[static_cast<std::size_t>(out)].shape);
+  Step& step = add_step({out}, {out});
+  step.run = [this, op, out, count] { portable::unary(op, ptr(out), ptr(out), count); };
+}
+
+Shape XnnpackBackend::Impl::broadcast_shape(const Node& n, const Shape& a, const Shape& b) const {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  auto dim_of = [&](const Shape& s, std::size_t i) { return i + s.size() >= rank ? s[i + s.size() - rank] : i64{1}; };
+  for (std::size_t i = 0; i < rank; ++i) {
+    const i64 p = dim_of(a, i), q = dim_of(b, i);
+    if (p != q && p != 1 && q != 1) fail(ErrorCode::kShapeMismatch, where(n) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = p == 1 ? q : p;
+  }
+  return out;
+}
+
+int XnnpackBackend::Impl::broadcast_to(int s, const Shape& to) {
+  s = as_layout(s, false);
+  const Shape from = slots_[static_cast<std::size_t>(s)].shape;
+  if (from == to) return s;
+  const int out = new_tensor(to, false);
+  Step& step = add_step({s}, {out});
+  step.run = [this, s, out, from, to] { portable::broadcast(ptr(s), ptr(out), from, to); };
+  return out;
+}
+
+double XnnpackBackend::Impl::number_arg(const Node& n, std::string_view name) const {
+  if (auto in = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+    const Value& value = graph_.value(*in);
+    if (value.is_constant() && value.data.numel() == 1) {
+      switch (value.data.dtype()) {
+        case DType::kFloat32: return value.data.data_as<float>()[0];
+        case DType::kFloat64: return value.data.data_as<double>()[0];
+        case DType::kInt64: return static_cast<double>(value.data.data_as<std::int64_t>()[0]);
+        default: fail(ErrorCode::kUnsupported, where(n) + ": '" + std::string(name) + "' is a " + std::string(dtype_name(value.data.dtype())) + " tensor");
+      }
+    }
+  }
+  auto v = float_arg(n, name);
+  if (!v) fail(ErrorCode::kSchema, where(n) + ": missing the number '" + std::string(name) + "'");
+  return *v;
+}
+
+void XnnpackBackend::Impl::lower_full(const Node& n, NodeState&) {
+  std::string base = base_op(n.op);
+  if (base.back() == '_') base.pop_back();
+  Shape shape;
+  if (base.rfind("new_", 0) == 0) {
+    const auto size = ints_arg(n, "size");
+    if (!size) fail(ErrorCode::kSchema, where(n) + ": no size");
+    shape = *size;
+    for (i64 d : shape)
+      if (d < 0) fail(ErrorCode::kBadShape, where(n) + ": size " + shape_str(shape) + " has a negative dim");
+    checked_nbytes(DType::kFloat32, shape);
+  } else {
+    shape = slots_[static_cast<std::size_t>(tensor_arg(n, "self", 0))].shape;
+  }
+  const float value = static_cast<float>(base == "new_zeros" || base == "zeros_like" ? 0.0
+                                         : base == "new_ones" || base == "ones_like" ? 1.0
+                                         : number_arg(n, base == "fill" ? "value" : "fill_value"));
+  const int out = new_tensor(shape, false);
+  const i64 count = numel(shape);
+  Step& step = add_step({}, {out});
+  step.run = [this, out, value, count] { portable::fill(ptr(out), value, count); };
+  define(n.outputs[0], out);
+}
+
+void XnnpackBackend::Impl::lower_compare(const Node& n, NodeState&) {
+  static const std::map<std::string, portable::Compare, std::less<>> kOps = {
+      {"eq", portable::Compare::kEq}, {"ne", portable::Compare::kNe}, {"lt", portable::Compare::kLt},
+      {"le", portable::Compare::kLe}, {"gt", portable::Compare::kGt}, {"ge", portable::Compare::kGe}};
+  const portable::Compare op = kOps.at(base_op(n.op));
+  const int a = tensor_arg(n, "self", 0);
+  const auto other = input_for_arg(n, "other", 1);
+  if (!other || slot_of(*other).kind != Kind::kTensor) {
+    const float b = static_cast<float>(number_arg(n, "other"));
+    const Shape shape = slots_[static_cast<std::size_t>(a)].shape;
+    std::vector<int> ins{a};
+    const int out = new_tensor(shape, false);
+    Step& step = portable_step(ins, {out});
+    const int ai = ins[0];
+    const i64 count = numel(shape);
+    step.run = [this, op, ai, b, out, count] { portable::compare(op, ptr(ai), &b, ptr(out), count, 0); };
+    return define(n.outputs[0], out);
+  }
+  const int b = tensor_slot(n, *other);
+  const Shape shape = broadcast_shape(n, slots_[static_cast<std::size_t>(a)].shape, slots_[static_cast<std::size_t>(b)].shape);
+  const int ai = broadcast_to(a, shape), bi = broadcast_to(b, shape);
+  const int out = new_tensor(shape, false);
+  const i64 count = numel(shape);
+  Step& step = add_step({ai, bi}, {out});
+  step.run = [this, op, ai, bi, out, count] { portable::compare(op, ptr(ai), ptr(bi), ptr(out), count, 1); };
+  define(n.outputs[0], out);
+}
+
+void XnnpackBackend::Impl::lower_masked_fill(const Node& n, NodeState&) {
+  const int x = tensor_arg(n, "self", 0);
+  const int mask = tensor_arg(n, "mask", 1);
+  const float value = static_cast<float>(number_arg(n, "value"));
+  const Shape shape = slots_[static_cast<std::size_t>(x)].shape;
+  if (broadcast_shape(n, shape, slots_[static_cast<std::size_t>(mask)].shape) != shape)
+    fail(ErrorCode::kShapeMismatch, where(n) + ": a mask of shape " + shape_str(slots_[static_cast<std::size_t>(mask)].shape) +
+                                        " does not broadcast to " + shape_str(shape));
+  const int xi = as_layout(x, false), mi = broadcast_to(mask, shape);
+  const int out = new_tensor(shape, false);
+  const i64 count = numel(shape);
+  Step& step = add_step({xi, mi}, {out});
+  step.run = [this, xi, mi, value, out, count] { portable::masked_fill(ptr(xi), ptr(mi), value, ptr(out), count); };
+  define(n.outputs[0], out);
+}
+
+}  // namespace tracegraph::xnnpack

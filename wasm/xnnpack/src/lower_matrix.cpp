@@ -1,0 +1,260 @@
+// Matrix products: linear and addmm (XNNPACK fully connected), matmul/mm/bmm and einsum (batch matrix multiply), multi-head attention.
+#include "backend_impl.h"
+
+namespace tracegraph::xnnpack {
+
+void XnnpackBackend::Impl::lower_linear(const Node& n, NodeState& st) {
+  const int x = as_layout(tensor_arg(n, "input", 0), false);
+  const Tensor& w = constant_arg(n, "weight", 1, true);
+  const Tensor& b = constant_arg(n, "bias", 2, false);
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  if (w.dim() != 2 || xs.empty() || xs.back() != w.shape()[1])
+    fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " and weight " + shape_str(w.shape()));
+  const i64 in_features = w.shape()[1], out_features = w.shape()[0];
+  if (b.defined() && b.numel() != out_features) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()));
+  const Fused fused = fused_of(n);
+  const int out = fully_connected(n, st, 0, x, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_features, out_features,
+                                  fused.min, fused.max);
+  post_activation(n, st, 1, fused, out);
+  define(n.outputs[0], out);
+}
+
+int XnnpackBackend::Impl::fully_connected(const Node& n, NodeState& st, std::size_t index, int x, const float* w, const float* b, i64 in_features,
+                    i64 out_features, float out_min, float out_max) {
+  if (st.ops.size() <= index) st.ops.resize(index + 1);
+  if (!st.ops[index].op) {
+    check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features), w, b,
+                                            out_min, out_max, 0, nullptr, nullptr, &st.ops[index].op),
+          n, "creating a fully connected op");
+  }
+  xnn_operator_t op = st.ops[index].op;
+  x = as_layout(x, false);
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  const i64 batch = numel(xs) / std::max<i64>(in_features, 1);
+  check(xnn_reshape_fully_connected_nc_f32(op, static_cast<std::size_t>(batch), pool()), n, "reshaping a fully connected op");
+  Shape out_shape = xs;
+  out_shape.back() = out_features;
+  const int out = new_tensor(out_shape, false);
+  Step& step = add_step({x}, {out});
+  step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
+  step.xnnpack = true;
+  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
+  return out;
+}
+
+void XnnpackBackend::Impl::lower_addmm(const Node& n, NodeState& st) {
+  if (float_arg(n, "beta").value_or(1) != 1 || float_arg(n, "alpha").value_or(1) != 1)
+    fail(ErrorCode::kUnsupported, where(n) + ": addmm with alpha or beta other than 1");
+  const int x = as_layout(tensor_arg(n, "mat1", 1), false);
+  const int m = as_layout(tensor_arg(n, "mat2", 2), false);
+  const Slot& ms = slots_[static_cast<std::size_t>(m)];
+  if (!ms.constant) fail(ErrorCode::kUnsupported, where(n) + ": 'mat2' must be a constant (weights are packed once, at finalize)");
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  if (ms.shape.size() != 2 || xs.size() != 2 || xs[1] != ms.shape[0])
+    fail(ErrorCode::kShapeMismatch, where(n) + ": mat1 " + shape_str(xs) + " and mat2 " + shape_str(ms.shape));
+  const i64 in_features = ms.shape[0], out_features = ms.shape[1];
+  const Tensor& b = constant_arg(n, "self", 0, true);
+  if (b.numel() != out_features || b.dim() > 2 || (b.dim() == 2 && b.shape()[0] != 1))
+    fail(ErrorCode::kUnsupported, where(n) + ": 'self' " + shape_str(b.shape()) + " is not a bias of " + std::to_string(out_features));
+  const Fused fused = fused_of(n);
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                            ms.constant, b.data_as<float>(), fused.min, fused.max, XNN_FLAG_TRANSPOSE_WEIGHTS,
+                                            nullptr, nullptr, &st.ops[0].op),
+          n, "creating a fully connected op");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  check(xnn_reshape_fully_connected_nc_f32(op, static_cast<std::size_t>(xs[0]), pool()), n, "reshaping a fully connected op");
+  const int out = new_tensor(Shape{xs[0], out_features}, false);
+  Step& step = add_step({x}, {out});
+  step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
+  step.xnnpack = true;
+  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
+  post_activation(n, st, 1, fused, out);
+  define(n.outputs[0], out);
+}
+
+void XnnpackBackend::Impl::lower_matmul(const Node& n, NodeState& st) {
+  const std::string base = base_op(n.op);
+  const int a = tensor_arg(n, "self", 0);
+  const int b = tensor_arg(n, base == "matmul" ? "other" : "mat2", 1);
+  Shape as = slots_[static_cast<std::size_t>(a)].shape, bs = slots_[static_cast<std::size_t>(b)].shape;
+  const std::size_t want_rank = base == "mm" ? 2 : 3;
+  if (base != "matmul" && (as.size() != want_rank || bs.size() != want_rank))
+    fail(ErrorCode::kShapeMismatch, where(n) + ": " + base + " takes two " + std::to_string(want_rank) + "-D tensors, given " + shape_str(as) + " and " + shape_str(bs));
+  if (as.empty() || bs.empty()) fail(ErrorCode::kShapeMismatch, where(n) + ": matmul of a 0-d tensor");
+  const bool a_vector = as.size() == 1, b_vector = bs.size() == 1;
+  if (a_vector) as.insert(as.begin(), 1);
+  if (b_vector) bs.push_back(1);
+  const i64 m = as[as.size() - 2], k = as.back(), nn = bs.back();
+  if (bs[bs.size() - 2] != k) fail(ErrorCode::kShapeMismatch, where(n) + ": " + shape_str(as) + " @ " + shape_str(bs));
+  Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const std::size_t batch_rank = std::max(a_batch.size(), b_batch.size());
+  a_batch.insert(a_batch.begin(), batch_rank - a_batch.size(), 1);
+  b_batch.insert(b_batch.begin(), batch_rank - b_batch.size(), 1);
+  const Shape c_batch = broadcast_shape(n, a_batch, b_batch);
+  Shape out_shape = c_batch;
+  if (!a_vector) out_shape.push_back(m);
+  if (!b_vector) out_shape.push_back(nn);
+  define(n.outputs[0], batch_matmul(n, st, a, b, a_batch, b_batch, m, k, nn, out_shape));
+}
+
+int XnnpackBackend::Impl::batch_matmul(const Node& n, NodeState& st, int a, int b, const Shape& a_batch, const Shape& b_batch, i64 m, i64 k, i64 nn,
+                 const Shape& out_shape) {
+  const std::size_t batch_rank = a_batch.size();
+  within_budget(out_shape);
+  const int out = new_tensor(out_shape, false);
+  const i64 count = numel(out_shape);
+  if (count == 0) return out;
+  if (k == 0) {  // a sum over nothing
+    Step& step = add_step({}, {out});
+    step.run = [this, out, count] { portable::fill(ptr(out), 0.0f, count); };
+    return out;
+  }
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    check(xnn_create_batch_matrix_multiply_nc_f32(0, &st.ops.back().op), n, "creating a batch matrix multiply");
+  }
+  xnn_operator_t op = st.ops.front().op;
+  std::vector<std::size_t> da(a_batch.begin(), a_batch.end()), db(b_batch.begin(), b_batch.end());
+  std::size_t ws_size = 0, ws_align = 0;
+  check(xnn_reshape_batch_matrix_multiply_nc_f32(op, batch_rank, da.data(), db.data(), static_cast<std::size_t>(m),
+                                                 static_cast<std::size_t>(k), static_cast<std::size_t>(nn), &ws_size, &ws_align, pool()),
+        n, "reshaping a batch matrix multiply");
+  workspace_bytes_ = std::max(workspace_bytes_, ws_size);
+  const int ai = as_layout(a, false), bi = as_layout(b, false);
+  Step& step = add_step({ai, bi}, {out});
+  step.setup = [this, op, ai, bi, out, &n] {
+    check(xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), ptr(ai), ptr(bi), ptr(out)), n, "setting up a batch matrix multiply");
+  };
+  step.xnnpack = true;
+  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a batch matrix multiply"); };
+  return out;
+}
+
+int XnnpackBackend::Impl::permuted(int x, const std::vector<std::size_t>& perm) {
+  x = as_layout(x, false);
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  bool in_order = true;
+  for (std::size_t i = 0; i < perm.size(); ++i) in_order = in_order && perm[i] == i;
+  if (in_order || xs.size() < 2) return x;
+  std::vector<std::size_t> in_shape(xs.begin(), xs.end());
+  Shape out_shape;
+  for (std::size_t p : perm) out_shape.push_back(xs[p]);
+  return transposed(x, in_shape, perm, out_shape, false);
+}
+
+void XnnpackBackend::Impl::lower_einsum(const Node& n, NodeState& st) {
+  std::string eq;
+  for (char c : n.attributes.get_string("equation").value_or("")) {
+    if (c != ' ') eq += c;
+  }
+  std::vector<ValueId> operands = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
+  const std::size_t arrow = eq.find("->");
+  const std::size_t comma = eq.find(',');
+  if (operands.size() != 2 || comma == std::string::npos || eq.find(',', comma + 1) != std::string::npos)
+    fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' of " + std::to_string(operands.size()) + " operands (two are supported)");
+  if (eq.find('.') != std::string::npos) fail(ErrorCode::kUnsupported, where(n) + ": einsum with an ellipsis");
+  const std::string sa = eq.substr(0, comma), sb = eq.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1);
+  std::string so;
+  if (arrow != std::string::npos) {
+    so = eq.substr(arrow + 2);
+  } else {  // implicit output: the letters used once, in alphabetical order
+    for (char c : sa + sb)
+      if (std::count(sa.begin(), sa.end(), c) + std::count(sb.begin(), sb.end(), c) == 1) so += c;
+    std::sort(so.begin(), so.end());
+  }
+  const int a = tensor_slot(n, operands[0]), b = tensor_slot(n, operands[1]);
+  const Shape as = slots_[static_cast<std::size_t>(a)].shape, bs = slots_[static_cast<std::size_t>(b)].shape;
+  if (sa.size() != as.size() || sb.size() != bs.size())
+    fail(ErrorCode::kShapeMismatch, where(n) + ": '" + eq + "' for operands " + shape_str(as) + " and " + shape_str(bs));
+  std::map<char, i64> size;
+  auto take = [&](const std::string& letters, const Shape& shape) {
+    for (std::size_t i = 0; i < letters.size(); ++i) {
+      const char c = letters[i];
+      if (!std::isalpha(static_cast<unsigned char>(c))) fail(ErrorCode::kSchema, where(n) + ": '" + eq + "' has '" + std::string(1, c) + "'");
+      if (std::count(letters.begin(), letters.end(), c) > 1) fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' repeats a letter in one operand");
+      auto [it, fresh] = size.emplace(c, shape[i]);
+      if (!fresh && it->second != shape[i])
+        fail(ErrorCode::kShapeMismatch, where(n) + ": '" + std::string(1, c) + "' is " + std::to_string(it->second) + " and " + std::to_string(shape[i]) + " in '" + eq + "'");
+    }
+  };
+  take(sa, as);
+  take(sb, bs);
+  std::string batch, rows, cols, summed;
+  auto in = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+  for (char c : so) {
+    if (!in(sa, c) && !in(sb, c)) fail(ErrorCode::kSchema, where(n) + ": output letter '" + std::string(1, c) + "' is in no operand");
+    if (std::count(so.begin(), so.end(), c) > 1) fail(ErrorCode::kSchema, where(n) + ": output letter '" + std::string(1, c) + "' twice");
+    (in(sa, c) && in(sb, c) ? batch : in(sa, c) ? rows : cols) += c;
+  }
+  for (char c : sa) {
+    if (in(so, c)) continue;
+    if (!in(sb, c)) fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+    summed += c;
+  }
+  for (char c : sb)
+    if (!in(so, c) && !in(sa, c)) fail(ErrorCode::kUnsupported, where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+  auto order = [](const std::string& letters, const std::string& want) {
+    std::vector<std::size_t> perm;
+    for (char c : want) perm.push_back(letters.find(c));
+    return perm;
+  };
+  auto product_of = [&](const std::string& letters) {
+    i64 p = 1;
+    for (char c : letters) p *= size[c];
+    return p;
+  };
+  const i64 m = product_of(rows), k = product_of(summed), nn = product_of(cols);
+  const int pa = permuted(a, order(sa, batch + rows + summed));
+  const int pb = permuted(b, order(sb, batch + summed + cols));
+  Shape batch_shape;
+  for (char c : batch) batch_shape.push_back(size[c]);
+  Shape mid = batch_shape;  // the product's own order: batch, rows, columns
+  for (char c : rows + cols) mid.push_back(size[c]);
+  const int product = batch_matmul(n, st, pa, pb, batch_shape, batch_shape, m, k, nn, mid);
+  define(n.outputs[0], permuted(product, order(batch + rows + cols, so)));
+}
+
+void XnnpackBackend::Impl::lower_attention(const Node& n, NodeState& st) {
+  const int q = tensor_arg(n, "query", 0), k = tensor_arg(n, "key", 1), v = tensor_arg(n, "value", 2);
+  const Shape qs = slots_[static_cast<std::size_t>(q)].shape, ks = slots_[static_cast<std::size_t>(k)].shape;
+  if (qs.size() != 3 || ks != qs || ks != slots_[static_cast<std::size_t>(v)].shape)  // as PyTorch's kernel requires
+    fail(ErrorCode::kShapeMismatch, where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " (equal batch-first [batch, length, embed] expected)");
+  if (input_for_arg(n, "mask", 9)) fail(ErrorCode::kUnsupported, where(n) + ": attention with a mask");
+  portable::Attention a{};
+  a.batch = qs[0];
+  a.query_length = qs[1];
+  a.key_length = ks[1];
+  a.embed = int_arg(n, "embed_dim").value_or(qs[2]);
+  a.heads = int_arg(n, "num_head").value_or(1);
+  a.average = int_arg(n, "average_attn_weights").value_or(1) != 0;
+  if (a.embed != qs[2] || a.heads <= 0 || a.embed % a.heads)
+    fail(ErrorCode::kShapeMismatch, where(n) + ": embed_dim " + std::to_string(a.embed) + " in " + std::to_string(a.heads) + " heads for inputs of " + std::to_string(qs[2]));
+  const i64 e = a.embed;
+  const float* qkv_w = weight_or_null(n, "qkv_weight", 5, 3 * e * e);
+  const float* qkv_b = weight_or_null(n, "qkv_bias", 6, 3 * e);
+  const float* proj_w = weight_or_null(n, "proj_weight", 7, e * e);
+  const float* proj_b = weight_or_null(n, "proj_bias", 8, e);
+  if (!qkv_w || !proj_w) fail(ErrorCode::kSchema, where(n) + ": missing qkv_weight or proj_weight");
+  const bool need_weights = int_arg(n, "need_weights").value_or(1) != 0;
+  // The projections on XNNPACK (weights packed once), the attention itself
+  // (scores, softmax, weighted sum per head) in a portable kernel.
+  const int pq = fully_connected(n, st, 0, q, qkv_w, qkv_b, e, e);
+  const int pk = fully_connected(n, st, 1, k, qkv_w + e * e, qkv_b ? qkv_b + e : nullptr, e, e);
+  const int pv = fully_connected(n, st, 2, v, qkv_w + 2 * e * e, qkv_b ? qkv_b + 2 * e : nullptr, e, e);
+  const int context = new_tensor(qs, false);
+  const int weights = need_weights ? new_tensor(a.average ? Shape{a.batch, a.query_length, a.key_length} : Shape{a.batch, a.heads, a.query_length, a.key_length}, false)
+                                   : new_tensor(Shape{0}, false);
+  Step& step = add_step({pq, pk, pv}, {context, weights});
+  step.run = [this, a, pq, pk, pv, context, weights, need_weights] {
+    portable::attention(a, ptr(pq), ptr(pk), ptr(pv), ptr(context), need_weights ? ptr(weights) : nullptr);
+  };
+  define(n.outputs[0], fully_connected(n, st, 3, context, proj_w, proj_b, e, e));
+  if (n.outputs.size() > 1) define(n.outputs[1], weights);
+}
+
+}  // namespace tracegraph::xnnpack

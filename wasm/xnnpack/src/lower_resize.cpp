@@ -1,0 +1,99 @@
+// Resizes: nearest on the layout kernels; linear, bilinear, trilinear and bicubic in portable kernels.
+#include "backend_impl.h"
+
+namespace tracegraph::xnnpack {
+
+void XnnpackBackend::Impl::lower_resize(const Node& n, NodeState&) {
+  const std::size_t rank = base_op(n.op) == "upsample_nearest3d" ? 3 : 2;
+  // .vec names its tensor "input", .default (core ATen) "self".
+  const int x = as_layout(tensor_arg(n, input_for_arg(n, "input", 0) ? "input" : "self", 0), true);
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs));
+  auto size = ints_arg(n, "output_size");
+  auto factors = floats_arg(n, "scale_factors");
+  if (!factors) {  // the overload with one scale per axis
+    std::vector<double> per_axis;
+    for (const char* name : {"scales_d", "scales_h", "scales_w"})
+      if (auto s = float_arg(n, name)) per_axis.push_back(*s);
+    if (per_axis.size() == rank) factors = per_axis;
+  }
+  i64 in[3] = {1, xs[2], xs[3]}, out[3] = {1, 0, 0};
+  if (rank == 3) in[0] = xs[2], in[1] = xs[3], in[2] = xs[4];
+  double scale[3] = {1, 1, 1};
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::size_t a = 3 - rank + i;
+    if (size && size->size() == rank) {
+      out[a] = (*size)[i];
+      scale[a] = factors && factors->size() == rank ? 1.0 / (*factors)[i] : static_cast<double>(in[a]) / static_cast<double>(out[a]);
+    } else if (factors && factors->size() == rank) {
+      out[a] = static_cast<i64>(std::floor(static_cast<double>(in[a]) * (*factors)[i]));
+      scale[a] = 1.0 / (*factors)[i];
+    } else {
+      fail(ErrorCode::kSchema, where(n) + ": neither an output size nor scale factors for " + std::to_string(rank) + " dims");
+    }
+    if (out[a] <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": output size " + std::to_string(out[a]));
+  }
+  Shape out_shape{xs[0], xs[1]};
+  for (std::size_t i = 0; i < rank; ++i) out_shape.push_back(out[3 - rank + i]);
+  const int y = new_tensor(out_shape, true);
+  const i64 nb = xs[0], channels = xs[1];
+  const std::array<i64, 3> in_a{in[0], in[1], in[2]}, out_a{out[0], out[1], out[2]};
+  const std::array<double, 3> scale_a{scale[0], scale[1], scale[2]};
+  Step& step = add_step({x}, {y});
+  step.run = [this, x, y, nb, in_a, out_a, scale_a, channels] {
+    kernels::resize_nearest(ptr(x), ptr(y), nb, in_a.data(), out_a.data(), scale_a.data(), channels);
+  };
+  define(n.outputs[0], y);
+}
+
+void XnnpackBackend::Impl::lower_resize_portable(const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const std::size_t rank = base.find("1d") != std::string::npos ? 1 : base.find("3d") != std::string::npos ? 3 : 2;
+  const int x = tensor_arg(n, input_for_arg(n, "input", 0) ? "input" : "self", 0);
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " for a resize over " + std::to_string(rank) + " dims");
+  auto size = ints_arg(n, "output_size");
+  auto factors = floats_arg(n, "scale_factors");
+  if (!factors) {
+    std::vector<double> per_axis;
+    const std::vector<const char*> names = rank == 1 ? std::vector<const char*>{"scales"} : rank == 2 ? std::vector<const char*>{"scales_h", "scales_w"}
+                                                                                                     : std::vector<const char*>{"scales_d", "scales_h", "scales_w"};
+    for (const char* name : names)
+      if (auto s = float_arg(n, name)) per_axis.push_back(*s);
+    if (per_axis.size() == rank) factors = per_axis;
+  }
+  std::vector<i64> in, out;
+  std::vector<double> scale;
+  for (std::size_t i = 0; i < rank; ++i) {
+    const i64 a = xs[2 + i];
+    in.push_back(a);
+    const bool have_factor = factors && factors->size() == rank && (*factors)[i] > 0;
+    if (size && size->size() == rank) out.push_back((*size)[i]);
+    else if (have_factor) out.push_back(static_cast<i64>(std::floor(static_cast<double>(a) * (*factors)[i])));
+    else fail(ErrorCode::kSchema, where(n) + ": neither an output size nor scale factors for " + std::to_string(rank) + " dims");
+    if (out.back() <= 0) fail(ErrorCode::kShapeMismatch, where(n) + ": output size " + std::to_string(out.back()));
+    scale.push_back(have_factor ? 1.0 / (*factors)[i] : static_cast<double>(a) / static_cast<double>(out.back()));
+  }
+  const bool align_corners = int_arg(n, "align_corners").value_or(0) != 0;
+  Shape out_shape{xs[0], xs[1]};
+  for (i64 o : out) out_shape.push_back(o);
+  const int y = new_tensor(out_shape, false);
+  const i64 planes = xs[0] * xs[1];
+  std::vector<int> ins{x};
+  Step& step = portable_step(ins, {y});
+  const int xi = ins[0];
+  if (base.find("nearest") != std::string::npos) {
+    step.run = [this, xi, y, planes, in, out, scale] { portable::resize_nearest(ptr(xi), ptr(y), planes, in, out, scale); };
+  } else if (base.find("bicubic") != std::string::npos) {
+    step.run = [this, xi, y, planes, in, out, scale, align_corners] {
+      portable::resize_bicubic(ptr(xi), ptr(y), planes, in[0], in[1], out[0], out[1], scale[0], scale[1], align_corners);
+    };
+  } else {
+    step.run = [this, xi, y, planes, in, out, scale, align_corners] {
+      portable::resize_linear(ptr(xi), ptr(y), planes, in, out, scale, align_corners);
+    };
+  }
+  define(n.outputs[0], y);
+}
+
+}  // namespace tracegraph::xnnpack
