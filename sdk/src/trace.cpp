@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "tracegraph/op_table.h"
+#include "tracegraph/shape_rules.h"
 
 namespace tracegraph {
 
@@ -84,14 +85,9 @@ void Tracer::misuse(const std::string& op, const std::string& what, const CallSi
 namespace {
 
 Shape broadcast(Tracer& t, const std::string& op, const Shape& a, const Shape& b, const CallSite& at) {
-  Shape out(std::max(a.size(), b.size()), 1);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const std::int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-    const std::int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    if (da != db && da != 1 && db != 1) t.misuse(op, "shapes " + dims_str(a) + " and " + dims_str(b) + " do not broadcast", at);
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  auto out = shape_rules::broadcast(a, b);
+  if (!out) t.misuse(op, "shapes " + dims_str(a) + " and " + dims_str(b) + " do not broadcast", at);
+  return *out;
 }
 
 SymbolicTensor binary(const char* op, const SymbolicTensor& a, const SymbolicTensor& b, const CallSite& at) {
@@ -185,26 +181,13 @@ SymbolicTensor SymbolicTensor::matmul(const SymbolicTensor& other, CallSite at) 
 
 SymbolicTensor SymbolicTensor::reshape(Shape shape, CallSite at) const {
   Tracer& t = tracer_of(*this);
-  std::int64_t known = 1;
-  int infer = -1;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
-      if (infer >= 0) t.misuse("aten::reshape", "more than one -1 in " + dims_str(shape), at);
-      infer = static_cast<int>(i);
-    } else if (shape[i] < 0) {
-      t.misuse("aten::reshape", "negative dim in " + dims_str(shape), at);
-    } else {
-      known *= shape[i];
-    }
-  }
   const std::int64_t n = checked_numel(shape_);
-  Shape out = shape;
-  if (infer >= 0) {
-    if (known == 0 || n % known != 0) t.misuse("aten::reshape", dims_str(shape_) + " cannot be viewed as " + dims_str(shape), at);
-    out[static_cast<std::size_t>(infer)] = n / known;
-  } else if (known != n) {
-    t.misuse("aten::reshape", dims_str(shape_) + " (" + std::to_string(n) + " elements) cannot be viewed as " + dims_str(shape), at);
+  const auto viewed = shape_rules::view(n, shape);
+  if (!viewed) {
+    t.misuse("aten::reshape", dims_str(shape_) + " cannot be viewed as " + dims_str(shape) + " (" + std::to_string(n) +
+                                  " elements; at most one -1, other dims not negative)", at);
   }
+  const Shape out = *viewed;
   Attributes a;
   a.set("shape", shape);
   return t.record("aten::reshape", "", {*this}, {"self"}, std::move(a), dtype_, out);
@@ -305,9 +288,6 @@ SymbolicTensor SymbolicTensor::mean(std::vector<std::int64_t> dims, bool keepdim
 
 namespace {
 
-std::int64_t window_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
-  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-}
 
 SymbolicTensor conv(const char* op, std::size_t spatial, const SymbolicTensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                     std::vector<std::int64_t> stride, std::vector<std::int64_t> padding, std::vector<std::int64_t> dilation,
@@ -326,9 +306,9 @@ SymbolicTensor conv(const char* op, std::size_t spatial, const SymbolicTensor& x
   if (bias && (bias->dim() != 1 || bias->shape()[0] != weight.shape()[0])) t.misuse(op, "bias " + dims_str(bias->shape()) + " does not match the weight", at);
   Shape out = {x.shape()[0], weight.shape()[0]};
   for (std::size_t i = 0; i < spatial; ++i) {
-    const std::int64_t o = window_out(x.shape()[i + 2], weight.shape()[i + 2], stride[i], padding[i], dilation[i]);
-    if (o <= 0) t.misuse(op, "the kernel is larger than the padded input " + dims_str(x.shape()), at);
-    out.push_back(o);
+    const auto o = shape_rules::window_output(x.shape()[i + 2], weight.shape()[i + 2], stride[i], padding[i], dilation[i]);
+    if (!o || *o <= 0) t.misuse(op, "the kernel is larger than the padded input " + dims_str(x.shape()), at);
+    out.push_back(*o);
   }
   std::vector<SymbolicTensor> ins = {x, t.constant(weight, "weight")};
   std::vector<std::string> names = {"input", "weight"};
@@ -353,9 +333,9 @@ SymbolicTensor pool(const char* op, const SymbolicTensor& x, std::vector<std::in
   Shape out(x.shape().begin(), x.shape().end() - 2);
   for (std::size_t i = 0; i < 2; ++i) {
     if (padding[i] * 2 > kernel[i]) t.misuse(op, "padding must be at most half the kernel", at);
-    const std::int64_t o = window_out(x.shape()[x.shape().size() - 2 + i], kernel[i], stride[i], padding[i], 1);
-    if (o <= 0) t.misuse(op, "the window is larger than the input " + dims_str(x.shape()), at);
-    out.push_back(o);
+    const auto o = shape_rules::window_output(x.shape()[x.shape().size() - 2 + i], kernel[i], stride[i], padding[i], 1);
+    if (!o || *o <= 0) t.misuse(op, "the window is larger than the input " + dims_str(x.shape()), at);
+    out.push_back(*o);
   }
   Attributes a;
   a.set("kernel_size", kernel);

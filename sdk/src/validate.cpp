@@ -8,6 +8,7 @@
 
 #include "tracegraph/error.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/shape_rules.h"
 
 namespace tracegraph {
 namespace {
@@ -122,9 +123,9 @@ class NodeCheck {
     for (std::size_t i = 0; i < k; ++i) {
       const i64 in = (*x)[channel_dim + 1 + i], kernel = (*w)[2 + i];
       if (transposed) {
-        const i64 out = (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel - 1) + output_padding[i] + 1;
+        const i64 out = shape_rules::transposed_output(in, kernel, stride[i], padding[i], dilation[i], output_padding[i]);
         if (out <= 0) broken(ErrorCode::kShapeMismatch, "input " + list_str(*x) + " gives an output size of " + std::to_string(out) + " in spatial dim " + std::to_string(i));
-      } else if (!named_padding && in + 2 * padding[i] < dilation[i] * (kernel - 1) + 1) {
+      } else if (!named_padding && !shape_rules::window_output(in, kernel, stride[i], padding[i], dilation[i])) {
         broken(ErrorCode::kShapeMismatch, "input " + list_str(*x) + ": the dilated kernel (" + std::to_string(dilation[i] * (kernel - 1) + 1) +
                                               ") is larger than the padded input (" + std::to_string(in + 2 * padding[i]) + ") in spatial dim " + std::to_string(i));
       }
@@ -151,7 +152,7 @@ class NodeCheck {
     if (!x || x->size() < k + 1) return;
     for (std::size_t i = 0; i < k; ++i) {
       const i64 in = (*x)[x->size() - k + i];
-      if (in + 2 * padding[i] < (kernel[i] - 1) * dilation[i] + 1) {
+      if (!shape_rules::window_output(in, kernel[i], stride[i], padding[i], dilation[i])) {
         broken(ErrorCode::kShapeMismatch, "input " + list_str(*x) + ": the pooling window " + list_str(kernel) + " is larger than the padded input in spatial dim " + std::to_string(i));
       }
     }

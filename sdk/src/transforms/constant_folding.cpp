@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "tracegraph/shape_rules.h"
 #include "tracegraph/transforms/transforms.h"
 #include "util.h"
 
@@ -22,11 +23,6 @@ std::optional<std::int64_t> int_operand(const Graph& g, const Node& n, std::init
   return std::nullopt;
 }
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  std::int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 // Integer shape arithmetic the core evaluates itself, so that it folds in
 // every build (wasm included); nullopt for anything else.
@@ -78,7 +74,12 @@ std::optional<Tensor> fold_shape_arithmetic(const Graph& g, const Node& n) {
   if (op == "aten::add") return int_scalar(*a + alpha * *b);
   if (op == "aten::sub") return int_scalar(*a - alpha * *b);
   if (op == "aten::mul") return int_scalar(*a * *b);
-  if ((op == "aten::floordiv" || op == "aten::floor_divide") && *b != 0) return int_scalar(floor_div(*a, *b));
+  if (op == "aten::floordiv" || op == "aten::floor_divide") {
+    if (auto q = shape_rules::floor_divide(*a, *b)) return int_scalar(*q);
+  }
+  if (op == "aten::remainder") {
+    if (auto r = shape_rules::remainder(*a, *b)) return int_scalar(*r);
+  }
   return std::nullopt;
 }
 

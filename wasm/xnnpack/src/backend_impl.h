@@ -36,6 +36,7 @@
 #include "portable.h"
 #include "thread_pool.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/shape_rules.h"
 
 namespace tracegraph::xnnpack {
 namespace detail {

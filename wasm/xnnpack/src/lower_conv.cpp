@@ -83,8 +83,8 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
                                             " (padded size " + std::to_string(size + 2 * padding[axis]) + ")");
     }
     // The output against the budget before XNNPACK sizes its buffers for it.
-    const i64 expect_h = (in_h + 2 * padding[h] - dilation[h] * (kh - 1) - 1) / stride[h] + 1;
-    const i64 expect_w = (in_w + 2 * padding[h + 1] - dilation[h + 1] * (kw - 1) - 1) / stride[h + 1] + 1;
+    const i64 expect_h = shape_rules::window_output(in_h, kh, stride[h], padding[h], dilation[h]).value_or(0);
+    const i64 expect_w = shape_rules::window_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
     within_budget(Shape{batch, out_channels, expect_h, expect_w});
     std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
     check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h),
@@ -142,8 +142,8 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
   const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
   {  // the output against the budget before XNNPACK sizes its buffers for it
     const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
-    const i64 expect_h = (in_h - 1) * stride[h] - 2 * padding[h] + dilation[h] * (kh - 1) + output_padding[h] + 1;
-    const i64 expect_w = (in_w - 1) * stride[h + 1] - 2 * padding[h + 1] + dilation[h + 1] * (kw - 1) + output_padding[h + 1] + 1;
+    const i64 expect_h = shape_rules::transposed_output(in_h, kh, stride[h], padding[h], dilation[h], output_padding[h]);
+    const i64 expect_w = shape_rules::transposed_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1], output_padding[h + 1]);
     within_budget(Shape{batch, kd * out_channels, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0)});
   }
   std::size_t oh = 0, ow = 0;

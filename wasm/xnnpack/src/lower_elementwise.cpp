@@ -130,9 +130,10 @@ void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
       define(n.outputs[0], float_slot(x / y));
     } else if (base == "remainder" || base == "fmod") {  // Python's modulo (remainder) or C's (fmod)
       if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": modulo by zero");
-      if (ints) {
-        const i64 d = static_cast<i64>(y), r = sa.i % d;
-        int_result(base == "remainder" && r != 0 && ((r < 0) != (d < 0)) ? r + d : r);
+      if (ints && base == "remainder") {
+        int_result(*shape_rules::remainder(sa.i, static_cast<i64>(y)));
+      } else if (ints) {
+        int_result(static_cast<i64>(y) == -1 ? 0 : sa.i % static_cast<i64>(y));
       } else {
         const double r = std::fmod(x, y);
         define(n.outputs[0], float_slot(base == "remainder" && r != 0 && ((r < 0) != (y < 0)) ? r + y : r));
@@ -140,8 +141,9 @@ void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
     } else {  // floor_divide, floordiv
       if (y == 0) fail(ErrorCode::kInvalidArgument, where(n) + ": division by zero");
       if (ints) {
-        const i64 q = sa.i / static_cast<i64>(y), r = sa.i % static_cast<i64>(y);
-        int_result((r != 0 && ((r < 0) != (static_cast<i64>(y) < 0))) ? q - 1 : q);
+        const auto q = shape_rules::floor_divide(sa.i, static_cast<i64>(y));
+        if (!q) fail(ErrorCode::kOutOfRange, where(n) + ": " + std::to_string(sa.i) + " // " + std::to_string(static_cast<i64>(y)) + " overflows int64");
+        int_result(*q);
       } else {
         define(n.outputs[0], float_slot(std::floor(x / y)));
       }
@@ -166,14 +168,8 @@ void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
   }
   // Broadcast logical shapes, then put both in the output's layout.
   const Shape ax = slots_[static_cast<std::size_t>(x)].shape, by = slots_[static_cast<std::size_t>(y)].shape;
-  const std::size_t rank = std::max(ax.size(), by.size());
-  Shape out_shape(rank);
-  auto dim_of = [&](const Shape& s, std::size_t i) { return i + s.size() >= rank ? s[i + s.size() - rank] : i64{1}; };
-  for (std::size_t i = 0; i < rank; ++i) {
-    const i64 p = dim_of(ax, i), q = dim_of(by, i);
-    if (p != q && p != 1 && q != 1) fail(ErrorCode::kShapeMismatch, where(n) + ": shapes " + shape_str(ax) + " and " + shape_str(by) + " do not broadcast");
-    out_shape[i] = p == 1 ? q : p;
-  }
+  const Shape out_shape = broadcast_shape(n, ax, by);
+  const std::size_t rank = out_shape.size();
   if (inplace && out_shape != ax) fail(ErrorCode::kShapeMismatch, where(n) + ": in-place result " + shape_str(out_shape) + " does not fit " + shape_str(ax));
   const bool channels_last = spatial_rank(rank) && (slots_[static_cast<std::size_t>(x)].channels_last || slots_[static_cast<std::size_t>(y)].channels_last);
   auto operand = [&](int s) {
@@ -298,15 +294,9 @@ void XnnpackBackend::Impl::portable_post(portable::Unary op, int out) {
 }
 
 Shape XnnpackBackend::Impl::broadcast_shape(const Node& n, const Shape& a, const Shape& b) const {
-  const std::size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  auto dim_of = [&](const Shape& s, std::size_t i) { return i + s.size() >= rank ? s[i + s.size() - rank] : i64{1}; };
-  for (std::size_t i = 0; i < rank; ++i) {
-    const i64 p = dim_of(a, i), q = dim_of(b, i);
-    if (p != q && p != 1 && q != 1) fail(ErrorCode::kShapeMismatch, where(n) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
-    out[i] = p == 1 ? q : p;
-  }
-  return out;
+  auto out = shape_rules::broadcast(a, b);
+  if (!out) fail(ErrorCode::kShapeMismatch, where(n) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+  return *out;
 }
 
 int XnnpackBackend::Impl::broadcast_to(int s, const Shape& to) {

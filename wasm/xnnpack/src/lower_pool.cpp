@@ -4,10 +4,8 @@
 namespace tracegraph::xnnpack {
 
 i64 XnnpackBackend::Impl::pooled(i64 in, i64 k, i64 s, i64 p, i64 d, bool ceil_mode) {
-  const i64 span = in + 2 * p - d * (k - 1) - 1;
-  i64 out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-  if (ceil_mode && (out - 1) * s >= in + p) --out;
-  return out;
+  // Callers checked that the window fits; 0 stands for "does not".
+  return shape_rules::window_output(in, k, s, p, d, ceil_mode).value_or(0);
 }
 
 void XnnpackBackend::Impl::lower_max_pool(const Node& n, NodeState& st) {

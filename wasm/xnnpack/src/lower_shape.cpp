@@ -135,18 +135,11 @@ void XnnpackBackend::Impl::lower_view(const Node& n, NodeState&) {
     auto wanted = ints_arg(n, "size");
     if (!wanted) wanted = ints_arg(n, "shape");
     if (!wanted) fail(ErrorCode::kSchema, where(n) + ": no target shape");
-    i64 known = 1;
-    int infer = -1;
-    for (std::size_t i = 0; i < wanted->size(); ++i) {
-      if ((*wanted)[i] == -1 && infer < 0) infer = static_cast<int>(i);
-      else if ((*wanted)[i] < 0) fail(ErrorCode::kBadShape, where(n) + ": shape " + shape_str(*wanted));
-      else known *= (*wanted)[i];
-    }
-    out_shape = *wanted;
-    if (infer >= 0) {
-      if (known == 0 || count % known) fail(ErrorCode::kShapeMismatch, where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(*wanted));
-      out_shape[static_cast<std::size_t>(infer)] = count / known;
-    }
+    const auto viewed = shape_rules::view(count, *wanted);
+    if (!viewed)
+      fail(ErrorCode::kShapeMismatch, where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(*wanted) +
+                                          " (at most one -1, other dims not negative, as many elements)");
+    out_shape = *viewed;
   }
   if (numel(out_shape) != count) fail(ErrorCode::kShapeMismatch, where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(out_shape));
   define(n.outputs[0], alias(as_layout(x0, false), out_shape, false));

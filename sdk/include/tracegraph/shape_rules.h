@@ -1,0 +1,41 @@
+// The shape rules PyTorch applies, in one place: the tracer, the attribute
+// validation, constant folding and the XNNPACK backend's planning all call
+// these, so that a shape is computed (and refused) the same way everywhere.
+// Each returns nullopt where PyTorch would refuse; the caller words the error
+// with the node or call it has.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tracegraph/tensor.h"
+
+namespace tracegraph::shape_rules {
+
+// numpy broadcasting: shapes aligned at their last dims, a 1 repeats.
+std::optional<Shape> broadcast(const Shape& a, const Shape& b);
+
+// The output length of a sliding window (convolution, pooling) over `in`
+// elements: floor((in + 2p - d(k-1) - 1) / s) + 1; with ceil_mode, rounded up
+// as PyTorch's pooling does (a last window must start inside the input or its
+// left padding). nullopt when the dilated window is larger than the padded
+// input, or for a stride or dilation that is not positive.
+std::optional<std::int64_t> window_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                                          std::int64_t dilation, bool ceil_mode = false);
+
+// A transposed convolution's output length: (in-1)s - 2p + d(k-1) + output_padding + 1
+// (may be 0 or negative: the caller refuses those).
+std::int64_t transposed_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                               std::int64_t dilation, std::int64_t output_padding);
+
+// view/reshape of `numel` elements to `sizes`, one of which may be -1 (inferred).
+// nullopt for two -1s, another negative size, or sizes that do not hold numel.
+std::optional<Shape> view(std::int64_t numel, const std::vector<std::int64_t>& sizes);
+
+// Python's integer // and % (rounding toward negative infinity; the remainder
+// has the divisor's sign); nullopt for a zero divisor or an overflow.
+std::optional<std::int64_t> floor_divide(std::int64_t a, std::int64_t b);
+std::optional<std::int64_t> remainder(std::int64_t a, std::int64_t b);
+
+}  // namespace tracegraph::shape_rules

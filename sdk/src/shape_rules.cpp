@@ -1,0 +1,72 @@
+#include "tracegraph/shape_rules.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tracegraph::shape_rules {
+
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t p = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+    const std::int64_t q = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+    if (p != q && p != 1 && q != 1) return std::nullopt;
+    out[i] = p == 1 ? q : p;
+  }
+  return out;
+}
+
+std::optional<std::int64_t> window_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                                          std::int64_t dilation, bool ceil_mode) {
+  if (stride <= 0 || dilation <= 0 || kernel <= 0) return std::nullopt;
+  const std::int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
+  if (span < 0) return std::nullopt;
+  std::int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
+  return out;
+}
+
+std::int64_t transposed_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                               std::int64_t dilation, std::int64_t output_padding) {
+  return (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
+}
+
+std::optional<Shape> view(std::int64_t numel, const std::vector<std::int64_t>& sizes) {
+  std::int64_t known = 1;
+  int infer = -1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      if (infer >= 0) return std::nullopt;
+      infer = static_cast<int>(i);
+    } else if (sizes[i] < 0) {
+      return std::nullopt;
+    } else if (__builtin_mul_overflow(known, sizes[i], &known)) {
+      return std::nullopt;
+    }
+  }
+  Shape out = sizes;
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0) return std::nullopt;
+    out[static_cast<std::size_t>(infer)] = numel / known;
+  } else if (known != numel) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::int64_t> floor_divide(std::int64_t a, std::int64_t b) {
+  if (b == 0 || (a == std::numeric_limits<std::int64_t>::min() && b == -1)) return std::nullopt;
+  std::int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+std::optional<std::int64_t> remainder(std::int64_t a, std::int64_t b) {
+  if (b == 0) return std::nullopt;
+  if (b == -1) return 0;
+  const std::int64_t r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+
+}  // namespace tracegraph::shape_rules

@@ -1,0 +1,58 @@
+// The shape rules against what PyTorch computes (the values below are
+// torch 2.x's own results for the same arguments).
+#include "tracegraph/shape_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace tracegraph::shape_rules {
+namespace {
+
+TEST(ShapeRulesTest, BroadcastAlignsTheLastDimsAndRepeatsOnes) {
+  EXPECT_EQ(broadcast({2, 1, 5}, {3, 1}), (Shape{2, 3, 5}));
+  EXPECT_EQ(broadcast({}, {4}), (Shape{4}));
+  EXPECT_EQ(broadcast({0, 1}, {1, 3}), (Shape{0, 3}));  // an empty dim broadcasts like any other size
+  EXPECT_EQ(broadcast({2, 3}, {3, 2}), std::nullopt);
+  EXPECT_EQ(broadcast({0}, {2}), std::nullopt);
+}
+
+TEST(ShapeRulesTest, WindowOutputFloorsAndCeilsAsPyTorchPools) {
+  EXPECT_EQ(window_output(32, 3, 1, 1, 1), 32);  // a same-padded 3x3 convolution
+  EXPECT_EQ(window_output(7, 2, 2, 0, 1), 3);    // max_pool2d(2) of 7: floor
+  EXPECT_EQ(window_output(7, 2, 2, 0, 1, true), 4);  // ceil_mode: one more, partial window
+  EXPECT_EQ(window_output(6, 3, 2, 1, 1, true), 4);
+  EXPECT_EQ(window_output(2, 2, 3, 1, 1, true), 1);  // ceil_mode's last window would start in the right padding: dropped
+  EXPECT_EQ(window_output(10, 3, 1, 0, 2), 6);   // dilation 2: a 5-wide window
+  EXPECT_EQ(window_output(2, 3, 1, 0, 1), std::nullopt);  // the window is wider than the input
+  EXPECT_EQ(window_output(5, 3, 0, 0, 1), std::nullopt);  // stride 0
+  EXPECT_EQ(window_output(5, 3, 1, 0, 0), std::nullopt);  // dilation 0
+  EXPECT_EQ(transposed_output(4, 3, 2, 1, 1, 1), 8);       // ConvTranspose2d(3, stride=2, padding=1, output_padding=1)
+  EXPECT_EQ(transposed_output(1, 1, 1, 2, 1, 0), -3);      // refused by the caller
+}
+
+TEST(ShapeRulesTest, ViewInfersOneMinusOne) {
+  EXPECT_EQ(view(24, {2, -1, 3}), (Shape{2, 4, 3}));
+  EXPECT_EQ(view(0, {0, -1}), std::nullopt);  // -1 cannot be inferred next to a 0 (PyTorch refuses too)
+  EXPECT_EQ(view(24, {-1, -1}), std::nullopt);
+  EXPECT_EQ(view(24, {5, -1}), std::nullopt);
+  EXPECT_EQ(view(24, {2, -2, 3}), std::nullopt);
+  EXPECT_EQ(view(24, {4, 5}), std::nullopt);
+  EXPECT_EQ(view(6, {std::numeric_limits<std::int64_t>::max(), 2, 0}), std::nullopt);  // no overflow on the way
+}
+
+TEST(ShapeRulesTest, IntegerDivisionIsPythons) {
+  EXPECT_EQ(floor_divide(7, 2), 3);
+  EXPECT_EQ(floor_divide(-7, 2), -4);
+  EXPECT_EQ(floor_divide(7, -2), -4);
+  EXPECT_EQ(remainder(-7, 2), 1);
+  EXPECT_EQ(remainder(7, -2), -1);
+  EXPECT_EQ(remainder(6, 3), 0);
+  EXPECT_EQ(floor_divide(1, 0), std::nullopt);
+  EXPECT_EQ(remainder(1, 0), std::nullopt);
+  EXPECT_EQ(floor_divide(std::numeric_limits<std::int64_t>::min(), -1), std::nullopt);
+  EXPECT_EQ(remainder(std::numeric_limits<std::int64_t>::min(), -1), 0);
+}
+
+}  // namespace
+}  // namespace tracegraph::shape_rules
