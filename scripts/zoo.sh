@@ -3,8 +3,8 @@
 # vgg, wide_resnet, vit_b_16, maxvit, fcn/deeplabv3 on resnet50, r3d,
 # r2plus1d), which the README's test command leaves out for time: made by the
 # venv's torch, read, checked for their activation and run on LibTorch and on
-# XNNPACK (portable kernels for what it lacks). Builds the native preset
-# first. About 15 minutes and 3 GB of models here.
+# XNNPACK (portable kernels for what it lacks), natively and in wasm. Builds
+# the native and wasm presets. About 20 minutes and 5 GB of models here.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/bootstrap.sh
@@ -12,3 +12,8 @@ source scripts/env.sh
 cmake --preset native
 cmake --build --preset native
 ctest --test-dir build/native -L zoo_large --output-on-failure "$@"
+# and in wasm under Node, single-threaded and with two threads
+cmake --preset wasm
+cmake --build --preset wasm
+TRACEGRAPH_ZOO_SET=large TRACEGRAPH_EXPORTED_DIR=build/native/exported-zoo-large TRACEGRAPH_JS_DIR=build/wasm/js \
+  node --test tests/js/zoo.test.mjs
