@@ -344,6 +344,14 @@ std::vector<OpCase> op_cases() {
                      einsum("i,j->ij", v, b.input({5})), einsum("bij,jk->kbi", w, b.constant({3, 6})),
                      einsum("bij,bkj->bik", w, b.input({2, 1, 3}))});
   }});
+  out.push_back({"sum_and_mean_over_dims_apart_and_empty", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5, 4});
+    const ValueId e = b.input({2, 0, 3});
+    b.g.set_outputs({b.op("sum", "dim_IntList", {{"self", x}}, attrs({{"dim", Ints{1}}, {"keepdim", false}})),
+                     b.op("sum", "dim_IntList", {{"self", x}}, attrs({{"dim", Ints{0, 2}}, {"keepdim", true}})),
+                     b.op("mean", "dim", {{"self", x}}, attrs({{"dim", Ints{-1, 1}}, {"keepdim", false}})),
+                     b.op("sum", "dim_IntList", {{"self", e}}, attrs({{"dim", Ints{1}}, {"keepdim", false}}))});
+  }});
   out.push_back({"native_multi_head_attention_with_weights", [](Builder& b) {
     const ValueId q = b.input({2, 5, 6});
     const ValueId k = b.input({2, 5, 6});

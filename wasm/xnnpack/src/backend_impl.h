@@ -550,9 +550,10 @@ class XnnpackBackend::Impl {
   // when the output divides the input (XNNPACK), else portable kernels.
   void lower_adaptive_pool(const Node& n, NodeState& st);
 
-  void lower_mean(const Node& n, NodeState& st);
+  void lower_mean(const Node& n, NodeState&);
 
-  void mean_step(const Node& n, NodeState&, int x0, std::vector<i64> dims, bool keepdim);
+  // A mean (or sum) over `dims`, adjacent in storage.
+  void reduce_step(const Node& n, int x0, std::vector<i64> dims, bool keepdim, bool mean = true);
 
   void lower_linear(const Node& n, NodeState& st);
 

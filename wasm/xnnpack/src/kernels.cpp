@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace tracegraph::xnnpack::kernels {
 namespace {
@@ -115,8 +116,8 @@ void affine_channels_first(const float* x, float* y, const float* scale, const f
   }
 }
 
-void mean_middle(const float* x, float* out, i64 outer, i64 reduced, i64 inner) {
-  const float scale = reduced ? 1.0f / static_cast<float>(reduced) : 0.0f;
+void reduce_middle(const float* x, float* out, i64 outer, i64 reduced, i64 inner, bool mean) {
+  const float scale = !mean ? 1.0f : reduced ? 1.0f / static_cast<float>(reduced) : std::numeric_limits<float>::quiet_NaN();
   for (i64 o = 0; o < outer; ++o) {
     float* d = out + o * inner;
     std::fill(d, d + inner, 0.0f);

@@ -40,9 +40,10 @@ void affine_channels_last(const float* x, float* y, const float* scale, const fl
 void affine_channels_first(const float* x, float* y, const float* scale, const float* shift, std::int64_t outer,
                            std::int64_t channels, std::int64_t inner);
 
-// out[o, i] = mean over r of x[o, r, i], for [outer, reduced, inner] (a mean
-// over contiguous axes: global pooling of channels-last tensors).
-void mean_middle(const float* x, float* out, std::int64_t outer, std::int64_t reduced, std::int64_t inner);
+// out[o, i] = mean (or sum) over r of x[o, r, i], for [outer, reduced, inner]
+// (a reduction over contiguous axes: global pooling of channels-last tensors);
+// the mean of nothing is NaN and the sum 0, as in torch.
+void reduce_middle(const float* x, float* out, std::int64_t outer, std::int64_t reduced, std::int64_t inner, bool mean);
 
 // `count` blocks of `block` floats, from src every `src_stride` floats to dst
 // every `dst_stride` floats (concatenation and unit-step slicing).

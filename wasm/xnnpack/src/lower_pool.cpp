@@ -159,7 +159,7 @@ void XnnpackBackend::Impl::lower_adaptive_pool(const Node& n, NodeState& st) {
   if (same) return define(n.outputs[0], x0);
   std::vector<i64> axes;
   for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<i64>(2 + i));
-  if (!max && global) return mean_step(n, st, x0, axes, true);
+  if (!max && global) return reduce_step(n, x0, axes, true);
   if (!max && rank == 2 && divides) {
     const std::vector<i64> k{xs[2] / size[0], xs[3] / size[1]};
     return avg_pool_step(n, st, as_layout(x0, true), xs, k, k, {0, 0}, false);
@@ -177,18 +177,20 @@ void XnnpackBackend::Impl::lower_adaptive_pool(const Node& n, NodeState& st) {
   define(n.outputs[0], out);
 }
 
-void XnnpackBackend::Impl::lower_mean(const Node& n, NodeState& st) {
+// mean and sum over dims (all of them when none are given).
+void XnnpackBackend::Impl::lower_mean(const Node& n, NodeState&) {
   const int x = tensor_arg(n, "self", 0);
   const std::size_t rank = slots_[static_cast<std::size_t>(x)].shape.size();
-  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, where(n) + ": mean with a dtype");
+  const std::string base = base_op(n.op);
+  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, where(n) + ": " + base + " with a dtype");
   auto dims = ints_arg(n, "dim").value_or(std::vector<i64>{});
   if (dims.empty())
     for (std::size_t i = 0; i < rank; ++i) dims.push_back(static_cast<i64>(i));
   for (i64& d : dims) d = normalize_dim(d, rank, where(n));
-  mean_step(n, st, x, dims, int_arg(n, "keepdim").value_or(0) != 0);
+  reduce_step(n, x, dims, int_arg(n, "keepdim").value_or(0) != 0, base == "mean");
 }
 
-void XnnpackBackend::Impl::mean_step(const Node& n, NodeState&, int x0, std::vector<i64> dims, bool keepdim) {
+void XnnpackBackend::Impl::reduce_step(const Node& n, int x0, std::vector<i64> dims, bool keepdim, bool mean) {
   const Slot& xs0 = slots_[static_cast<std::size_t>(x0)];
   const Shape shape = xs0.shape;
   const std::size_t rank = shape.size();
@@ -211,15 +213,28 @@ void XnnpackBackend::Impl::mean_step(const Node& n, NodeState&, int x0, std::vec
   for (i64 d : dims) axes.push_back(physical_axis(static_cast<std::size_t>(d), rank, channels_last));
   std::sort(axes.begin(), axes.end());
   if (axes.empty()) return define(n.outputs[0], alias(x, out_shape, channels_last));
-  // A mean over a block of adjacent storage axes; others would need a transpose first.
-  if (axes.back() - axes.front() + 1 != axes.size())
-    fail(ErrorCode::kUnsupported, where(n) + ": mean over dims that are not adjacent in storage");
+  if (axes.back() - axes.front() + 1 != axes.size()) {
+    // Dims apart in storage: the reduced ones moved last (one transpose), then reduced as one block.
+    std::vector<std::size_t> perm;
+    for (std::size_t i = 0; i < rank; ++i)
+      if (!reduced(i)) perm.push_back(i);
+    for (std::size_t i = 0; i < rank; ++i)
+      if (reduced(i)) perm.push_back(i);
+    const int moved = permuted(x0, perm);
+    i64 span = 1;
+    for (i64 d : dims) span *= shape[static_cast<std::size_t>(d)];
+    const i64 kept = numel(shape) / std::max<i64>(span, 1);
+    const int out = new_tensor(out_shape, false);
+    Step& step = add_step({moved}, {out});
+    step.run = [this, moved, out, kept, span, mean] { kernels::reduce_middle(ptr(moved), ptr(out), kept, span, 1, mean); };
+    return define(n.outputs[0], out);
+  }
   const Shape phys = physical(shape, channels_last);
   const i64 outer = prod(phys, 0, axes.front()), span = prod(phys, axes.front(), axes.back() + 1),
             inner = prod(phys, axes.back() + 1, rank);
   const int out = new_tensor(out_shape, keepdim && channels_last);
   Step& step = add_step({x}, {out});
-  step.run = [this, x, out, outer, span, inner] { kernels::mean_middle(ptr(x), ptr(out), outer, span, inner); };
+  step.run = [this, x, out, outer, span, inner, mean] { kernels::reduce_middle(ptr(x), ptr(out), outer, span, inner, mean); };
   define(n.outputs[0], out);
 }
 

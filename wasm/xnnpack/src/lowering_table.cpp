@@ -42,7 +42,7 @@ const std::unordered_map<std::string, XnnpackBackend::Impl::Lowering>& XnnpackBa
       {&Impl::lower_adaptive_pool,
        {"adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d"}},
       {&Impl::lower_mean,
-       {"mean"}},
+       {"mean", "sum"}},
       {&Impl::lower_linear,
        {"linear"}},
       {&Impl::lower_cat,
