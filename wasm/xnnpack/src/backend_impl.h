@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <array>
-#include <tuple>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -25,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -40,7 +40,6 @@
 
 namespace tracegraph::xnnpack {
 namespace detail {
-
 
 using i64 = std::int64_t;
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -177,8 +176,8 @@ class XnnpackBackend::Impl {
 
   void reset_plan();
 
-  // Every node without a lowering, judged by its op alone.
  public:
+  // Every node without a lowering, judged by its op alone.
   static std::vector<UnsupportedNode> unsupported(const Graph& graph);
 
   static std::vector<std::string> lowered_op_names();
@@ -194,8 +193,6 @@ class XnnpackBackend::Impl {
   // Lifetimes from the steps, then a greedy best-fit assignment of buffers
   // that reuses a buffer once the last reader of its value has run.
   void allocate();
-
-  // The most elements any alias of a storage owner spans.
 
   int root(int s) const { return slots_[static_cast<std::size_t>(s)].root; }
 
@@ -518,6 +515,8 @@ class XnnpackBackend::Impl {
     return f;
   }
 
+  // ---- lower_elementwise.cpp -------------------------------------------
+
   // An elementwise XNNPACK op over a whole tensor, in place when in == out.
   void unary_step(const Node& n, xnn_operator_t op, int in, int out);
   xnn_operator_t make_unary(const Node& n, NodeState& st, std::size_t index, xnn_unary_operator type,
@@ -525,68 +524,132 @@ class XnnpackBackend::Impl {
   void post_activation(const Node& n, NodeState& st, std::size_t index, const Fused& f, int out);
   // A clamp after an op that has no output bounds of its own.
   void post_clamp(const Node& n, NodeState& st, std::size_t index, const Fused& f, int out);
-
-  void lower_conv(const Node& n, NodeState& st);
-
-  void lower_batch_norm(const Node& n, NodeState& st);
-
   void lower_unary(const Node& n, NodeState& st);
-
   // add/sub/mul/div: scalars are computed now; tensors with numpy
   // broadcasting by XNNPACK, in the layout of the larger operand.
   void lower_binary(const Node& n, NodeState& st);
+  // Elementwise ops, in whatever layout their input has (in place for x_ on a non-constant).
+  void lower_pointwise(const Node& n, NodeState&);
+  // An elementwise op of one number: ints stay ints where torch keeps them so
+  // (neg, abs, square, pow to a non-negative integer power).
+  int pointwise_number(const Node& n, const std::string& base, const Slot& num);
+  // A fused activation that XNNPACK has no operator for, in place after the op.
+  void portable_post(portable::Unary op, int out);
+  // eq/ne/lt/le/gt/ge of a tensor and a number or a tensor (broadcast): 1 or 0.
+  void lower_compare(const Node& n, NodeState&);
+  // masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
+  void lower_masked_fill(const Node& n, NodeState&);
+  // new_zeros/new_ones/new_full (of a size), zeros_like/ones_like/full_like
+  // and fill (of self's shape): one value everywhere, written on each run.
+  void lower_full(const Node& n, NodeState&);
+  // numpy broadcasting of two shapes.
+  Shape broadcast_shape(const Node& n, const Shape& a, const Shape& b) const;
+  // Slot `s` in torch layout with shape `to` (broadcast by a step of ours when it differs).
+  int broadcast_to(int s, const Shape& to);
+  // A number argument: an attribute or an input known before the run.
+  // A one-element constant tensor (fill.Tensor's value) counts as a number.
+  double number_arg(const Node& n, std::string_view name) const;
+
+  // ---- lower_conv.cpp --------------------------------------------------
+
+  void lower_conv(const Node& n, NodeState& st);
+  // A 1D convolution ([N, C, L], weight [O, C/groups, K]).
+  void lower_conv1d(const Node& n, NodeState& st);
+
+  // ---- lower_norm.cpp --------------------------------------------------
+
+  void lower_batch_norm(const Node& n, NodeState& st);
+  // group_norm, instance_norm (statistics of the input), layer_norm.
+  void lower_norm(const Node& n, NodeState&);
+  void lower_softmax(const Node& n, NodeState& st);
+  void lower_prelu(const Node& n, NodeState&);
+
+  // ---- lower_pool.cpp --------------------------------------------------
 
   // torch's pooling output size, with ceil_mode.
   static i64 pooled(i64 in, i64 k, i64 s, i64 p, i64 d, bool ceil_mode);
-
   void lower_max_pool(const Node& n, NodeState& st);
-
   void lower_avg_pool(const Node& n, NodeState& st);
-
   void avg_pool_step(const Node& n, NodeState& st, int x, const Shape& xs, const std::vector<i64>& kernel,
                      const std::vector<i64>& stride, const std::vector<i64>& padding, bool ceil_mode);
-
   // Adaptive pooling: the identity, a global mean, a plain average pooling
   // when the output divides the input (XNNPACK), else portable kernels.
   void lower_adaptive_pool(const Node& n, NodeState& st);
-
   void lower_mean(const Node& n, NodeState&);
-
   // A mean (or sum) over `dims`, adjacent in storage.
   void reduce_step(const Node& n, int x0, std::vector<i64> dims, bool keepdim, bool mean = true);
+  // pooled() with its arguments checked (validate.cpp has already, for a graph through finalize()).
+  i64 pooled_length(const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode) const;
+  // 1D pooling over the last dim of [N, C, L] (or [C, L]).
+  void lower_pool1d(const Node& n, NodeState&);
+
+  // ---- lower_matrix.cpp ------------------------------------------------
 
   void lower_linear(const Node& n, NodeState& st);
-
   // y = x @ w^T + b over x's last dim ([..., in] -> [..., out]): XNNPACK's
   // fully connected op, the node's operator number `index` (weights packed
   // once, on the first plan).
   int fully_connected(const Node& n, NodeState& st, std::size_t index, int x, const float* w, const float* b, i64 in_features,
                       i64 out_features, float out_min = -kInf, float out_max = kInf);
-
-  // permute(self, dims), transpose(self, dim0, dim1), t(self): in the standard layout.
-  void lower_permute(const Node& n, NodeState&);
-
   // addmm(self, mat1, mat2): mat1 @ mat2 + self, with mat2 a weight [K, N]
   // (torch.export's linear: addmm(bias, x, permute(weight))).
   void lower_addmm(const Node& n, NodeState& st);
+  // matmul / mm / bmm on XNNPACK's batch matrix multiply: [..., m, k] @
+  // [..., k, n], batch dims broadcast (numpy rules), 1-D operands as torch
+  // treats them (a row or a column, dropped from the result).
+  void lower_matmul(const Node& n, NodeState& st);
+  // C = A @ B on XNNPACK: A [a_batch..., m, k], B [b_batch..., k, n] (batch
+  // dims of equal count, broadcast), C of `out_shape` (c's elements in
+  // [batch..., m, n] order). The node's first XNNPACK operator is the one.
+  int batch_matmul(const Node& n, NodeState& st, int a, int b, const Shape& a_batch, const Shape& b_batch, i64 m, i64 k, i64 nn,
+                   const Shape& out_shape);
+  // A torch-layout tensor with its dims in the order `perm` (XNNPACK's transpose; none when in order).
+  int permuted(int x, const std::vector<std::size_t>& perm);
+  // einsum of two operands as one batch matrix multiply: the letters in both
+  // operands and the output are batch dims, those in both operands only are
+  // summed over, the others are rows (first operand) and columns (second).
+  // Each operand is permuted to [batch, rows or columns, summed] order once.
+  void lower_einsum(const Node& n, NodeState& st);
+  // torch.nn.MultiheadAttention's fused eval path (torchvision's ViT), without a mask.
+  void lower_attention(const Node& n, NodeState& st);
 
+  // ---- lower_shape.cpp -------------------------------------------------
+
+  // permute(self, dims), transpose(self, dim0, dim1), t(self): in the standard layout.
+  void lower_permute(const Node& n, NodeState&);
   void lower_cat(const Node& n, NodeState&);
-
   void lower_slice(const Node& n, NodeState&);
-
   // x[start:end:step] along `dim` (PyTorch's clamping of start and end): an
   // alias when it is the whole axis, else a copy in x's layout.
   int slice_of(const Node& n, int x, i64 dim_arg, i64 start, i64 end, i64 step_by);
-
-  void lower_resize(const Node& n, NodeState&);
-
-  void lower_softmax(const Node& n, NodeState& st);
-
   // flatten, view, reshape: plain storage read with another shape.
   void lower_view(const Node& n, NodeState&);
+  void lower_narrow(const Node& n, NodeState&);
+  // chunk(x, chunks, dim), split(x, split_size, dim): one slice per output.
+  void lower_chunk(const Node& n, NodeState&);
+  void lower_select(const Node& n, NodeState&);
+  // unsqueeze, squeeze: the same bytes in torch's layout with another shape.
+  void lower_reshape_dims(const Node& n, NodeState&);
+  void lower_expand(const Node& n, NodeState&);
+  // A list of integers known before the run (a shape for view, pad, resize).
+  void lower_list(const Node& n, NodeState&);
+  // pad / constant_pad_nd / reflection_padNd / replication_padNd.
+  void lower_pad(const Node& n, NodeState&);
+  void lower_slice_scatter(const Node& n, NodeState&);
+  // torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
+  void lower_roll(const Node& n, NodeState&);
+  void lower_identity(const Node& n, NodeState&);
+  void lower_size(const Node& n, NodeState&);
+  void lower_getitem(const Node& n, NodeState&);
+  void lower_scalar_identity(const Node& n, NodeState&);
+
+  // ---- lower_resize.cpp ------------------------------------------------
+
+  void lower_resize(const Node& n, NodeState&);
+  // Linear, bilinear, trilinear, bicubic and 1D nearest resizes, torch layout.
+  void lower_resize_portable(const Node& n, NodeState&);
 
   // ---- portable kernels (portable.h): what XNNPACK has no operator for ----
-
   // A step of ours over torch-layout tensors: `ins` are made torch-layout first.
   Step& portable_step(std::vector<int>& ins, std::vector<int> outs) {
     for (int& s : ins) s = as_layout(s, false);
@@ -599,106 +662,6 @@ class XnnpackBackend::Impl {
       fail(ErrorCode::kShapeMismatch, where(n) + ": '" + std::string(name) + "' has " + std::to_string(t.numel()) + " elements, expected " + std::to_string(expected));
     return t.data_as<float>();
   }
-
-  // Elementwise ops, in whatever layout their input has (in place for x_ on a non-constant).
-  void lower_pointwise(const Node& n, NodeState&);
-
-  // An elementwise op of one number: ints stay ints where torch keeps them so
-  // (neg, abs, square, pow to a non-negative integer power).
-  int pointwise_number(const Node& n, const std::string& base, const Slot& num);
-
-  // A fused activation that XNNPACK has no operator for, in place after the op.
-  void portable_post(portable::Unary op, int out);
-
-  void lower_narrow(const Node& n, NodeState&);
-
-  // chunk(x, chunks, dim), split(x, split_size, dim): one slice per output.
-  void lower_chunk(const Node& n, NodeState&);
-
-  void lower_select(const Node& n, NodeState&);
-
-  // unsqueeze, squeeze: the same bytes in torch's layout with another shape.
-  void lower_reshape_dims(const Node& n, NodeState&);
-
-  void lower_expand(const Node& n, NodeState&);
-
-  // A list of integers known before the run (a shape for view, pad, resize).
-  void lower_list(const Node& n, NodeState&);
-
-  // pad / constant_pad_nd / reflection_padNd / replication_padNd.
-  void lower_pad(const Node& n, NodeState&);
-
-  // Linear, bilinear, trilinear, bicubic and 1D nearest resizes, torch layout.
-  void lower_resize_portable(const Node& n, NodeState&);
-
-  // group_norm, instance_norm (statistics of the input), layer_norm.
-  void lower_norm(const Node& n, NodeState&);
-
-  // pooled() with its arguments checked (validate.cpp has already, for a graph through finalize()).
-  i64 pooled_length(const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode) const;
-
-  // 1D pooling over the last dim of [N, C, L] (or [C, L]).
-  void lower_pool1d(const Node& n, NodeState&);
-
-  // A 1D convolution ([N, C, L], weight [O, C/groups, K]).
-  void lower_conv1d(const Node& n, NodeState& st);
-
-  void lower_prelu(const Node& n, NodeState&);
-
-  void lower_slice_scatter(const Node& n, NodeState&);
-
-  // torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
-  void lower_roll(const Node& n, NodeState&);
-
-  // numpy broadcasting of two shapes.
-  Shape broadcast_shape(const Node& n, const Shape& a, const Shape& b) const;
-  // Slot `s` in torch layout with shape `to` (broadcast by a step of ours when it differs).
-  int broadcast_to(int s, const Shape& to);
-
-  // A number argument: an attribute or an input known before the run.
-  // A one-element constant tensor (fill.Tensor's value) counts as a number.
-  double number_arg(const Node& n, std::string_view name) const;
-
-  // new_zeros/new_ones/new_full (of a size), zeros_like/ones_like/full_like
-  // and fill (of self's shape): one value everywhere, written on each run.
-  void lower_full(const Node& n, NodeState&);
-
-  // eq/ne/lt/le/gt/ge of a tensor and a number or a tensor (broadcast): 1 or 0.
-  void lower_compare(const Node& n, NodeState&);
-
-  // masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
-  void lower_masked_fill(const Node& n, NodeState&);
-
-  // matmul / mm / bmm on XNNPACK's batch matrix multiply: [..., m, k] @
-  // [..., k, n], batch dims broadcast (numpy rules), 1-D operands as torch
-  // treats them (a row or a column, dropped from the result).
-  void lower_matmul(const Node& n, NodeState& st);
-
-  // C = A @ B on XNNPACK: A [a_batch..., m, k], B [b_batch..., k, n] (batch
-  // dims of equal count, broadcast), C of `out_shape` (c's elements in
-  // [batch..., m, n] order). The node's first XNNPACK operator is the one.
-  int batch_matmul(const Node& n, NodeState& st, int a, int b, const Shape& a_batch, const Shape& b_batch, i64 m, i64 k, i64 nn,
-                   const Shape& out_shape);
-
-  // A torch-layout tensor with its dims in the order `perm` (XNNPACK's transpose; none when in order).
-  int permuted(int x, const std::vector<std::size_t>& perm);
-
-  // einsum of two operands as one batch matrix multiply: the letters in both
-  // operands and the output are batch dims, those in both operands only are
-  // summed over, the others are rows (first operand) and columns (second).
-  // Each operand is permuted to [batch, rows or columns, summed] order once.
-  void lower_einsum(const Node& n, NodeState& st);
-
-  // torch.nn.MultiheadAttention's fused eval path (torchvision's ViT), without a mask.
-  void lower_attention(const Node& n, NodeState& st);
-
-  void lower_identity(const Node& n, NodeState&);
-
-  void lower_size(const Node& n, NodeState&);
-
-  void lower_getitem(const Node& n, NodeState&);
-
-  void lower_scalar_identity(const Node& n, NodeState&);
 
   // ---- outputs --------------------------------------------------------
 
