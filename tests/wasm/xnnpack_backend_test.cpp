@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "native/test_models.h"
 #include "test_util.h"
 #include "tracegraph/exported_graph.h"
@@ -243,6 +245,40 @@ TEST(XnnpackBackendTest, AnInputTooSmallForTheModelIsAnErrorAndTheGraphStillRuns
   const auto out = g.run(io.inputs);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_LE(max_relative_error(out[0], io.outputs[0]), 1e-4);
+}
+
+TEST(XnnpackBackendTest, ConstantPadsAndBilinearResizesRunOnXnnpackWhereItMapsAlike) {
+  // Which engine runs each: XNNPACK where its semantics are torch's, portable
+  // kernels where they are not (cropping pads, scale factors that disagree with
+  // the sizes); the numbers themselves are checked op by op in xnnpack_ops_test.
+  Graph g;
+  const ValueId x = g.add_input("x", DType::kFloat32, symbolic({1, 3, 7, 5}));
+  auto node = [&](const std::string& name, const std::string& op, Attributes a) {
+    a.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
+    g.add_output(g.node(g.add_node(op, {x}, {NewValue{}}, std::move(a), name)).outputs[0]);
+  };
+  Attributes grow, crop, sized, factored;
+  grow.set("pad", std::vector<std::int64_t>{1, 2, 0, 1});
+  crop.set("pad", std::vector<std::int64_t>{-1, 2, 0, 1});
+  sized.set("output_size", std::vector<std::int64_t>{14, 10});
+  sized.set("align_corners", false);
+  factored.set("scale_factors", std::vector<double>{1.5, 1.5});  // 7 * 1.5 -> 10, and 10 / 7 is not 1.5
+  factored.set("align_corners", false);
+  node("grow", "aten::constant_pad_nd", grow);
+  node("crop", "aten::constant_pad_nd", crop);
+  node("sized", "aten::upsample_bilinear2d", sized);
+  node("factored", "aten::upsample_bilinear2d", factored);
+  auto owned = std::make_unique<XnnpackBackend>(Options{1, true});
+  const XnnpackBackend* backend = owned.get();
+  TracedGraph traced(std::move(g), std::nullopt, std::nullopt, std::move(owned));
+  traced.finalize();
+  traced.run({Tensor::zeros(DType::kFloat32, {1, 3, 7, 5})});
+  std::map<std::string, Engine> engines;
+  for (const NodeTime& t : backend->profile()) engines[t.node] = t.engine;
+  EXPECT_EQ(engines.at("grow"), Engine::kXnnpack);
+  EXPECT_EQ(engines.at("crop"), Engine::kPortable);
+  EXPECT_EQ(engines.at("sized"), Engine::kXnnpack);
+  EXPECT_EQ(engines.at("factored"), Engine::kPortable);
 }
 
 TEST(XnnpackBackendTest, TenLiveGraphsShareTheirPoolAndAllRunRight) {

@@ -209,6 +209,24 @@ std::vector<OpCase> op_cases() {
     const ValueId x = b.input({2, 3, 6, 5});
     b.g.set_outputs({b.op("constant_pad_nd", "", {{"self", x}}, attrs({{"pad", Ints{-1, 2, 1, -2}}, {"value", 0.5}}))});
   }});
+  out.push_back({"constant_pad_grow_channels_last_and_5d", [](Builder& b) {
+    // after a convolution, so the pad reads a channels-last tensor (XNNPACK's constant pad)
+    const ValueId x = b.input({2, 3, 6, 5});
+    const ValueId c = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({5, 3, 1, 1})}},
+                           attrs({{"stride", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}));
+    const ValueId y = b.input({1, 1, 3, 1, 2});
+    b.g.set_outputs({b.op("constant_pad_nd", "", {{"self", c}}, attrs({{"pad", Ints{0, 2, 3, 1}}, {"value", -1.5}})),
+                     b.op("constant_pad_nd", "", {{"self", c}}, attrs({{"pad", Ints{1, 0, 0, 0, 2, 1}}, {"value", 0.0}})),
+                     b.op("constant_pad_nd", "", {{"self", y}}, attrs({{"pad", Ints{1, 1, 0, 2, 1, 0}}, {"value", 2.0}}))});
+  }});
+  out.push_back({"upsample_bilinear_xnnpack_sizes_and_exact_factors", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 7, 4});
+    b.g.set_outputs({b.op("upsample_bilinear2d", "", {{"self", x}}, attrs({{"output_size", Ints{3, 9}}, {"align_corners", false}})),
+                     b.op("upsample_bilinear2d", "", {{"self", x}}, attrs({{"output_size", Ints{13, 1}}, {"align_corners", false}})),
+                     b.op("upsample_bilinear2d", "", {{"self", x}}, attrs({{"output_size", Ints{11, 6}}, {"align_corners", true}})),
+                     b.op("upsample_bilinear2d", "vec", {{"input", x}},
+                          attrs({{"align_corners", false}, {"scale_factors", std::vector<double>{2.0, 0.5}}}))});
+  }});
   out.push_back({"upsample_bilinear_to_a_size", [](Builder& b) {
     const ValueId x = b.input({1, 3, 5, 7});
     b.g.set_outputs({b.op("upsample_bilinear2d", "", {{"self", x}}, attrs({{"output_size", Ints{8, 3}}, {"align_corners", false}}))});
@@ -270,6 +288,13 @@ std::vector<OpCase> op_cases() {
     const ValueId x = b.input({1, 5, 6, 7});
     b.g.set_outputs({b.op("avg_pool2d", "", {{"self", x}},
                           attrs({{"kernel_size", Ints{3, 3}}, {"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}, {"ceil_mode", false}, {"count_include_pad", true}}))});
+  }});
+  out.push_back({"prelu_channels_last_3d_and_1d", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 4, 5, 2});
+    const ValueId c = b.op("conv3d", "", {{"input", x}, {"weight", b.constant({7, 3, 1, 1, 1})}},
+                           attrs({{"stride", Ints{1, 1, 1}}, {"padding", Ints{0, 0, 0}}, {"dilation", Ints{1, 1, 1}}, {"groups", std::int64_t{1}}}));
+    b.g.set_outputs({b.op("prelu", "", {{"self", c}, {"weight", b.constant({7})}}), b.op("prelu", "", {{"self", b.input({9})}, {"weight", b.constant({1})}}),
+                     b.op("prelu", "", {{"self", b.input({2, 3})}, {"weight", b.constant({3})}})});
   }});
   out.push_back({"prelu_per_channel_and_shared", [](Builder& b) {
     const ValueId x = b.input({2, 5, 3, 3});

@@ -562,7 +562,7 @@ class XnnpackBackend::Impl {
   // group_norm, instance_norm (statistics of the input), layer_norm.
   void lower_norm(const Node& n, NodeState&);
   void lower_softmax(const Node& n, NodeState& st);
-  void lower_prelu(const Node& n, NodeState&);
+  void lower_prelu(const Node& n, NodeState& st);
 
   // ---- lower_pool.cpp --------------------------------------------------
 
@@ -634,7 +634,7 @@ class XnnpackBackend::Impl {
   // A list of integers known before the run (a shape for view, pad, resize).
   void lower_list(const Node& n, NodeState&);
   // pad / constant_pad_nd / reflection_padNd / replication_padNd.
-  void lower_pad(const Node& n, NodeState&);
+  void lower_pad(const Node& n, NodeState& st);
   void lower_slice_scatter(const Node& n, NodeState&);
   // torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
   void lower_roll(const Node& n, NodeState&);

@@ -111,12 +111,38 @@ void XnnpackBackend::Impl::lower_norm(const Node& n, NodeState&) {
   define(n.outputs[0], out);
 }
 
-void XnnpackBackend::Impl::lower_prelu(const Node& n, NodeState&) {
+// PReLU: XNNPACK's binary prelu in x's own layout (the slopes broadcast over
+// the channel dim), or a portable kernel for scalars and empty tensors.
+void XnnpackBackend::Impl::lower_prelu(const Node& n, NodeState& st) {
   const int x = tensor_arg(n, "self", 0);
   const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
   const Tensor& w = constant_arg(n, "weight", 1, true);
   const i64 channels = xs.size() >= 2 ? xs[1] : 1;
   if (w.numel() != 1 && w.numel() != channels) fail(ErrorCode::kShapeMismatch, where(n) + ": " + std::to_string(w.numel()) + " weights for " + std::to_string(channels) + " channels");
+  if (!xs.empty() && xs.size() <= XNN_MAX_TENSOR_DIMS && numel(xs) > 0) {
+    const bool channels_last = slots_[static_cast<std::size_t>(x)].channels_last;
+    std::vector<std::size_t> x_shape, slope_shape{static_cast<std::size_t>(w.numel())};
+    for (i64 d : physical(xs, channels_last)) x_shape.push_back(static_cast<std::size_t>(d));
+    if (w.numel() > 1 && !channels_last) slope_shape.resize(xs.size() - 1, 1);  // [C, 1, ...]: broadcast over dims after the channel
+    Slot slopes;
+    slopes.kind = Kind::kTensor;
+    slopes.shape = {w.numel()};
+    slopes.constant = w.data_as<float>();
+    const int slope = padded(new_slot(std::move(slopes)));
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      check(xnn_create_binary_elementwise_nd(xnn_binary_prelu, xnn_datatype_fp32, nullptr, nullptr, nullptr, 0, &st.ops[0].op), n, "creating a prelu");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    check(xnn_reshape_binary_elementwise_nd(op, x_shape.size(), x_shape.data(), slope_shape.size(), slope_shape.data(), pool()), n, "reshaping a prelu");
+    const int xp = padded(x);
+    const int out = new_tensor(xs, channels_last);
+    Step& step = add_step({xp, slope}, {out});
+    step.setup = [this, op, xp, slope, out, &n] { check(xnn_setup_binary_elementwise_nd(op, ptr(xp), ptr(slope), ptr(out)), n, "setting up a prelu"); };
+    step.xnnpack = true;
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a prelu"); };
+    return define(n.outputs[0], out);
+  }
   const i64 batch = xs.empty() ? 1 : xs[0];
   const i64 inner = xs.size() >= 2 ? prod(xs, 2, xs.size()) : 1;
   const i64 count = w.numel();

@@ -77,6 +77,35 @@ void XnnpackBackend::Impl::lower_resize_portable(const Node& n, NodeState&) {
   const bool align_corners = int_arg(n, "align_corners").value_or(0) != 0;
   Shape out_shape{xs[0], xs[1]};
   for (i64 o : out) out_shape.push_back(o);
+  // 2D bilinear on XNNPACK (channels-last, no layout change) where its
+  // coordinates are torch's: the scale is in/out (no scale factor that says
+  // otherwise), and with align_corners, sizes above 1.
+  bool xnnpack_maps_alike = base == "upsample_bilinear2d";
+  for (std::size_t i = 0; i < rank && xnnpack_maps_alike; ++i) {
+    const double ratio = static_cast<double>(in[i]) / static_cast<double>(out[i]);
+    xnnpack_maps_alike = std::abs(scale[i] - ratio) <= 1e-12 * ratio && (!align_corners || (in[i] > 1 && out[i] > 1));
+  }
+  if (xnnpack_maps_alike) {
+    const int xc = as_layout(x, true);
+    plan_ops_.emplace_back();
+    xnn_operator_t op = nullptr;
+    check(xnn_create_resize_bilinear2d_nhwc_f32(static_cast<std::size_t>(out[0]), static_cast<std::size_t>(out[1]),
+                                                align_corners ? XNN_FLAG_ALIGN_CORNERS : 0, &op),
+          n, "creating a bilinear resize");
+    plan_ops_.back().op = op;
+    const auto channels = static_cast<std::size_t>(xs[1]);
+    std::size_t ws_size = 0, ws_align = 0;
+    check(xnn_reshape_resize_bilinear2d_nhwc_f32(op, static_cast<std::size_t>(xs[0]), static_cast<std::size_t>(in[0]), static_cast<std::size_t>(in[1]),
+                                                 channels, channels, channels, &ws_size, &ws_align, pool()),
+          n, "reshaping a bilinear resize");
+    workspace_bytes_ = std::max(workspace_bytes_, ws_size);
+    const int y = new_tensor(out_shape, true);
+    Step& step = add_step({xc}, {y});
+    step.setup = [this, op, xc, y, &n] { check(xnn_setup_resize_bilinear2d_nhwc_f32(op, workspace_.get(), ptr(xc), ptr(y)), n, "setting up a bilinear resize"); };
+    step.xnnpack = true;
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a bilinear resize"); };
+    return define(n.outputs[0], y);
+  }
   const int y = new_tensor(out_shape, false);
   const i64 planes = xs[0] * xs[1];
   std::vector<int> ins{x};

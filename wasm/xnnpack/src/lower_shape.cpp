@@ -256,7 +256,7 @@ void XnnpackBackend::Impl::lower_list(const Node& n, NodeState&) {
   define(n.outputs[0], ints_slot(std::move(items)));
 }
 
-void XnnpackBackend::Impl::lower_pad(const Node& n, NodeState&) {
+void XnnpackBackend::Impl::lower_pad(const Node& n, NodeState& st) {
   const std::string base = base_op(n.op);
   const int x = tensor_arg(n, input_for_arg(n, "self", 0) ? "self" : "input", 0);
   const Shape in = slots_[static_cast<std::size_t>(x)].shape;
@@ -287,6 +287,32 @@ void XnnpackBackend::Impl::lower_pad(const Node& n, NodeState&) {
       fail(ErrorCode::kShapeMismatch, where(n) + ": padding an empty dim in " + mode_name + " mode");
     out_shape[d] = in[d] + before[d] + after[d];
     if (out_shape[d] < 0) fail(ErrorCode::kShapeMismatch, where(n) + ": padding makes dim " + std::to_string(d) + " negative");
+  }
+  // Constant padding that only adds (XNNPACK's padding is unsigned), in x's own layout.
+  bool grows = mode == portable::PadMode::kConstant && in.size() <= XNN_MAX_TENSOR_DIMS && numel(in) > 0;
+  for (std::size_t d = 0; d < in.size() && grows; ++d) grows = before[d] >= 0 && after[d] >= 0;
+  if (grows) {
+    const bool channels_last = slots_[static_cast<std::size_t>(x)].channels_last;
+    const std::size_t rank = in.size();
+    std::vector<std::size_t> shape, pre(rank), post(rank);
+    for (i64 d : physical(in, channels_last)) shape.push_back(static_cast<std::size_t>(d));
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::size_t p = physical_axis(d, rank, channels_last);
+      pre[p] = static_cast<std::size_t>(before[d]);
+      post[p] = static_cast<std::size_t>(after[d]);
+    }
+    if (st.data.empty()) st.data.push_back({value});
+    plan_ops_.emplace_back();
+    XnnOp& made = plan_ops_.back();
+    check(xnn_create_constant_pad_nd_x32(st.data[0].data(), 0, &made.op), n, "creating a constant pad");
+    xnn_operator_t op = made.op;
+    check(xnn_reshape_constant_pad_nd_x32(op, rank, shape.data(), pre.data(), post.data(), pool()), n, "reshaping a constant pad");
+    const int out = new_tensor(out_shape, channels_last);
+    Step& step = add_step({x}, {out});
+    step.setup = [this, op, x, out, &n] { check(xnn_setup_constant_pad_nd_x32(op, ptr(x), ptr(out)), n, "setting up a constant pad"); };
+    step.xnnpack = true;
+    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a constant pad"); };
+    return define(n.outputs[0], out);
   }
   const int out = new_tensor(out_shape, false);
   std::vector<int> ins{x};
