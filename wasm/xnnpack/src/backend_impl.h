@@ -33,6 +33,7 @@
 #endif
 
 #include "kernels.h"
+#include "memory_plan.h"
 #include "portable.h"
 #include "thread_pool.h"
 #include "tracegraph/op_table.h"

@@ -72,58 +72,26 @@ void XnnpackBackend::Impl::allocate() {
     if (slots_[static_cast<std::size_t>(s)].kind == Kind::kTensor && !slots_[static_cast<std::size_t>(s)].constant)
       slots_[static_cast<std::size_t>(root(s))].last_step = end;
   }
-  // Storage owners by first step; inputs (-1) first.
-  std::vector<int> owners;
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    const Slot& slot = slots_[s];
-    if (slot.kind == Kind::kTensor && !slot.constant && slot.root == static_cast<int>(s) && slot.last_step >= slot.first_step)
-      owners.push_back(static_cast<int>(s));
-  }
-  std::stable_sort(owners.begin(), owners.end(), [&](int a, int b) {
-    return slots_[static_cast<std::size_t>(a)].first_step < slots_[static_cast<std::size_t>(b)].first_step;
-  });
-  // The most elements any alias of a storage owner spans, in one pass.
+  // The storage owners, each with the most elements any of its aliases spans.
   std::vector<i64> extent(slots_.size(), 1);
   for (const Slot& slot : slots_)
     if (slot.kind == Kind::kTensor && !slot.constant && slot.root >= 0)
       extent[static_cast<std::size_t>(slot.root)] = std::max(extent[static_cast<std::size_t>(slot.root)], numel(slot.shape));
-  std::vector<std::size_t> capacity;
-  std::multimap<int, int> busy_until;  // last step -> buffer
-  std::vector<int> free_buffers;
-  for (int s : owners) {
-    Slot& slot = slots_[static_cast<std::size_t>(s)];
-    for (auto it = busy_until.begin(); it != busy_until.end() && it->first < slot.first_step;) {
-      free_buffers.push_back(it->second);
-      it = busy_until.erase(it);
+  std::vector<int> owners;
+  std::vector<Lifetime> lifetimes;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    const Slot& slot = slots_[s];
+    if (slot.kind == Kind::kTensor && !slot.constant && slot.root == static_cast<int>(s) && slot.last_step >= slot.first_step) {
+      owners.push_back(static_cast<int>(s));
+      lifetimes.push_back({static_cast<std::size_t>(extent[s]) * sizeof(float), slot.first_step, slot.last_step});
     }
-    const std::size_t bytes = static_cast<std::size_t>(extent[static_cast<std::size_t>(s)]) * sizeof(float);
-    int best = -1;
-    for (std::size_t j = 0; j < free_buffers.size(); ++j) {
-      const int b = free_buffers[j];
-      if (capacity[static_cast<std::size_t>(b)] >= bytes &&
-          (best < 0 || capacity[static_cast<std::size_t>(b)] < capacity[static_cast<std::size_t>(free_buffers[static_cast<std::size_t>(best)])]))
-        best = static_cast<int>(j);
-    }
-    if (best < 0 && !free_buffers.empty()) {  // grow the largest free one
-      best = 0;
-      for (std::size_t j = 1; j < free_buffers.size(); ++j)
-        if (capacity[static_cast<std::size_t>(free_buffers[j])] > capacity[static_cast<std::size_t>(free_buffers[static_cast<std::size_t>(best)])]) best = static_cast<int>(j);
-    }
-    int buffer;
-    if (best >= 0) {
-      buffer = free_buffers[static_cast<std::size_t>(best)];
-      free_buffers.erase(free_buffers.begin() + best);
-      capacity[static_cast<std::size_t>(buffer)] = std::max(capacity[static_cast<std::size_t>(buffer)], bytes);
-    } else {
-      buffer = static_cast<int>(capacity.size());
-      capacity.push_back(bytes);
-    }
-    slot.buffer = buffer;
-    busy_until.emplace(slot.last_step, buffer);
   }
+  const MemoryPlan memory = plan_memory(lifetimes);
+  for (std::size_t k = 0; k < owners.size(); ++k) slots_[static_cast<std::size_t>(owners[k])].buffer = memory.buffer_of[k];
+  const std::vector<std::size_t>& capacity = memory.capacity;
   // The bytes the plan needs, against the budget, before allocating any.
-  std::size_t needed = workspace_bytes_;
-  for (std::size_t c : capacity) needed = needed > SIZE_MAX - c ? SIZE_MAX : needed + c;
+  const std::size_t arena = memory.total();
+  const std::size_t needed = arena > SIZE_MAX - workspace_bytes_ ? SIZE_MAX : arena + workspace_bytes_;
   if (needed > memory_budget()) {
     fail(ErrorCode::kOutOfMemory, "xnnpack: running the graph on inputs " + shapes_str(planned_shapes_) + " needs " + std::to_string(needed) +
                                       " bytes of intermediates, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
