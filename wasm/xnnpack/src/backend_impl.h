@@ -1,7 +1,8 @@
 // The XNNPACK backend's implementation class, shared by its files: the
 // plan (slots and steps), argument decoding and layout here; one lowering file
-// per op family (lower_*.cpp, dispatched by lowering_table.cpp); planning and
-// the memory plan (plan.cpp); the runtime and the public class (backend.cpp);
+// per op family (lower_*.cpp, dispatched by lowering_table.cpp); planning
+// (plan.cpp) with the memory plan (memory_plan.cpp); the runtime and the
+// public class (backend.cpp);
 // the kernels of ours in portable.cpp and kernels.cpp. Private to wasm/xnnpack/src.
 #pragma once
 
