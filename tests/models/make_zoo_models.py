@@ -79,7 +79,7 @@ class Head(nn.Module):
         super().__init__()
         conv = (nn.Conv1d, nn.Conv2d, nn.Conv3d)[dims - 1]
         self.kind = kind
-        self.a = conv(cin, 3 if kind == "softmax" else 1, 1)
+        self.a = conv(cin, 3 if kind in ("softmax", "log_softmax") else 1, 1)
         self.b = conv(cin, 2, 1)
 
     def forward(self, x) -> dict[str, torch.Tensor]:
@@ -88,6 +88,8 @@ class Head(nn.Module):
             return {"out": torch.sigmoid(y)}
         if self.kind == "softmax":
             return {"out": torch.softmax(y, dim=1)}
+        if self.kind == "log_softmax":
+            return {"out": F.log_softmax(y, dim=1)}
         if self.kind == "tanh":
             return {"out": torch.tanh(y)}
         if self.kind == "clamp":
@@ -315,6 +317,8 @@ CAT = {"kind": "per_channel", "channels": [{"begin": 0, "end": 1, "kind": "sigmo
 UNETS = [
     ("unet2d_bn_relu_nearest_sigmoid", dict(dims=2, norm="batch", act="relu", up="nearest", head="sigmoid"), [SIGMOID]),
     ("unet2d_gn_leaky_bilinear_softmax", dict(dims=2, norm="group", act="leaky", up="bilinear", head="softmax"), [SOFTMAX1]),
+    ("unet2d_in_relu_bilinear_log_softmax", dict(dims=2, norm="instance", act="relu", up="bilinear", head="log_softmax"),
+     [{"kind": "log_softmax", "dim": 1}]),
     ("unet2d_in_prelu_transposed_reflect_tanh",
      dict(dims=2, norm="instance", act="prelu", up="transposed", padding="reflect", head="tanh"), [{"kind": "tanh"}]),
     ("unet2d_elu_replicate_clamp", dict(dims=2, norm="none", act="elu", up="nearest", padding="replicate", head="clamp"),

@@ -21,6 +21,7 @@ inline const std::vector<std::string> kZooSmall = {
     "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "mc3_18",
     "unet2d_bn_relu_nearest_sigmoid_traced", "unet2d_bn_relu_nearest_sigmoid_scripted",
     "unet2d_gn_leaky_bilinear_softmax_traced", "unet2d_gn_leaky_bilinear_softmax_scripted",
+    "unet2d_in_relu_bilinear_log_softmax_traced", "unet2d_in_relu_bilinear_log_softmax_scripted",
     "unet2d_in_prelu_transposed_reflect_tanh_traced", "unet2d_in_prelu_transposed_reflect_tanh_scripted",
     "unet2d_elu_replicate_clamp_traced", "unet2d_elu_replicate_clamp_scripted", "unet2d_valid_gelu_cat_traced",
     "unet2d_valid_gelu_cat_scripted", "unet3d_in_gelu_trilinear_sigmoid_traced",

@@ -377,6 +377,17 @@ std::vector<OpCase> op_cases() {
                      b.op("mean", "dim", {{"self", x}}, attrs({{"dim", Ints{-1, 1}}, {"keepdim", false}})),
                      b.op("sum", "dim_IntList", {{"self", e}}, attrs({{"dim", Ints{1}}, {"keepdim", false}}))});
   }});
+  out.push_back({"softmax_and_log_softmax_on_any_dim", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5, 4});
+    const ValueId big = b.op("mul", "Scalar", {{"self", x}}, attrs({{"other", 60.0}}));  // softmax underflows, log_softmax does not
+    const ValueId v = b.input({7});
+    b.g.set_outputs({b.op("softmax", "int", {{"self", x}}, attrs({{"dim", std::int64_t{2}}})),
+                     b.op("softmax", "int", {{"self", x}}, attrs({{"dim", std::int64_t{0}}})),
+                     b.op("log_softmax", "int", {{"self", big}}, attrs({{"dim", std::int64_t{1}}})),
+                     b.op("log_softmax", "int", {{"self", x}}, attrs({{"dim", std::int64_t{-1}}})),
+                     b.op("log_softmax", "int", {{"self", v}}, attrs({{"dim", std::int64_t{0}}})),
+                     b.op("_log_softmax", "", {{"self", x}}, attrs({{"dim", std::int64_t{2}}, {"half_to_float", false}}))});
+  }});
   out.push_back({"native_multi_head_attention_with_weights", [](Builder& b) {
     const ValueId q = b.input({2, 5, 6});
     const ValueId k = b.input({2, 5, 6});

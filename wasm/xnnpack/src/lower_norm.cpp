@@ -41,18 +41,53 @@ void XnnpackBackend::Impl::lower_batch_norm(const Node& n, NodeState& st) {
   define(n.outputs[0], out);
 }
 
+// softmax and log_softmax over any dim: XNNPACK's softmax over the innermost
+// axis of storage (the channels of a channels-last tensor, or the last dim),
+// a stable portable log_softmax; another dim is moved last and back.
 void XnnpackBackend::Impl::lower_softmax(const Node& n, NodeState& st) {
+  const bool log = base_op(n.op).find("log_softmax") != std::string::npos;
   const int x0 = tensor_arg(n, "self", 0);
   const Shape shape = slots_[static_cast<std::size_t>(x0)].shape;
   const std::size_t rank = shape.size();
-  if (rank == 0) fail(ErrorCode::kShapeMismatch, where(n) + ": softmax of a 0-d tensor");
   if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, where(n) + ": softmax with a dtype");
+  if (rank == 0) {  // torch: the softmax of one number is 1, its log 0
+    const int out = new_tensor(shape, false);
+    Step& step = add_step({}, {out});
+    step.run = [this, out, log] { portable::fill(ptr(out), log ? 0.0f : 1.0f, 1); };
+    return define(n.outputs[0], out);
+  }
   const std::size_t dim = static_cast<std::size_t>(normalize_dim(int_arg(n, "dim").value_or(-1), rank, where(n)));
-  // XNNPACK's softmax runs over the innermost axis of storage.
-  bool channels_last;
-  if (spatial_rank(rank) && dim == 1) channels_last = true;
-  else if (dim == rank - 1) channels_last = false;
-  else fail(ErrorCode::kUnsupported, where(n) + ": softmax over dim " + std::to_string(dim) + " of rank " + std::to_string(rank));
+  const bool innermost = dim == rank - 1 || (spatial_rank(rank) && dim == 1);
+  if (log || !innermost) {
+    std::vector<std::size_t> to_last, back(rank);
+    for (std::size_t i = 0; i < rank; ++i)
+      if (i != dim) to_last.push_back(i);
+    to_last.push_back(dim);
+    for (std::size_t i = 0; i < rank; ++i) back[to_last[i]] = i;
+    const int moved = permuted(x0, to_last);
+    Shape moved_shape;
+    for (std::size_t p : to_last) moved_shape.push_back(shape[p]);
+    const i64 length = shape[dim], rows = numel(shape) / std::max<i64>(length, 1);
+    const int y = new_tensor(moved_shape, false);
+    if (log) {
+      Step& step = add_step({moved}, {y});
+      step.run = [this, moved, y, rows, length] { portable::log_softmax(ptr(moved), ptr(y), rows, length); };
+    } else {
+      if (st.ops.empty()) {
+        st.ops.emplace_back();
+        check(xnn_create_softmax_nc_f32(0, &st.ops[0].op), n, "creating a softmax");
+      }
+      xnn_operator_t op = st.ops[0].op;
+      const auto c = static_cast<std::size_t>(length);
+      check(xnn_reshape_softmax_nc_f32(op, c, c, c, static_cast<std::size_t>(rows), pool()), n, "reshaping a softmax");
+      Step& step = add_step({moved}, {y});
+      step.setup = [this, op, moved, y, &n] { check(xnn_setup_softmax_nc_f32(op, ptr(moved), ptr(y)), n, "setting up a softmax"); };
+      step.xnnpack = true;
+      step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a softmax"); };
+    }
+    return define(n.outputs[0], permuted(y, back));
+  }
+  const bool channels_last = dim != rank - 1;
   const int x = as_layout(x0, channels_last);
   const i64 channels = shape[dim];
   if (st.ops.empty()) {

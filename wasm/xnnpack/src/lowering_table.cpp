@@ -52,7 +52,7 @@ const std::unordered_map<std::string, XnnpackBackend::Impl::Lowering>& XnnpackBa
       {&Impl::lower_resize,
        {"upsample_nearest2d", "upsample_nearest3d"}},
       {&Impl::lower_softmax,
-       {"softmax", "_softmax"}},
+       {"softmax", "_softmax", "log_softmax", "_log_softmax"}},
       {&Impl::lower_view,
        {"flatten", "view", "reshape", "view_copy"}},
       {&Impl::lower_identity,

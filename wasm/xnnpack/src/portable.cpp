@@ -544,6 +544,19 @@ void slice_scatter(const float* x, const float* src, float* y, i64 outer, i64 si
   }
 }
 
+void log_softmax(const float* x, float* y, i64 rows, i64 length) {
+  for (i64 r = 0; r < rows; ++r) {
+    const float* xr = x + r * length;
+    float* yr = y + r * length;
+    float m = -std::numeric_limits<float>::infinity();
+    for (i64 i = 0; i < length; ++i) m = std::max(m, xr[i]);
+    double sum = 0;
+    for (i64 i = 0; i < length; ++i) sum += std::exp(static_cast<double>(xr[i] - m));
+    const float shift = m + static_cast<float>(std::log(sum));
+    for (i64 i = 0; i < length; ++i) yr[i] = xr[i] - shift;
+  }
+}
+
 void attention(const Attention& a, const float* q, const float* k, const float* v, float* context, float* weights) {
   const i64 e = a.embed, d = a.embed / a.heads, l = a.query_length, s = a.key_length;
   // Every inner loop is a contiguous multiply-add over one row, which the

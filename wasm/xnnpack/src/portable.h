@@ -98,6 +98,10 @@ struct Attention {
   i64 batch, query_length, key_length, embed, heads;
   bool average = true;
 };
+// y = x - max - log(sum(exp(x - max))) over each row of [rows, length]: a
+// log_softmax that stays finite where the softmax underflows.
+void log_softmax(const float* x, float* y, i64 rows, i64 length);
+
 // Multi-head attention on projected q [batch, L, E], k and v [batch, S, E]:
 // context [batch, L, E] = softmax(q_h k_h^T / sqrt(E / heads)) v_h per head h;
 // `weights` (or null) gets the softmax, averaged over heads when a.average.
