@@ -55,6 +55,15 @@ std::optional<Shape> view(std::int64_t numel, const std::vector<std::int64_t>& s
   return out;
 }
 
+std::optional<Slice> slice(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step) {
+  if (step <= 0) return std::nullopt;
+  if (start < 0) start = start < -size ? 0 : start + size;
+  if (end < 0) end = end < -size ? 0 : end + size;
+  start = std::clamp<std::int64_t>(start, 0, size);
+  end = std::clamp<std::int64_t>(end, start, size);
+  return Slice{start, (end - start + step - 1) / step};
+}
+
 std::optional<std::int64_t> floor_divide(std::int64_t a, std::int64_t b) {
   if (b == 0 || (a == std::numeric_limits<std::int64_t>::min() && b == -1)) return std::nullopt;
   std::int64_t q = a / b;

@@ -240,12 +240,10 @@ SymbolicTensor SymbolicTensor::flatten(std::int64_t start_dim, std::int64_t end_
 SymbolicTensor SymbolicTensor::slice(std::int64_t dim_, std::int64_t start, std::int64_t end, std::int64_t step, CallSite at) const {
   Tracer& t = tracer_of(*this);
   const std::int64_t d = normalize_dim(t, "aten::slice", dim_, dim(), at);
-  if (step <= 0) t.misuse("aten::slice", "step must be positive", at);
-  const std::int64_t size = shape_[static_cast<std::size_t>(d)];
-  auto clamp = [size](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + size : v, 0, size); };
-  const std::int64_t s = clamp(start), e = std::max(clamp(end), clamp(start));
+  const auto taken = shape_rules::slice(shape_[static_cast<std::size_t>(d)], start, end, step);
+  if (!taken) t.misuse("aten::slice", "step must be positive", at);
   Shape out = shape_;
-  out[static_cast<std::size_t>(d)] = (e - s + step - 1) / step;
+  out[static_cast<std::size_t>(d)] = taken->length;
   Attributes a;
   a.set("dim", d);
   a.set("start", start);

@@ -41,6 +41,19 @@ TEST(ShapeRulesTest, ViewInfersOneMinusOne) {
   EXPECT_EQ(view(6, {std::numeric_limits<std::int64_t>::max(), 2, 0}), std::nullopt);  // no overflow on the way
 }
 
+TEST(ShapeRulesTest, SlicesClampAsTorchDoes) {
+  auto taken = [](std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step) {
+    const auto s = slice(size, start, end, step);
+    return s ? std::make_pair(s->start, s->length) : std::make_pair(std::int64_t{-1}, std::int64_t{-1});
+  };
+  EXPECT_EQ(taken(10, 2, 8, 3), std::make_pair(std::int64_t{2}, std::int64_t{2}));   // 2, 5
+  EXPECT_EQ(taken(10, -3, std::numeric_limits<std::int64_t>::max(), 1), std::make_pair(std::int64_t{7}, std::int64_t{3}));
+  EXPECT_EQ(taken(10, -20, -7, 1), std::make_pair(std::int64_t{0}, std::int64_t{3}));  // x[-20:-7] of 10: the first 3
+  EXPECT_EQ(taken(10, 8, 3, 1), std::make_pair(std::int64_t{8}, std::int64_t{0}));    // empty
+  EXPECT_EQ(taken(0, 0, 5, 2), std::make_pair(std::int64_t{0}, std::int64_t{0}));
+  EXPECT_EQ(slice(10, 0, 5, 0), std::nullopt);
+}
+
 TEST(ShapeRulesTest, IntegerDivisionIsPythons) {
   EXPECT_EQ(floor_divide(7, 2), 3);
   EXPECT_EQ(floor_divide(-7, 2), -4);

@@ -33,6 +33,15 @@ std::int64_t transposed_output(std::int64_t in, std::int64_t kernel, std::int64_
 // nullopt for two -1s, another negative size, or sizes that do not hold numel.
 std::optional<Shape> view(std::int64_t numel, const std::vector<std::int64_t>& sizes);
 
+// x[start:end:step] along a dim of `size`, as torch clamps it: negative
+// start/end count from the end, both clamped into [0, size]. The first index
+// and the count taken; nullopt for a step that is not positive.
+struct Slice {
+  std::int64_t start = 0;
+  std::int64_t length = 0;
+};
+std::optional<Slice> slice(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step);
+
 // Python's integer // and % (rounding toward negative infinity; the remainder
 // has the divisor's sign); nullopt for a zero divisor or an overflow.
 std::optional<std::int64_t> floor_divide(std::int64_t a, std::int64_t b);

@@ -657,6 +657,13 @@ class XnnpackBackend::Impl {
     for (int& s : ins) s = as_layout(s, false);
     return add_step(ins, std::move(outs));
   }
+  // The common case: one input (made torch-layout) to `out`, kernel(x, y) on their data.
+  template <class Kernel>
+  void portable_map(int x, int out, Kernel kernel) {
+    const int xi = as_layout(x, false);
+    Step& step = add_step({xi}, {out});
+    step.run = [this, xi, out, kernel] { kernel(ptr(xi), ptr(out)); };
+  }
   const float* weight_or_null(const Node& n, std::string_view name, std::size_t position, i64 expected) {
     const Tensor& t = constant_arg(n, name, position, false);
     if (!t.defined()) return nullptr;

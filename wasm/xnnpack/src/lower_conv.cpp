@@ -208,10 +208,7 @@ void XnnpackBackend::Impl::lower_conv1d(const Node& n, NodeState& st) {
   const int out = new_tensor({c.batch, c.out_channels, c.out_length}, false);
   const float* wp = w.data_as<float>();
   const float* bp = b.defined() ? b.data_as<float>() : nullptr;
-  std::vector<int> ins{x};
-  Step& step = portable_step(ins, {out});
-  const int xi = ins[0];
-  step.run = [this, xi, out, c, wp, bp] { portable::conv1d(c, ptr(xi), wp, bp, ptr(out)); };
+  portable_map(x, out, [c, wp, bp](const float* in, float* y) { portable::conv1d(c, in, wp, bp, y); });
   post_activation(n, st, 0, fused_of(n), out);
   post_clamp(n, st, 1, fused_of(n), out);
   define(n.outputs[0], out);

@@ -170,10 +170,7 @@ void XnnpackBackend::Impl::lower_adaptive_pool(const Node& n, NodeState& st) {
   const Shape in(xs.begin() + 2, xs.end());
   const i64 planes = xs[0] * xs[1];
   const int out = new_tensor(out_shape, false);
-  std::vector<int> ins{x0};
-  Step& step = portable_step(ins, {out});
-  const int xi = ins[0];
-  step.run = [this, xi, out, planes, in, size, max] { portable::adaptive_pool(ptr(xi), ptr(out), planes, in, size, max); };
+  portable_map(x0, out, [planes, in, size, max](const float* a, float* y) { portable::adaptive_pool(a, y, planes, in, size, max); });
   define(n.outputs[0], out);
 }
 

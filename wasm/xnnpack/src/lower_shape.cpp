@@ -90,12 +90,10 @@ int XnnpackBackend::Impl::slice_of(const Node& n, int x, i64 dim_arg, i64 start,
   if (rank == 0) fail(ErrorCode::kShapeMismatch, where(n) + ": slicing a 0-d tensor");
   const std::size_t dim = static_cast<std::size_t>(normalize_dim(dim_arg, rank, where(n)));
   const i64 size = shape[dim];
-  if (step_by <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": slice step must be positive");
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<i64>(start, 0, size);
-  end = std::clamp<i64>(end, start, size);
-  const i64 length = (end - start + step_by - 1) / step_by;
+  const auto bounds = shape_rules::slice(size, start, end, step_by);
+  if (!bounds) fail(ErrorCode::kInvalidArgument, where(n) + ": slice step must be positive");
+  start = bounds->start;
+  const i64 length = bounds->length;
   Shape out_shape = shape;
   out_shape[dim] = length;
   if (length == size) return alias(x, out_shape, channels_last);  // the whole axis: no copy
@@ -239,10 +237,7 @@ void XnnpackBackend::Impl::lower_expand(const Node& n, NodeState&) {
   }
   if (target == in) return define(n.outputs[0], x);
   const int out = new_tensor(target, false);
-  std::vector<int> ins{x};
-  Step& step = portable_step(ins, {out});
-  const int xi = ins[0];
-  step.run = [this, xi, out, in, target] { portable::broadcast(ptr(xi), ptr(out), in, target); };
+  portable_map(x, out, [in, target](const float* a, float* y) { portable::broadcast(a, y, in, target); });
   define(n.outputs[0], out);
 }
 
@@ -315,10 +310,7 @@ void XnnpackBackend::Impl::lower_pad(const Node& n, NodeState& st) {
     return define(n.outputs[0], out);
   }
   const int out = new_tensor(out_shape, false);
-  std::vector<int> ins{x};
-  Step& step = portable_step(ins, {out});
-  const int xi = ins[0];
-  step.run = [this, xi, out, in, before, after, mode, value] { portable::pad(ptr(xi), ptr(out), in, before, after, mode, value); };
+  portable_map(x, out, [in, before, after, mode, value](const float* a, float* y) { portable::pad(a, y, in, before, after, mode, value); });
   define(n.outputs[0], out);
 }
 
@@ -330,14 +322,10 @@ void XnnpackBackend::Impl::lower_slice_scatter(const Node& n, NodeState&) {
   if (shape.empty()) fail(ErrorCode::kShapeMismatch, where(n) + ": scattering into a 0-d tensor");
   const std::size_t dim = static_cast<std::size_t>(normalize_dim(int_arg(n, "dim").value_or(0), shape.size(), where(n)));
   const i64 size = shape[dim];
-  i64 start = int_arg(n, "start").value_or(0), end = int_arg(n, "end").value_or(std::numeric_limits<i64>::max());
   const i64 step_by = int_arg(n, "step").value_or(1);
-  if (step_by <= 0) fail(ErrorCode::kInvalidArgument, where(n) + ": slice step must be positive");
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<i64>(start, 0, size);
-  end = std::clamp<i64>(end, start, size);
-  const i64 length = (end - start + step_by - 1) / step_by;
+  const auto bounds = shape_rules::slice(size, int_arg(n, "start").value_or(0), int_arg(n, "end").value_or(std::numeric_limits<i64>::max()), step_by);
+  if (!bounds) fail(ErrorCode::kInvalidArgument, where(n) + ": slice step must be positive");
+  const i64 start = bounds->start, length = bounds->length;
   Shape want = shape;
   want[dim] = length;
   if (src_shape != want) fail(ErrorCode::kShapeMismatch, where(n) + ": src " + shape_str(src_shape) + " for a slice of shape " + shape_str(want));
@@ -375,10 +363,7 @@ void XnnpackBackend::Impl::lower_roll(const Node& n, NodeState&) {
     }
   }
   const int out = new_tensor(shape, false);
-  std::vector<int> ins{x};
-  Step& step = portable_step(ins, {out});
-  const int xi = ins[0];
-  step.run = [this, xi, out, rolled, per_dim] { portable::roll(ptr(xi), ptr(out), rolled, per_dim); };
+  portable_map(x, out, [rolled, per_dim](const float* a, float* y) { portable::roll(a, y, rolled, per_dim); });
   define(n.outputs[0], out);
 }
 
