@@ -281,6 +281,22 @@ TEST(XnnpackBackendTest, ConstantPadsAndBilinearResizesRunOnXnnpackWhereItMapsAl
   EXPECT_EQ(engines.at("factored"), Engine::kPortable);
 }
 
+TEST(XnnpackBackendTest, ReadingAnOutputItDoesNotComputeIsUnsupportedNotInternal) {
+  // Found by fuzz_backends: a node reading max_pool2d_with_indices' indices.
+  Graph g;
+  const ValueId x = g.add_input("x", DType::kFloat32, symbolic({1, 2, 4, 4}));
+  Attributes pool;
+  pool.set("kernel_size", std::vector<std::int64_t>{2, 2});
+  pool.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
+  const NodeId p = g.add_node("aten::max_pool2d_with_indices", {x}, {NewValue{"pooled"}, NewValue{"indices"}}, pool, "pool");
+  Attributes relu;
+  relu.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
+  const NodeId r = g.add_node("aten::relu", {g.node(p).outputs[1]}, {NewValue{"y"}}, relu, "relu");
+  g.set_outputs({g.node(p).outputs[0], g.node(r).outputs[0]});
+  TracedGraph traced(std::move(g), std::nullopt, std::nullopt, make_backend());
+  EXPECT_TG_ERROR(traced.finalize(), ErrorCode::kUnsupported, "reads 'indices', output 1 of node 'pool'");
+}
+
 TEST(XnnpackBackendTest, TenLiveGraphsShareTheirPoolAndAllRunRight) {
   const auto io = model_io("unet2d");
   std::vector<TracedGraph> graphs;

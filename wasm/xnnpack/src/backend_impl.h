@@ -286,7 +286,14 @@ class XnnpackBackend::Impl {
 
   const Slot& slot_of(ValueId v) const {
     const int s = value_slot_[v.index];
-    if (s < 0) fail(ErrorCode::kInternal, "xnnpack: value '" + graph_.value(v).name + "' is read before it is computed");
+    if (s < 0) {
+      // An output its producer's lowering leaves out (batch norm's saved statistics, pooling indices).
+      const Value& value = graph_.value(v);
+      if (!value.producer) fail(ErrorCode::kUnsupported, where_now() + ": reads '" + value.name + "' before it is computed");
+      const Node& p = graph_.node(*value.producer);
+      fail(ErrorCode::kUnsupported, where_now() + ": reads '" + value.name + "', output " + std::to_string(value.producer_output) + " of node '" +
+                                        p.name + "' (" + p.op + "), which this backend does not compute");
+    }
     return slots_[static_cast<std::size_t>(s)];
   }
   int slot_index(ValueId v) const {
