@@ -297,6 +297,24 @@ TEST(XnnpackBackendTest, ReadingAnOutputItDoesNotComputeIsUnsupportedNotInternal
   EXPECT_TG_ERROR(traced.finalize(), ErrorCode::kUnsupported, "reads 'indices', output 1 of node 'pool'");
 }
 
+TEST(XnnpackBackendTest, IndirectionBuffersCountAgainstTheBudget) {
+  // Found by fuzz_backends: a wide input (a replicate pad of 100000) made XNNPACK's
+  // convolution allocate gigabytes of indirection pointers the budget did not see.
+  Graph g;
+  const ValueId x = g.add_input("x", DType::kFloat32, symbolic({1, 1, 64, 20000}));
+  const ValueId w = g.add_constant("w", Tensor::zeros(DType::kFloat32, {8, 1, 3, 3}));
+  Attributes conv;
+  conv.set("stride", std::vector<std::int64_t>{1, 1});
+  conv.set("padding", std::vector<std::int64_t>{0, 0});
+  conv.set("dilation", std::vector<std::int64_t>{1, 1});
+  conv.set("groups", std::int64_t{1});
+  conv.set(std::string(kArgNamesAttribute), std::vector<std::string>{"input", "weight"});
+  g.set_outputs({g.node(g.add_node("aten::conv2d", {x, w}, {NewValue{"y"}}, conv, "conv")).outputs[0]});
+  // The output (40 MB) fits 64 MiB; its 89 MB of indirection pointers do not.
+  TracedGraph traced(std::move(g), std::nullopt, std::nullopt, make_backend(Options{1, false, std::size_t{64} << 20}));
+  EXPECT_TG_ERROR(traced.finalize(), ErrorCode::kOutOfMemory, "XNNPACK's indirection buffers");
+}
+
 TEST(XnnpackBackendTest, TenLiveGraphsShareTheirPoolAndAllRunRight) {
   const auto io = model_io("unet2d");
   std::vector<TracedGraph> graphs;

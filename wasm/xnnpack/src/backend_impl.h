@@ -232,6 +232,22 @@ class XnnpackBackend::Impl {
                                         " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
     }
   }
+  // The indirection buffer XNNPACK's convolution, deconvolution and pooling
+  // operators allocate at reshape (a pointer per output pixel and kernel tap),
+  // counted against the budget before the reshape allocates it.
+  void reserve_indirection(const Node& n, i64 out_h, i64 out_w, i64 window) {
+    std::size_t bytes = 0;
+    const bool overflow = out_h < 0 || out_w < 0 || window < 0 ||
+                          __builtin_mul_overflow(static_cast<std::size_t>(out_h), static_cast<std::size_t>(out_w), &bytes) ||
+                          __builtin_add_overflow(bytes, std::size_t{64}, &bytes) ||
+                          __builtin_mul_overflow(bytes, static_cast<std::size_t>(window) * sizeof(void*), &bytes) ||
+                          __builtin_add_overflow(operator_bytes_, bytes, &operator_bytes_);
+    if (overflow || operator_bytes_ > memory_budget())
+      fail(ErrorCode::kOutOfMemory, where(n) + ": XNNPACK's indirection buffers for an output of " + std::to_string(out_h) + " x " +
+                                        std::to_string(out_w) + " with a window of " + std::to_string(window) + " need " +
+                                        (overflow ? std::string("more bytes than this platform can address") : std::to_string(operator_bytes_) + " bytes") +
+                                        ", over the memory budget of " + std::to_string(memory_budget()) + " bytes");
+  }
   int alias(int of, Shape shape, bool channels_last) {
     Slot slot;
     slot.kind = Kind::kTensor;
@@ -699,6 +715,7 @@ class XnnpackBackend::Impl {
   std::map<std::pair<int, bool>, int> layout_memo_;
   std::vector<AlignedFloats> buffers_;
   std::size_t workspace_bytes_ = 0;
+  std::size_t operator_bytes_ = 0;  // XNNPACK's own buffers in this plan (indirection)
   AlignedFloats workspace_;
   std::size_t arena_bytes_ = 0;
   std::vector<int> input_slots_, output_slots_;

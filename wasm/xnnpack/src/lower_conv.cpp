@@ -86,6 +86,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 expect_h = shape_rules::window_output(in_h, kh, stride[h], padding[h], dilation[h]).value_or(0);
     const i64 expect_w = shape_rules::window_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
     within_budget(Shape{batch, out_channels, expect_h, expect_w});
+    reserve_indirection(n, expect_h, expect_w, kh * kw);
     std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
     check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h),
                                              static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, pool()),
@@ -145,6 +146,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 expect_h = shape_rules::transposed_output(in_h, kh, stride[h], padding[h], dilation[h], output_padding[h]);
     const i64 expect_w = shape_rules::transposed_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1], output_padding[h + 1]);
     within_budget(Shape{batch, kd * out_channels, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0)});
+    reserve_indirection(n, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0), kh * kw);
   }
   std::size_t oh = 0, ow = 0;
   check(xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),

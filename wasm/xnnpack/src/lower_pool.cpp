@@ -58,6 +58,7 @@ void XnnpackBackend::Impl::lower_max_pool(const Node& n, NodeState& st) {
     op = st.ops[0].op;
   }
   const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+  reserve_indirection(n, out_shape[2 + h], out_shape[3 + h], kernel[h] * kernel[h + 1]);
   std::size_t oh = 0, ow = 0;
   const std::size_t c = static_cast<std::size_t>(xs[1]);
   check(xnn_reshape_max_pooling2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[2 + h]),
@@ -123,6 +124,7 @@ void XnnpackBackend::Impl::avg_pool_step(const Node& n, NodeState& st, int x, co
           n, "creating an average pooling");
   }
   xnn_operator_t op = st.ops[0].op;
+  reserve_indirection(n, out_shape[2], out_shape[3], kernel[0] * kernel[1]);
   std::size_t oh = 0, ow = 0, ws_size = 0, ws_align = 0;
   const std::size_t c = static_cast<std::size_t>(xs[1]);
   check(xnn_reshape_average_pooling2d_nhwc_f32(op, static_cast<std::size_t>(xs[0]), static_cast<std::size_t>(xs[2]),

@@ -12,6 +12,7 @@ void XnnpackBackend::Impl::reset_plan() {
   input_slots_.clear();
   output_slots_.clear();
   workspace_bytes_ = 0;
+  operator_bytes_ = 0;
   workspace_.reset();
   arena_bytes_ = 0;
   planned_.reset();
@@ -90,11 +91,11 @@ void XnnpackBackend::Impl::allocate() {
   for (std::size_t k = 0; k < owners.size(); ++k) slots_[static_cast<std::size_t>(owners[k])].buffer = memory.buffer_of[k];
   const std::vector<std::size_t>& capacity = memory.capacity;
   // The bytes the plan needs, against the budget, before allocating any.
-  const std::size_t arena = memory.total();
-  const std::size_t needed = arena > SIZE_MAX - workspace_bytes_ ? SIZE_MAX : arena + workspace_bytes_;
+  std::size_t needed = memory.total();
+  for (std::size_t more : {workspace_bytes_, operator_bytes_}) needed = needed > SIZE_MAX - more ? SIZE_MAX : needed + more;
   if (needed > memory_budget()) {
     fail(ErrorCode::kOutOfMemory, "xnnpack: running the graph on inputs " + shapes_str(planned_shapes_) + " needs " + std::to_string(needed) +
-                                      " bytes of intermediates, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
+                                      " bytes of intermediates and operator buffers, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
   }
   try {
     for (std::size_t b = 0; b < capacity.size(); ++b) {
