@@ -17,19 +17,31 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
   return out;
 }
 
+namespace {
+
+// Attributes come from files: the arithmetic runs in 128 bits, and a result
+// past int64 saturates (a size that large is refused by the memory budget).
+__extension__ typedef __int128 wide;
+std::int64_t saturate(wide v) {
+  constexpr wide hi = std::numeric_limits<std::int64_t>::max(), lo = std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(v > hi ? hi : v < lo ? lo : v);
+}
+
+}  // namespace
+
 std::optional<std::int64_t> window_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
                                           std::int64_t dilation, bool ceil_mode) {
   if (stride <= 0 || dilation <= 0 || kernel <= 0) return std::nullopt;
-  const std::int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
+  const wide span = wide{in} + 2 * wide{padding} - wide{dilation} * (wide{kernel} - 1) - 1;
   if (span < 0) return std::nullopt;
-  std::int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
-  return out;
+  wide out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= wide{in} + padding) --out;
+  return saturate(out);
 }
 
 std::int64_t transposed_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
                                std::int64_t dilation, std::int64_t output_padding) {
-  return (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
+  return saturate((wide{in} - 1) * stride - 2 * wide{padding} + wide{dilation} * (wide{kernel} - 1) + output_padding + 1);
 }
 
 std::optional<Shape> view(std::int64_t numel, const std::vector<std::int64_t>& sizes) {

@@ -28,6 +28,11 @@ TEST(ShapeRulesTest, WindowOutputFloorsAndCeilsAsPyTorchPools) {
   EXPECT_EQ(window_output(5, 3, 0, 0, 1), std::nullopt);  // stride 0
   EXPECT_EQ(window_output(5, 3, 1, 0, 0), std::nullopt);  // dilation 0
   EXPECT_EQ(transposed_output(4, 3, 2, 1, 1, 1), 8);       // ConvTranspose2d(3, stride=2, padding=1, output_padding=1)
+  // Attributes from a file, at int64's edge: no overflow, a saturated size (found by fuzz_backends).
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(window_output(64, 3, 1, kMax, 1), kMax);
+  EXPECT_EQ(window_output(64, kMax, 1, 0, kMax), std::nullopt);
+  EXPECT_EQ(transposed_output(kMax, 3, kMax, 0, 1, 0), kMax);
   EXPECT_EQ(transposed_output(1, 1, 1, 2, 1, 0), -3);      // refused by the caller
 }
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
 #include "native/test_models.h"
@@ -380,6 +381,13 @@ TEST_F(HostileAttributeTest, MemoryBeyondTheBudgetIsOutOfMemoryWithTheBytesNeede
     TracedGraph g = unet2d(make_backend());
     edit(g, "padding", {100000, 100000});
     EXPECT_TG_ERROR(g.finalize(), ErrorCode::kOutOfMemory, "over the memory budget");
+  }
+  {
+    // padding at int64's edge (found by fuzz_backends: the sizes overflowed and
+    // XNNPACK's 32-bit geometry wrapped into a crash): refused before any cast.
+    TracedGraph g = unet2d(make_backend());
+    edit(g, "padding", {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max()});
+    EXPECT_TG_ERROR(g.finalize(), ErrorCode::kLimitExceeded, "XNNPACK's geometry takes");
   }
   {
     // A budget this model does not fit in.

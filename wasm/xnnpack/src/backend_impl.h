@@ -232,6 +232,17 @@ class XnnpackBackend::Impl {
                                         " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
     }
   }
+  // XNNPACK takes kernel sizes, strides, padding and dilation as 32-bit
+  // unsigned; a file's values past this limit are refused before any is cast.
+  void within_geometry(const Node& n, std::initializer_list<std::pair<const char*, const std::vector<i64>*>> lists) const {
+    constexpr i64 kLimit = i64{1} << 24;
+    for (const auto& [name, values] : lists) {
+      for (i64 v : *values)
+        if (v < 0 || v > kLimit)
+          fail(ErrorCode::kLimitExceeded, where(n) + ": '" + name + "' " + shape_str(*values) + " is past the " + std::to_string(kLimit) +
+                                              " XNNPACK's geometry takes");
+    }
+  }
   // The indirection buffer XNNPACK's convolution, deconvolution and pooling
   // operators allocate at reshape (a pointer per output pixel and kernel tap),
   // counted against the budget before the reshape allocates it.

@@ -21,6 +21,8 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
   const auto padding = spatial_arg(n, "padding", rank, 0);
   const auto dilation = spatial_arg(n, "dilation", rank, 1);
   const auto output_padding = spatial_arg(n, "output_padding", rank, 0);
+  const std::vector<i64> kernel(w.shape().begin() + 2, w.shape().end());
+  within_geometry(n, {{"stride", &stride}, {"padding", &padding}, {"dilation", &dilation}, {"output_padding", &output_padding}, {"kernel", &kernel}});
   const i64 groups = int_arg(n, "groups").value_or(1);
   const i64 in_channels = xs[1];
   if (groups <= 0 || in_channels % groups) fail(ErrorCode::kShapeMismatch, where(n) + ": " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
@@ -78,7 +80,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
     // XNNPACK's sizes are unsigned: a window larger than the padded input would wrap.
     for (const auto& [size, k, axis] : {std::tuple{in_h, kh, h}, std::tuple{in_w, kw, h + 1}}) {
-      if (size + 2 * padding[axis] < dilation[axis] * (k - 1) + 1)
+      if (!shape_rules::window_output(size, k, stride[axis], padding[axis], dilation[axis]))
         fail(ErrorCode::kShapeMismatch, where(n) + ": input " + shape_str(xs) + " is smaller than the kernel " + shape_str(ws) +
                                             " (padded size " + std::to_string(size + 2 * padding[axis]) + ")");
     }

@@ -19,6 +19,7 @@ void XnnpackBackend::Impl::lower_max_pool(const Node& n, NodeState& st) {
   if (stride.size() == 1) stride.assign(rank, stride[0]);
   const auto padding = spatial_arg(n, "padding", rank, 0);
   const auto dilation = spatial_arg(n, "dilation", rank, 1);
+  within_geometry(n, {{"kernel_size", &kernel}, {"stride", &stride}, {"padding", &padding}, {"dilation", &dilation}});
   const bool ceil_mode = int_arg(n, "ceil_mode").value_or(0) != 0;
   Shape out_shape{xs[0], xs[1]};
   for (std::size_t i = 0; i < rank; ++i) {
@@ -92,6 +93,7 @@ void XnnpackBackend::Impl::lower_avg_pool(const Node& n, NodeState& st) {
   if (stride.empty()) stride = kernel;
   if (stride.size() == 1) stride.assign(2, stride[0]);
   const auto padding = spatial_arg(n, "padding", 2, 0);
+  within_geometry(n, {{"kernel_size", &kernel}, {"stride", &stride}, {"padding", &padding}});
   if (int_arg(n, "divisor_override")) fail(ErrorCode::kUnsupported, where(n) + ": divisor_override");
   const bool ceil_mode = int_arg(n, "ceil_mode").value_or(0) != 0;
   if ((padding[0] || padding[1]) && int_arg(n, "count_include_pad").value_or(1)) {
