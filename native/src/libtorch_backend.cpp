@@ -240,7 +240,7 @@ class LibTorchBackend final : public Backend {
     std::optional<double> fused_min, fused_max;
   };
 
-  static void check_device(const Device& device) {
+  void check_device(const Device& device) const override {
     if (device.type == DeviceType::kCUDA && !cuda_available()) {
       fail(ErrorCode::kUnsupported, "device " + device.str() + ": this LibTorch has no CUDA, or sees no CUDA device");
     }
@@ -452,6 +452,21 @@ std::optional<std::vector<Tensor>> LibTorchEvaluator::evaluate(const Node& node,
 }  // namespace
 
 std::unique_ptr<Backend> make_libtorch_backend() { return std::make_unique<LibTorchBackend>(); }
+
+}  // namespace tracegraph::native
+
+// Linking tracegraph::native makes LibTorch the default backend
+// (set_default_backend), so trace()'s result finalizes as it is. The target's
+// link options name this symbol (--undefined), which keeps this object in
+// every executable linking the static library, even one naming nothing else here.
+extern "C" {
+int tracegraph_native_default_backend = [] {
+  tracegraph::set_default_backend(&tracegraph::native::make_libtorch_backend);
+  return 1;
+}();
+}
+
+namespace tracegraph::native {
 
 std::vector<at::Tensor> run(TracedGraph& graph, const std::vector<at::Tensor>& inputs) {
   // Views both ways (from_aten and to_aten copy nothing for contiguous tensors),

@@ -6,6 +6,16 @@
 
 namespace tracegraph {
 
+namespace {
+BackendFactory& default_backend_slot() {
+  static BackendFactory factory = nullptr;
+  return factory;
+}
+}  // namespace
+
+void set_default_backend(BackendFactory factory) { default_backend_slot() = factory; }
+BackendFactory default_backend() { return default_backend_slot(); }
+
 void fail_if_unsupported(std::string_view backend, const std::vector<UnsupportedNode>& nodes) {
   if (nodes.empty()) return;
   // Ops in the order they first appear, each with its nodes.

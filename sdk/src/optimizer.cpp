@@ -100,6 +100,7 @@ std::string OptimizeReport::json(int indent) const {
   j["nodes_after"] = nodes_after;
   j["values_before"] = values_before;
   j["values_after"] = values_after;
+  j["total_rewrites"] = total_rewrites();
   detail::Json list = detail::Json::array();
   for (const auto& t : transforms) {
     list.push_back({{"name", t.name}, {"runs", t.runs}, {"rewrites", t.rewrites}, {"milliseconds", t.milliseconds}});

@@ -10,6 +10,7 @@ TracedGraph::TracedGraph(Graph graph, std::optional<TreeSpec> in_spec, std::opti
                          std::unique_ptr<Backend> backend)
     : graph_(std::move(graph)), in_spec_(std::move(in_spec)), backend_(std::move(backend)) {
   graph_.verify();
+  if (!backend_ && default_backend()) backend_ = default_backend()();
   if (out_spec) {
     out_spec_ = std::move(*out_spec);
   } else {
@@ -41,12 +42,14 @@ Graph& TracedGraph::mutable_graph() {
 // A finalized graph moves first and records where it is after: a move the
 // backend refuses leaves device() and stream() where the graph still is.
 void TracedGraph::to(const Device& device) {
+  if (backend_) backend_->check_device(device);
   if (finalized_) backend_->move(device, nullptr);
   device_ = device;
   stream_.reset();
 }
 
 void TracedGraph::to(const Stream& stream) {
+  if (backend_) backend_->check_device(stream.device);
   if (finalized_) backend_->move(stream.device, &stream);
   device_ = stream.device;
   stream_ = stream;

@@ -58,7 +58,8 @@ test('wrong inputs are refused and the graph still runs', async () => {
     assert.throws(() => g.run([{ data: x.data.subarray(1), shape: x.shape }]), isError('shape_mismatch', /holds/));
     assert.throws(() => g.run([x, x]), isError('invalid_argument', /takes 1 input/));
     assert.throws(() => g.run([{ data: new Float32Array(3 * 8 * 8), shape: [1, 3, 8, 8] }]), isError('shape_mismatch', /must have shape/));
-    assert.throws(() => g.run({ nope: x }), isError('not_found', /nope/));
+    assert.throws(() => g.run({ nope: x }), isError('not_found', /no input %nope/));
+    assert.throws(() => g.run({}), isError('invalid_argument', /is missing/));
     assert.throws(() => g.call({ a: 1 }), isError('tree_spec_mismatch', /\(root\): expected an array of 2/));
     assert.equal(g.run([x]).length, 1);
   } finally {

@@ -183,7 +183,13 @@ TEST_F(TracedGraphTest, NoBackendIsAClearError) {
   Graph graph;
   ValueId x = graph.add_input("x");
   graph.set_outputs({x});
+  // Natively the default is LibTorch; with it cleared, a graph has none.
+  ASSERT_NE(default_backend(), nullptr);
+  const BackendFactory saved = default_backend();
+  set_default_backend(nullptr);
   TracedGraph g(std::move(graph), std::nullopt, std::nullopt);
+  set_default_backend(saved);
+  EXPECT_EQ(g.backend(), nullptr);
   EXPECT_TG_ERROR(g.finalize(), ErrorCode::kInvalidArgument, "has no backend");
   EXPECT_TG_ERROR(g(Tree<Tensor>(Tensor())), ErrorCode::kInvalidArgument, "has no in_spec; use run()");
 }
@@ -194,8 +200,9 @@ TEST_F(TracedGraphTest, ToChoosesTheDevice) {
   EXPECT_EQ(g.device(), Device::cpu());
   EXPECT_TG_ERROR(g.to("gpu"), ErrorCode::kInvalidArgument, "'gpu'");
   if (!cuda_available()) {
-    g.to("cuda");
-    EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "has no CUDA");
+    // Refused at once, and the graph stays where it was.
+    EXPECT_TG_ERROR(g.to("cuda"), ErrorCode::kUnsupported, "has no CUDA");
+    EXPECT_EQ(g.device(), Device::cpu());
   }
 }
 

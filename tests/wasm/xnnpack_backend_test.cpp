@@ -221,9 +221,8 @@ TEST(XnnpackBackendTest, AnInPlaceOpNeverWritesIntoTheWeights) {
 
 TEST(XnnpackBackendTest, RefusesWhatItCannotRunWithTypedErrors) {
   TracedGraph g = unet2d_on(make_backend());
-  g.to("cuda");
-  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kUnsupported, "CPU only");
-  g.to("cpu");
+  EXPECT_TG_ERROR(g.to("cuda"), ErrorCode::kUnsupported, "CPU only");
+  EXPECT_EQ(g.device(), Device::cpu());
   g.finalize();
   // A move the backend refuses leaves the graph on the CPU, and it runs.
   EXPECT_TG_ERROR(g.to("cuda"), ErrorCode::kUnsupported, "CPU only");

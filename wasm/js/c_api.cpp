@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,21 +127,45 @@ EMSCRIPTEN_KEEPALIVE char* tg_describe(Handle* h) {
 }
 
 // The default pipeline; `disabled` is a comma-separated list of transform names.
-EMSCRIPTEN_KEEPALIVE char* tg_optimize(Handle* h, const char* disabled, int max_iterations) {
+// Runs the optimizer with the options of TracedGraph::optimize, as JSON (what
+// tracegraph.mjs's optimize() checked): {"transforms": [names] | null,
+// "enabled": [names], "disabled": [names], "maxIterations": n | null,
+// "rewriteBudget": n | null, "verifyEach": bool}. Unknown names are not_found.
+EMSCRIPTEN_KEEPALIVE char* tg_optimize(Handle* h, const char* options_json) {
   return guarded(
       [&]() -> char* {
+        const nlohmann::json o = nlohmann::json::parse(options_json ? options_json : "{}", nullptr, false);
+        if (!o.is_object()) tg::fail(tg::ErrorCode::kInvalidArgument, "optimize: the options are not a JSON object");
+        auto names = [&](const char* key) {
+          std::vector<std::string> out;
+          if (!o.contains(key) || o[key].is_null()) return out;
+          if (!o[key].is_array()) tg::fail(tg::ErrorCode::kInvalidArgument, std::string("optimize: ") + key + " must be a list of names");
+          for (const auto& n : o[key]) {
+            if (!n.is_string()) tg::fail(tg::ErrorCode::kInvalidArgument, std::string("optimize: ") + key + " must be a list of names");
+            out.push_back(n.get<std::string>());
+          }
+          return out;
+        };
+        auto count = [&](const char* key) -> std::optional<std::size_t> {
+          if (!o.contains(key) || o[key].is_null()) return std::nullopt;
+          if (!o[key].is_number_unsigned())
+            tg::fail(tg::ErrorCode::kInvalidArgument, std::string("optimize: ") + key + " must be a non-negative integer");
+          return o[key].get<std::size_t>();
+        };
         tg::DefaultsOptions defaults;
-        std::string list = disabled ? disabled : "";
-        for (std::size_t start = 0; start < list.size();) {
-          std::size_t comma = list.find(',', start);
-          if (comma == std::string::npos) comma = list.size();
-          if (comma > start) defaults.disabled.insert(list.substr(start, comma - start));
-          start = comma + 1;
+        for (auto& n : names("enabled")) defaults.enabled.insert(std::move(n));
+        for (auto& n : names("disabled")) defaults.disabled.insert(std::move(n));
+        defaults.rewrite_budget = count("rewriteBudget");
+        if (o.contains("verifyEach")) {
+          if (!o["verifyEach"].is_boolean()) tg::fail(tg::ErrorCode::kInvalidArgument, "optimize: verifyEach must be a boolean");
+          defaults.verify_each = o["verifyEach"].get<bool>();
         }
-        for (const auto& name : defaults.disabled) tg::transform_by_name(name);  // unknown names are errors
-        std::optional<std::size_t> iterations;
-        if (max_iterations >= 0) iterations = static_cast<std::size_t>(max_iterations);  // < 0: the default cap
-        return copy_string(h->graph.optimize(std::nullopt, iterations, defaults).json());
+        std::optional<std::vector<std::shared_ptr<tg::Transform>>> transforms;
+        if (o.contains("transforms") && !o["transforms"].is_null()) {
+          transforms.emplace();
+          for (const auto& n : names("transforms")) transforms->push_back(tg::transform_by_name(n));
+        }
+        return copy_string(h->graph.optimize(transforms, count("maxIterations"), defaults).json());
       },
       nullptr);
 }

@@ -104,8 +104,24 @@ export interface OptimizeReport {
   nodes_after: number;
   values_before: number;
   values_after: number;
+  total_rewrites: number;
   transforms: Array<{ name: string; runs: number; rewrites: number; milliseconds: number }>;
   [key: string]: unknown;
+}
+
+export interface OptimizeOptions {
+  /** Transforms to run, by name, instead of the defaults. */
+  transforms?: string[] | null;
+  /** Only these default transforms run. */
+  enabled?: string[];
+  /** Default transforms left out. */
+  disabled?: string[];
+  /** The sweep cap: 0 runs no sweep; absent, the default cap (16). */
+  maxIterations?: number | null;
+  /** Stop after this many rewrites in total. */
+  rewriteBudget?: number | null;
+  /** verify() after every transform run (default true). */
+  verifyEach?: boolean;
 }
 
 export interface WeightStats {
@@ -128,15 +144,21 @@ export class TracedGraph {
   outputActivation(): Activation[];
   moduleGraph(): ModuleGraph;
   weightStats(): Record<string, WeightStats>;
-  optimize(options?: { disabled?: string[]; maxIterations?: number }): OptimizeReport;
+  /** C++'s TracedGraph::optimize: unknown names are code 'not_found', misused options 'invalid_argument'. */
+  optimize(options?: OptimizeOptions): OptimizeReport;
+  /** 'cpu'; 'cuda' / 'cuda:N' are code 'unsupported' (XNNPACK runs on the CPU), other names 'invalid_argument'. */
+  to(device: string): this;
+  readonly device: 'cpu';
+  readonly backend: { name: 'xnnpack' };
   /** Other input shapes (before finalize); the shapes computed from them are forgotten. */
   setInputShapes(shapes: number[][]): void;
   /** Lowers to XNNPACK and packs the weights; returns the threads used. */
   /** memoryBudget: bytes the intermediates may take (default: what wasm can address); over it, code 'out_of_memory'. */
   finalize(options?: { threads?: number; profile?: boolean; memoryBudget?: number }): number;
   isFinalized(): boolean;
-  run(inputs: TensorIn[]): TensorOut[];
-  run(inputs: Record<string, TensorIn>): Record<string, TensorOut>;
+  /** Inputs in order or by name (each exactly once: a missing one is 'invalid_argument',
+   *  an unknown name 'not_found'); the outputs in order, as C++'s run(). */
+  run(inputs: TensorIn[] | Record<string, TensorIn>): TensorOut[];
   /** The structured call: `args` follows inSpec, the result follows outSpec. */
   call(args: unknown): unknown;
   /** Per-node times of the last run, with finalize({ profile: true }), and what ran

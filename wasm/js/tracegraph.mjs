@@ -278,19 +278,44 @@ export class TracedGraph {
   // { name: { count, min, max, mean } } for every float32 weight.
   weightStats() { return JSON.parse(this._core.take(this._core.m._tg_weight_stats(this._live()))); }
 
-  // Runs the default transforms to a fixed point; returns the report.
-  // maxIterations caps the sweeps as in C++ (0: none); absent, the default cap.
-  optimize({ disabled = [], maxIterations } = {}) {
+  // Runs the optimizer, as C++'s TracedGraph::optimize does, and returns its
+  // report ({ sweeps, converged, budget_exhausted, nodes_before, nodes_after,
+  // values_before, values_after, total_rewrites, transforms: [{ name, runs,
+  // rewrites, milliseconds }] }). Options, each as in C++:
+  //   transforms: names to run instead of the defaults (in this order);
+  //   enabled / disabled: default transforms to keep only / leave out;
+  //   maxIterations: the sweep cap (0: no sweep; absent: the default cap);
+  //   rewriteBudget: stop after this many rewrites; verifyEach: verify the
+  //   graph after every transform (default true).
+  // An unknown transform name is 'not_found'; a misused option 'invalid_argument'.
+  optimize(options = {}) {
     const core = this._core;
-    if (maxIterations !== undefined && maxIterations !== null && !(Number.isInteger(maxIterations) && maxIterations >= 0))
-      throw new TracegraphError('invalid_argument', `optimize: maxIterations must be a non-negative integer, given ${maxIterations}`);
-    const list = core.cString(disabled.join(','));
+    const known = ['transforms', 'enabled', 'disabled', 'maxIterations', 'rewriteBudget', 'verifyEach'];
+    const bad = (what) => { throw new TracegraphError('invalid_argument', `optimize: ${what}`); };
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) bad('expected an options object');
+    for (const k of Object.keys(options)) if (!known.includes(k)) bad(`unknown option '${k}' (options: ${known.join(', ')})`);
+    const names = (k) => {
+      const v = options[k];
+      if (v !== undefined && v !== null && !(Array.isArray(v) && v.every((n) => typeof n === 'string'))) bad(`${k} must be a list of names`);
+      return v ?? null;
+    };
+    const count = (k) => {
+      const v = options[k];
+      if (v !== undefined && v !== null && !(Number.isSafeInteger(v) && v >= 0)) bad(`${k} must be a non-negative integer, given ${v}`);
+      return v ?? null;
+    };
+    if (options.verifyEach !== undefined && typeof options.verifyEach !== 'boolean') bad('verifyEach must be a boolean');
+    const request = {
+      transforms: names('transforms'), enabled: names('enabled') ?? [], disabled: names('disabled') ?? [],
+      maxIterations: count('maxIterations'), rewriteBudget: count('rewriteBudget'), verifyEach: options.verifyEach ?? true,
+    };
+    const text = core.cString(JSON.stringify(request));
     try {
-      const report = JSON.parse(core.take(core.m._tg_optimize(this._live(), list, maxIterations ?? -1)));
+      const report = JSON.parse(core.take(core.m._tg_optimize(this._live(), text)));
       this._described = null;
       return report;
     } finally {
-      core.m._tg_free(list);
+      core.m._tg_free(text);
     }
   }
 
@@ -332,27 +357,42 @@ export class TracedGraph {
 
   isFinalized() { return this._core.m._tg_is_finalized(this._live()) === 1; }
 
+  // Where the graph runs, as C++'s to(): 'cpu' (the only device XNNPACK has
+  // here). 'cuda' or 'cuda:N' is 'unsupported'; any other name 'invalid_argument'.
+  to(device) {
+    this._live();
+    const name = String(device);
+    if (name !== 'cpu' && name !== 'cuda' && !/^cuda:[0-9]{1,6}$/.test(name))
+      throw new TracegraphError('invalid_argument', `device '${name}': expected 'cpu', 'cuda' or 'cuda:N'`);
+    if (name !== 'cpu') throw new TracegraphError('unsupported', `xnnpack: runs on the CPU only, not on ${name}`);
+    return this;
+  }
+
+  get device() { return 'cpu'; }
+  // The backend that runs the graph: { name: 'xnnpack' }, as C++'s backend()->name().
+  get backend() { return { name: 'xnnpack' }; }
+
   // inputs: an array of { data: Float32Array, shape } in input order, or an
-  // object by input name. Returns the outputs the same way (array, or object
-  // by output name), each { data: Float32Array, shape, dtype }.
+  // object by input name (each input exactly once). Returns the outputs as an
+  // array in output order, each { data, shape, dtype }, as C++'s run() does.
+  // A missing input is 'invalid_argument', a name the graph lacks 'not_found'.
   run(inputs) {
     const handle = this._live();
-    const byName = !Array.isArray(inputs);
     const names = this.inputNames;
     let list;
-    if (byName) {
-      for (const k of Object.keys(inputs ?? {}))
-        if (!names.includes(k)) throw new TracegraphError('not_found', `no input named '${k}' (inputs: ${names.join(', ')})`);
+    if (Array.isArray(inputs)) {
+      list = inputs.map((t, i) => asTensor(t, `input ${i}`));
+    } else {
+      if (inputs === null || typeof inputs !== 'object')
+        throw new TracegraphError('invalid_argument', 'run: expected an array of tensors or an object of them by input name');
+      for (const k of Object.keys(inputs))
+        if (!names.includes(k)) throw new TracegraphError('not_found', `graph has no input %${k} (its inputs: ${names.join(', ')})`);
       list = names.map((n) => {
-        if (!(n in inputs)) throw new TracegraphError('not_found', `input '${n}' is missing`);
+        if (!(n in inputs)) throw new TracegraphError('invalid_argument', `input %${n} of the graph is missing`);
         return asTensor(inputs[n], `input '${n}'`);
       });
-    } else {
-      list = inputs.map((t, i) => asTensor(t, `input ${i}`));
     }
-    const outputs = this._runFlat(handle, list);
-    if (!byName) return outputs;
-    return Object.fromEntries(this.outputNames.map((n, i) => [n, outputs[i]]));
+    return this._runFlat(handle, list);
   }
 
   // The structured call: `args` follows inSpec (when the graph has one; else

@@ -48,7 +48,18 @@ class Backend {
   // kernel for, judged without planning; prepare() refuses a graph with any,
   // naming them all.
   virtual std::vector<UnsupportedNode> unsupported(const Graph& graph) const = 0;
+  // Refuses a device this backend can never run on (kUnsupported), so that
+  // TracedGraph::to() says so at once rather than at finalize().
+  virtual void check_device(const Device& device) const {}
 };
+
+// The backend a TracedGraph gets when it is made without one (trace(),
+// from_exported() with no backend). Natively, linking tracegraph::native makes
+// it the LibTorch backend; in the core alone (and in wasm) there is none and
+// finalize() asks for set_backend(). set_default_backend(nullptr) clears it.
+using BackendFactory = std::unique_ptr<Backend> (*)();
+void set_default_backend(BackendFactory factory);
+BackendFactory default_backend();
 
 // Throws kUnsupported naming every op of `nodes` with its count and nodes:
 // "the xnnpack backend cannot run 3 nodes (2 ops): aten::silu x2 (silu_1,

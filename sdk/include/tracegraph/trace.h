@@ -229,7 +229,7 @@ TreeSpec collect_outputs(Graph& g, const R& result) {
 
 // Records fn(symbolic inputs like `examples`...) into a TracedGraph whose
 // in_spec is ((examples...), {}) and out_spec the structure fn returns. The
-// result has no backend yet (set_backend, e.g. native::make_libtorch_backend()).
+// result has the default backend (LibTorch natively; see set_default_backend).
 template <class F, class... Examples>
 TracedGraph trace(F&& fn, const Examples&... examples) {
   Tracer tracer;

@@ -121,9 +121,13 @@ Tensor XnnpackBackend::Impl::read_out(int s) {
 XnnpackBackend::XnnpackBackend(const Options& options) : impl_(std::make_unique<Impl>(options)) {}
 XnnpackBackend::~XnnpackBackend() = default;
 
+void XnnpackBackend::check_device(const Device& device) const {
+  if (device.type != DeviceType::kCPU) fail(ErrorCode::kUnsupported, "xnnpack: runs on the CPU only, not on " + device.str());
+}
+
 void XnnpackBackend::prepare(const Graph& graph, const Device& device, const Stream* stream) {
-  if (device.type != DeviceType::kCPU || stream)
-    fail(ErrorCode::kUnsupported, "xnnpack: runs on the CPU only, not on " + device.str());
+  check_device(device);
+  if (stream) fail(ErrorCode::kUnsupported, "xnnpack: runs on the CPU only, not on a stream");
   impl_->prepare(graph);
 }
 
@@ -132,13 +136,12 @@ std::vector<Tensor> XnnpackBackend::run(const std::vector<Tensor>& inputs) { ret
 std::vector<UnsupportedNode> XnnpackBackend::unsupported(const Graph& graph) const { return Impl::unsupported(graph); }
 
 std::vector<std::string> lowered_ops() {
-  std::vector<std::string> out;
   return XnnpackBackend::Impl::lowered_op_names();
 }
 
 void XnnpackBackend::move(const Device& device, const Stream* stream) {
-  if (device.type != DeviceType::kCPU || stream)
-    fail(ErrorCode::kUnsupported, "xnnpack: runs on the CPU only, not on " + device.str());
+  check_device(device);
+  if (stream) fail(ErrorCode::kUnsupported, "xnnpack: runs on the CPU only, not on a stream");
 }
 
 int XnnpackBackend::threads() const { return impl_->threads(); }

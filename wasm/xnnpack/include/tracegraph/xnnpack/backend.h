@@ -60,6 +60,7 @@ class XnnpackBackend : public Backend {
   void prepare(const Graph& graph, const Device& device, const Stream* stream) override;
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override;
   void move(const Device& device, const Stream* stream) override;
+  void check_device(const Device& device) const override;
   std::vector<UnsupportedNode> unsupported(const Graph& graph) const override;
 
   // Threads actually used.
