@@ -171,23 +171,25 @@ int bench(const BenchOptions& o) {
       return [m, &args] { m->forward(args); };
     };
   };
+  // tracegraph's graph of the model, read with the inputs as examples.
+  auto read_graph = [&] {
+    native::TorchScriptOptions options;
+    for (const auto& t : inputs) options.example_inputs.push_back(native::from_aten(t.cpu()));
+    return std::make_shared<TracedGraph>(native::load(o.model, options));
+  };
   std::vector<Result> results;
   results.push_back(measure("torchscript", o, torchscript(0)));
   results.push_back(measure("torchscript frozen", o, torchscript(1)));
   results.push_back(measure("torchscript optimize_for_inference", o, torchscript(2)));
   results.push_back(measure("tracegraph on libtorch", o, [&]() -> std::function<void()> {
-    native::TorchScriptOptions options;
-    for (const auto& t : inputs) options.example_inputs.push_back(native::from_aten(t.cpu()));
-    auto g = std::make_shared<TracedGraph>(native::load(o.model, options));
+    auto g = read_graph();
     g->to(o.device);
     g->finalize();
     return [g, &inputs] { native::run(*g, inputs); };
   }));
   std::optional<OptimizeReport> report;
   results.push_back(measure("tracegraph optimized on libtorch", o, [&]() -> std::function<void()> {
-    native::TorchScriptOptions options;
-    for (const auto& t : inputs) options.example_inputs.push_back(native::from_aten(t.cpu()));
-    auto g = std::make_shared<TracedGraph>(native::load(o.model, options));
+    auto g = read_graph();
     report = g->optimize();
     g->to(o.device);
     g->finalize();
@@ -199,9 +201,7 @@ int bench(const BenchOptions& o) {
     // planned arena of intermediates.
     std::optional<std::size_t> arena_bytes;
     results.push_back(measure("tracegraph optimized on xnnpack", o, [&]() -> std::function<void()> {
-      native::TorchScriptOptions options;
-      for (const auto& t : inputs) options.example_inputs.push_back(native::from_aten(t.cpu()));
-      auto g = std::make_shared<TracedGraph>(native::load(o.model, options));
+      auto g = read_graph();
       g->optimize();
       auto backend = std::make_unique<xnnpack::XnnpackBackend>(xnnpack::Options{at::get_num_threads()});
       const xnnpack::XnnpackBackend* xnn = backend.get();

@@ -4,6 +4,7 @@
 //   tracegraph export MODEL -o DIR [--input-shape ...]...
 //   tracegraph ops [--markdown]
 //   tracegraph check MODEL --input-shape ... [--threads N] [--tolerance X]
+//   tracegraph run MODEL -i INPUT... [-o OUTPUT]... [--backend libtorch|xnnpack] [--threads N] [--device cpu|cuda]
 //
 // MODEL is a TorchScript file (.ts, .pt) or an exported graph (.json).
 // Errors are one line on stderr and a non-zero exit: 1 for a model that
@@ -20,6 +21,7 @@
 
 #include "bench.h"
 #include "check.h"
+#include "run.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/module_graph.h"
@@ -41,6 +43,10 @@ constexpr const char* kUsage =
     "       tracegraph ops [--markdown]\n"
     "       tracegraph check MODEL --input-shape D,D,... [--threads N] [--tolerance X]\n"
     "       tracegraph bench MODEL --input-shape D,D,... [--runs N] [--warmup N] [--threads N] [--device cpu|cuda]\n"
+    "       tracegraph run MODEL (-i INPUT | --random D,D,...)... [-o OUTPUT]... [--backend libtorch|xnnpack]\n"
+    "                      [--threads N] [--device cpu|cuda]\n"
+    "INPUT: FILE.npy (inputs in order), NAME=FILE.npy, or FILE.safetensors (inputs by name).\n"
+    "OUTPUT: FILE.npy per output, in order, or one FILE.safetensors (outputs by name).\n"
     "MODEL: a TorchScript file (.ts/.pt) or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
     "               with it, every value gets its dtype and shape.\n";
@@ -59,6 +65,7 @@ struct Args {
   double tolerance = 1e-4;
   bool markdown = false;
   std::set<std::string> disabled;
+  tg::cli::RunOptions run;
 };
 
 int parse_count(const std::string& flag, const std::string& text) {
@@ -71,7 +78,7 @@ int parse_count(const std::string& flag, const std::string& text) {
   throw UsageError(flag + " '" + text + "': expected a non-negative integer");
 }
 
-tg::Shape parse_shape(const std::string& text) {
+tg::Shape parse_shape(const std::string& text, const std::string& flag = "--input-shape") {
   tg::Shape shape;
   std::stringstream ss(text);
   std::string item;
@@ -82,10 +89,10 @@ tg::Shape parse_shape(const std::string& text) {
       d = std::stoll(item, &used);
     } catch (const std::exception&) {
     }
-    if (used != item.size() || d < 0) throw UsageError("--input-shape '" + text + "': expected non-negative integers separated by commas");
+    if (used != item.size() || d < 0) throw UsageError(flag + " '" + text + "': expected non-negative integers separated by commas");
     shape.push_back(d);
   }
-  if (shape.empty()) throw UsageError("--input-shape needs at least one dim");
+  if (shape.empty()) throw UsageError(flag + " needs at least one dim");
   return shape;
 }
 
@@ -97,7 +104,7 @@ Args parse_args(int argc, char** argv) {
     std::cout << kUsage;
     std::exit(0);
   }
-  if (a.command != "inspect" && a.command != "export" && a.command != "bench" && a.command != "optimize" && a.command != "check" && a.command != "ops") throw UsageError("unknown command '" + a.command + "'");
+  if (a.command != "inspect" && a.command != "export" && a.command != "bench" && a.command != "optimize" && a.command != "check" && a.command != "ops" && a.command != "run") throw UsageError("unknown command '" + a.command + "'");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -107,7 +114,13 @@ Args parse_args(int argc, char** argv) {
     if (arg == "--json") a.json = true;
     else if (arg == "--markdown") a.markdown = true;
     else if (arg == "--input-shape") a.shapes.push_back(parse_shape(value()));
-    else if (arg == "-o" || arg == "--output") a.out_dir = value();
+    else if (arg == "-o" || arg == "--output") {
+      a.out_dir = value();
+      a.run.outputs.push_back(a.out_dir);
+    }
+    else if (arg == "-i" || arg == "--input") a.run.inputs.push_back(value());
+    else if (arg == "--random") a.run.random.push_back(parse_shape(value(), arg));
+    else if (arg == "--backend") a.run.backend = value();
     else if (arg == "--runs") a.bench.runs = std::max(1, parse_count(arg, value()));
     else if (arg == "--warmup") a.bench.warmup = parse_count(arg, value());
     else if (arg == "--threads") a.bench.threads = parse_count(arg, value());
@@ -130,6 +143,9 @@ Args parse_args(int argc, char** argv) {
   if (a.model.empty() && a.command != "ops") throw UsageError("missing MODEL");
   if (a.command == "export" && a.out_dir.empty()) throw UsageError("export needs -o DIR");
   if (a.command == "bench" && a.shapes.empty()) throw UsageError("bench needs --input-shape for each input");
+  if (a.command != "run" && (!a.run.inputs.empty() || !a.run.random.empty())) throw UsageError("-i and --random are for run");
+  if (a.command == "run" && a.run.backend != "libtorch" && a.run.backend != "xnnpack")
+    throw UsageError("--backend '" + a.run.backend + "': expected libtorch or xnnpack");
   return a;
 }
 
@@ -291,6 +307,13 @@ int run(const Args& a) {
     options.model = a.model;
     options.input_shapes = a.shapes;
     return tg::cli::bench(options);
+  }
+  if (a.command == "run") {
+    tg::cli::RunOptions options = a.run;
+    options.model = a.model;
+    options.threads = a.bench.threads;
+    options.device = a.bench.device;
+    return tg::cli::run_model(options);
   }
   if (a.command == "check") {
     tg::cli::CheckOptions options;

@@ -92,4 +92,12 @@ std::string torch_message(const std::exception& e) {
   return lines.front();
 }
 
+void fail_from_torch(const std::exception& e, ErrorCode code, const std::string& where) {
+  const std::string what = torch_message(e);
+  // LibTorch's allocators say "not enough memory" (CPU) or throw OutOfMemoryError (CUDA).
+  const bool memory = dynamic_cast<const c10::OutOfMemoryError*>(&e) || what.find("not enough memory") != std::string::npos ||
+                      what.find("out of memory") != std::string::npos;
+  fail(memory ? ErrorCode::kOutOfMemory : code, where + ": LibTorch: " + what);
+}
+
 }  // namespace tracegraph::native

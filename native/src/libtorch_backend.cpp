@@ -179,22 +179,14 @@ class LibTorchBackend final : public Backend {
     tj::Stack stack;
     for (Step& step : steps_) {
       stack.clear();
-      try {
+      translate_torch_errors(ErrorCode::kInvalidArgument, step.where, [&] {
         for (const Arg& a : step.args) push_arg(a, stack);
         if (step.list_construct) {
           stack = {make_list(stack)};
         } else {
           step.operation(stack);
         }
-      } catch (const Error&) {
-        throw;
-      } catch (const std::exception& e) {
-        const std::string what = torch_message(e);
-        // LibTorch's allocators say "not enough memory" (CPU) or throw OutOfMemoryError (CUDA).
-        const bool memory = dynamic_cast<const c10::OutOfMemoryError*>(&e) || what.find("not enough memory") != std::string::npos ||
-                            what.find("out of memory") != std::string::npos;
-        fail(memory ? ErrorCode::kOutOfMemory : ErrorCode::kInvalidArgument, step.where + ": LibTorch: " + what);
-      }
+      });
       if (step.unpack_list) {
         auto list = stack.at(0).toListRef();
         for (std::size_t k = 0; k < step.outputs.size() && k < list.size(); ++k) slots_[static_cast<std::size_t>(step.outputs[k])] = list[k];

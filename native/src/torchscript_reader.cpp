@@ -466,13 +466,11 @@ class Reader {
     std::vector<c10::IValue> stack;
     stack.push_back(frozen._ivalue());
     for (const auto& v : inputs) stack.push_back(v);
-    try {
+    translate_torch_errors(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed", [&] {
       tj::Code code(copy, "tracegraph_probe");
       tj::InterpreterState state(code);
       state.run(stack);
-    } catch (const std::exception& e) {
-      fail(ErrorCode::kShapeMismatch, source_ + ": running the module on the example inputs failed: " + torch_message(e));
-    }
+    });
     return std::vector<c10::IValue>(stack.begin() + static_cast<std::ptrdiff_t>(first_extra), stack.end());
   }
 
@@ -764,14 +762,8 @@ class Reader {
 }  // namespace
 
 ExportedGraph read_torchscript(const torch::jit::Module& module, const TorchScriptOptions& options, std::string_view source) {
-  try {
-    return Reader(std::string(source), options).read(module);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    // LibTorch's own errors, translated at the edge.
-    fail(ErrorCode::kUnsupported, std::string(source) + ": LibTorch: " + torch_message(e));
-  }
+  // LibTorch's own errors, translated at the edge.
+  return translate_torch_errors(ErrorCode::kUnsupported, std::string(source), [&] { return Reader(std::string(source), options).read(module); });
 }
 
 ExportedGraph read_torchscript(const std::string& path, const TorchScriptOptions& options) {

@@ -39,6 +39,24 @@ Graph& TracedGraph::mutable_graph() {
   return graph_;
 }
 
+void TracedGraph::set_input_shapes(const std::vector<Shape>& shapes) {
+  Graph& g = mutable_graph();
+  if (shapes.size() != g.inputs().size()) {
+    fail(ErrorCode::kInvalidArgument, "graph " + g.name() + " takes " + std::to_string(g.inputs().size()) + " inputs, given " +
+                                          std::to_string(shapes.size()) + " shapes");
+  }
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const ValueId v = g.inputs()[i];
+    checked_nbytes(g.value(v).dtype.value_or(DType::kFloat32), shapes[i]);
+    g.set_value_type(v, g.value(v).dtype, symbolic(shapes[i]));
+  }
+  for (ValueId v : g.values()) {
+    const Value& value = g.value(v);
+    if (value.is_constant() || !value.producer) continue;
+    g.set_value_type(v, value.dtype, std::nullopt);
+  }
+}
+
 // A finalized graph moves first and records where it is after: a move the
 // backend refuses leaves device() and stream() where the graph still is.
 void TracedGraph::to(const Device& device) {

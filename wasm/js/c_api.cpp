@@ -175,23 +175,13 @@ EMSCRIPTEN_KEEPALIVE char* tg_optimize(Handle* h, const char* options_json) {
 EMSCRIPTEN_KEEPALIVE int tg_set_input_shapes(Handle* h, int count, const int* ranks, const int* dims) {
   return guarded(
       [&]() -> int {
-        tg::Graph& g = h->graph.mutable_graph();
-        if (count != static_cast<int>(g.inputs().size()))
-          tg::fail(tg::ErrorCode::kInvalidArgument, "the graph takes " + std::to_string(g.inputs().size()) + " inputs, given " +
-                                                        std::to_string(count) + " shapes");
+        std::vector<tg::Shape> shapes;
         std::size_t at = 0;
         for (int i = 0; i < count; ++i) {
-          tg::Shape shape(dims + at, dims + at + ranks[i]);
+          shapes.emplace_back(dims + at, dims + at + ranks[i]);
           at += static_cast<std::size_t>(ranks[i]);
-          tg::checked_nbytes(tg::DType::kFloat32, shape);
-          const tg::ValueId v = g.inputs()[static_cast<std::size_t>(i)];
-          g.set_value_type(v, g.value(v).dtype, tg::symbolic(shape));
         }
-        for (tg::ValueId v : g.values()) {
-          const tg::Value& value = g.value(v);
-          if (value.is_constant() || !value.producer) continue;
-          g.set_value_type(v, value.dtype, std::nullopt);
-        }
+        h->graph.set_input_shapes(shapes);
         return 1;
       },
       -1);

@@ -45,6 +45,11 @@ class TracedGraph {
   std::vector<std::string> input_names() const { return graph_.input_names(); }
   std::vector<std::string> output_names() const { return graph_.output_names(); }
   const std::vector<NodeId>& nodes() const { return graph_.nodes(); }
+  // Gives the inputs these shapes (one per input, in order) and forgets the
+  // shapes of the values computed from them (the backend infers them at
+  // finalize()). Before finalize(); shapes an optimize() folded into constants
+  // stay folded, so set the shapes first.
+  void set_input_shapes(const std::vector<Shape>& shapes);
 
   // Where the graph runs: chosen before finalize(), or moves a finalized graph.
   void to(const Device& device);

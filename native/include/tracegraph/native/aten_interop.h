@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 
+#include "tracegraph/error.h"
 #include "tracegraph/tensor.h"
 
 namespace tracegraph::native {
@@ -26,5 +27,23 @@ at::Tensor to_aten(const Tensor& tensor);
 // TorchScript interpreter wraps it ("The following operation failed in the
 // TorchScript interpreter. ... RuntimeError: <this>"), else its first line.
 std::string torch_message(const std::exception& e);
+
+// The one place LibTorch's exceptions become the SDK's errors: kOutOfMemory
+// where an allocator ran out (CPU or CUDA), else `code`; the message is
+// "<where>: LibTorch: <torch_message(e)>".
+[[noreturn]] void fail_from_torch(const std::exception& e, ErrorCode code, const std::string& where);
+
+// Runs fn(); the SDK's own errors pass through, any other exception (LibTorch's)
+// goes through fail_from_torch(code, where).
+template <class F>
+decltype(auto) translate_torch_errors(ErrorCode code, const std::string& where, F&& fn) {
+  try {
+    return fn();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail_from_torch(e, code, where);
+  }
+}
 
 }  // namespace tracegraph::native

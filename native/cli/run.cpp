@@ -1,0 +1,197 @@
+// tracegraph run: a model on inputs from files (.npy, safetensors) or random,
+// outputs to files, with the output shapes, activations and times printed.
+#include "run.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "tracegraph/activation.h"
+#include "tracegraph/error.h"
+#include "tracegraph/file_io.h"
+#include "tracegraph/native/aten_interop.h"
+#include "tracegraph/native/libtorch_backend.h"
+#include "tracegraph/npy.h"
+#include "tracegraph/safetensors.h"
+#include "tracegraph/traced_graph.h"
+#ifdef TRACEGRAPH_HAS_XNNPACK
+#include "tracegraph/xnnpack/backend.h"
+#endif
+
+namespace tracegraph::cli {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string extension(const std::string& path) { return std::filesystem::path(path).extension().string(); }
+
+// Inputs as given: by position (name empty) or by name.
+struct GivenInput {
+  std::string name;
+  Tensor tensor;
+  std::string source;
+};
+
+std::vector<GivenInput> gather_inputs(const RunOptions& o) {
+  std::vector<GivenInput> out;
+  for (const std::string& spec : o.inputs) {
+    std::string name, path = spec;
+    const std::size_t eq = spec.find('=');
+    std::error_code ec;
+    if (eq != std::string::npos && !std::filesystem::exists(spec, ec)) {
+      name = spec.substr(0, eq);
+      path = spec.substr(eq + 1);
+    }
+    if (extension(path) == ".npy") {
+      out.push_back({name, read_npy(path), path});
+    } else if (extension(path) == ".safetensors") {
+      if (!name.empty()) fail(ErrorCode::kInvalidArgument, "-i " + spec + ": a safetensors file gives inputs by their own names");
+      const LoadLimits limits;
+      const auto bytes = read_file_bytes(path, limits.max_file_bytes);
+      for (auto& [tensor_name, t] : parse_safetensors(*bytes, bytes, path, limits).tensors) out.push_back({tensor_name, t, path});
+    } else {
+      fail(ErrorCode::kInvalidArgument, "-i " + spec + ": expected a .npy or .safetensors file");
+    }
+  }
+  at::manual_seed(0);
+  for (const Shape& s : o.random) out.push_back({"", native::from_aten(at::randn(s)), "--random " + shape_str(s)});
+  return out;
+}
+
+// The given inputs in the graph's input order: positional ones first, in
+// order, then the named ones where they belong; every input exactly once.
+std::vector<Tensor> order_inputs(const std::vector<GivenInput>& given, const std::vector<std::string>& names, const std::string& model) {
+  std::vector<std::optional<Tensor>> slots(names.size());
+  std::size_t next = 0;
+  for (const auto& g : given) {
+    if (g.name.empty()) {
+      if (next >= names.size()) {
+        fail(ErrorCode::kInvalidArgument, model + " takes " + std::to_string(names.size()) + " inputs; " + g.source + " is one too many");
+      }
+      slots[next++] = g.tensor;
+      continue;
+    }
+    std::size_t i = 0;
+    while (i < names.size() && names[i] != g.name) ++i;
+    if (i == names.size()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      fail(ErrorCode::kNotFound, g.source + ": " + model + " has no input '" + g.name + "' (its inputs: " + known + ")");
+    }
+    if (slots[i]) fail(ErrorCode::kInvalidArgument, g.source + ": input '" + g.name + "' is given twice");
+    slots[i] = g.tensor;
+  }
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!slots[i]) fail(ErrorCode::kInvalidArgument, model + ": input '" + names[i] + "' is not given (-i FILE.npy, -i " + names[i] + "=FILE.npy or --random SHAPE)");
+    out.push_back(*slots[i]);
+  }
+  return out;
+}
+
+std::vector<std::string> input_names_of(const std::string& model) {
+  if (extension(model) == ".json") return load_graph(model).graph.input_names();
+  return native::read_torchscript(model).graph.input_names();
+}
+
+// Whether -o fits `count` outputs (checked before the model runs).
+void check_output_files(const RunOptions& o, std::size_t count) {
+  if (o.outputs.empty() || (o.outputs.size() == 1 && extension(o.outputs[0]) == ".safetensors")) return;
+  for (const auto& path : o.outputs) {
+    if (extension(path) != ".npy") fail(ErrorCode::kInvalidArgument, "-o " + path + ": expected FILE.npy per output, or one FILE.safetensors");
+  }
+  if (o.outputs.size() != count) {
+    fail(ErrorCode::kInvalidArgument, "the model has " + std::to_string(count) + " outputs and " + std::to_string(o.outputs.size()) +
+                                          " -o .npy files were given: give one per output, or one .safetensors");
+  }
+}
+
+void write_outputs(const RunOptions& o, const std::vector<Tensor>& outputs, const std::vector<std::string>& names) {
+  if (o.outputs.empty()) return;
+  if (o.outputs.size() == 1 && extension(o.outputs[0]) == ".safetensors") {
+    std::vector<std::pair<std::string, Tensor>> named;
+    for (std::size_t i = 0; i < outputs.size(); ++i) named.emplace_back(names[i], outputs[i]);
+    write_file_bytes(o.outputs[0], write_safetensors(named));
+    std::printf("wrote %s (%zu outputs by name)\n", o.outputs[0].c_str(), outputs.size());
+    return;
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    save_npy(outputs[i], o.outputs[i]);
+    std::printf("wrote %s\n", o.outputs[i].c_str());
+  }
+}
+
+}  // namespace
+
+int run_model(const RunOptions& o) {
+  if (o.backend != "libtorch" && o.backend != "xnnpack") fail(ErrorCode::kInvalidArgument, "--backend '" + o.backend + "': expected libtorch or xnnpack");
+  const std::vector<GivenInput> given = gather_inputs(o);
+  bool by_name = false;
+  for (const auto& g : given) by_name = by_name || !g.name.empty();
+  const std::vector<std::string> names = by_name ? input_names_of(o.model) : std::vector<std::string>{};
+  std::vector<Tensor> inputs;
+  if (by_name) {
+    inputs = order_inputs(given, names, o.model);
+  } else {
+    for (const auto& g : given) inputs.push_back(g.tensor);
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  TracedGraph g = [&] {
+    if (extension(o.model) == ".json") return native::load(o.model);
+    native::TorchScriptOptions options;
+    options.example_inputs = inputs;  // every value gets its shape
+    return native::load(o.model, options);
+  }();
+  if (extension(o.model) == ".json") {
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs) shapes.push_back(t.shape());
+    if (shapes.size() == g.input_names().size()) g.set_input_shapes(shapes);
+  }
+  const double read_ms = ms_since(start);
+  check_output_files(o, g.output_names().size());
+  if (o.backend == "xnnpack") {
+#ifdef TRACEGRAPH_HAS_XNNPACK
+    g.set_backend(xnnpack::make_backend(xnnpack::Options{o.threads == 0 ? 1 : o.threads}));
+#else
+    fail(ErrorCode::kUnsupported, "this tracegraph was built without the XNNPACK backend");
+#endif
+  } else if (o.threads > 0) {
+    at::set_num_threads(o.threads);
+  }
+  g.to(o.device);
+  start = std::chrono::steady_clock::now();
+  g.finalize();
+  const double finalize_ms = ms_since(start);
+  start = std::chrono::steady_clock::now();
+  std::vector<Tensor> outputs = g.run(inputs);
+  const double run_ms = ms_since(start);
+  for (Tensor& t : outputs) {
+    if (t.device().type != DeviceType::kCPU) t = native::from_aten(native::to_aten(t).cpu());
+  }
+
+  const Graph& graph = g.graph();
+  const auto activations = output_activation(graph);
+  std::printf("model       %s (%zu nodes, read in %.1f ms)\n", o.model.c_str(), graph.num_nodes(), read_ms);
+  std::printf("backend     %s on %s (finalize %.1f ms)\n", g.backend()->name().c_str(), g.device().str().c_str(), finalize_ms);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::printf("input  %zu    %%%s: %s%s\n", i, graph.value(graph.inputs()[i]).name.c_str(), std::string(dtype_name(inputs[i].dtype())).c_str(),
+                shape_str(inputs[i].shape()).c_str());
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    std::printf("output %zu    %%%s: %s%s  ->  %s\n", i, graph.value(graph.outputs()[i]).name.c_str(),
+                std::string(dtype_name(outputs[i].dtype())).c_str(), shape_str(outputs[i].shape()).c_str(), activations[i].str().c_str());
+  }
+  std::printf("run         %.2f ms\n", run_ms);
+  write_outputs(o, outputs, g.output_names());
+  return 0;
+}
+
+}  // namespace tracegraph::cli

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tracegraph/tensor.h"
+
+namespace tracegraph::cli {
+
+struct RunOptions {
+  std::string model;                // a TorchScript file or an exported graph (.json)
+  // -i: FILE.npy (the next input in order), NAME=FILE.npy (the input by
+  // name), or FILE.safetensors (inputs by name, as many as it holds).
+  std::vector<std::string> inputs;
+  std::vector<Shape> random;        // --random SHAPE: seeded normal inputs, in order
+  // -o: one FILE.npy per output in order, or one FILE.safetensors with every output by name.
+  std::vector<std::string> outputs;
+  std::string backend = "libtorch";  // or "xnnpack"
+  int threads = 0;                   // 0: the backend's default
+  std::string device = "cpu";
+};
+
+int run_model(const RunOptions& options);
+
+}  // namespace tracegraph::cli
