@@ -12,9 +12,12 @@
 #                       also libtorch_cuda and libc10_cuda, linked even though no
 #                       symbol of theirs is referenced (their static initializers
 #                       register the CUDA kernels), as TorchConfig does.
-include(${CMAKE_CURRENT_LIST_DIR}/tracegraph_cache.cmake)
-set(TRACEGRAPH_PYTHON "${TRACEGRAPH_CACHE_DIR}/venv/bin/python3" CACHE FILEPATH
-    "The Python whose torch package the native build links and which makes the test models")
+# (Installed as tracegraphTorch.cmake, the package's config sets TRACEGRAPH_PYTHON first.)
+if(NOT DEFINED TRACEGRAPH_PYTHON)
+  include(${CMAKE_CURRENT_LIST_DIR}/tracegraph_cache.cmake)
+  set(TRACEGRAPH_PYTHON "${TRACEGRAPH_CACHE_DIR}/venv/bin/python3" CACHE FILEPATH
+      "The Python whose torch package the native build links and which makes the test models")
+endif()
 
 execute_process(
   COMMAND "${TRACEGRAPH_PYTHON}" -c

@@ -1,5 +1,6 @@
 #include "tracegraph/tensor.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -125,6 +126,26 @@ bool Tensor::equal(const Tensor& other) const {
     fail(ErrorCode::kUnsupported, "equal: the core compares CPU tensors only");
   }
   return nbytes_ == 0 || std::memcmp(data_, other.data_, nbytes_) == 0;
+}
+
+bool Tensor::allclose(const Tensor& other, double rtol, double atol) const {
+  if (device_.type != DeviceType::kCPU || other.device_.type != DeviceType::kCPU) {
+    fail(ErrorCode::kUnsupported, "allclose: the core compares CPU tensors only");
+  }
+  if (dtype_ != other.dtype_) {
+    fail(ErrorCode::kDTypeMismatch, "allclose: " + std::string(dtype_name(dtype_)) + " against " + std::string(dtype_name(other.dtype_)));
+  }
+  if (shape_ != other.shape_) return false;
+  auto close = [&](const auto* a, const auto* b) {
+    for (std::int64_t i = 0; i < numel_; ++i) {
+      const double x = a[i], y = b[i];
+      if (!(std::abs(x - y) <= atol + rtol * std::abs(y))) return false;
+    }
+    return true;
+  };
+  if (dtype_ == DType::kFloat32) return close(data_as<float>(), other.data_as<float>());
+  if (dtype_ == DType::kFloat64) return close(data_as<double>(), other.data_as<double>());
+  fail(ErrorCode::kUnsupported, "allclose: float32 or float64 tensors, not " + std::string(dtype_name(dtype_)));
 }
 
 void Tensor::check_dtype(DType expected) const {

@@ -1,5 +1,6 @@
 #include "tracegraph/tensor.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -91,6 +92,26 @@ TEST(DeviceTest, ParsesAndPrints) {
   EXPECT_EQ(Device::cuda(2).str(), "cuda:2");
   EXPECT_TG_ERROR(Device::parse("tpu"), ErrorCode::kInvalidArgument, "'tpu'");
   EXPECT_TG_ERROR(Device::parse("cuda:x"), ErrorCode::kInvalidArgument, "cuda:N");
+}
+
+}  // namespace
+}  // namespace tracegraph
+
+namespace tracegraph {
+namespace {
+
+TEST(TensorTest, AllcloseIsTorchsRule) {
+  const Tensor a = Tensor::from_vector<float>({1.0f, 100.0f}, {2});
+  EXPECT_TRUE(a.allclose(Tensor::from_vector<float>({1.0f, 100.0f}, {2})));
+  EXPECT_TRUE(a.allclose(Tensor::from_vector<float>({1.0f, 100.009f}, {2}), 1e-4, 0));   // |d| <= rtol * |other|
+  EXPECT_FALSE(a.allclose(Tensor::from_vector<float>({1.0f, 100.02f}, {2}), 1e-4, 0));
+  EXPECT_TRUE(a.allclose(Tensor::from_vector<float>({1.05f, 100.0f}, {2}), 0, 0.1));      // |d| <= atol
+  EXPECT_FALSE(a.allclose(Tensor::from_vector<float>({1.0f, 100.0f}, {1, 2})));           // shapes differ
+  EXPECT_FALSE(a.allclose(Tensor::from_vector<float>({1.0f, std::nanf("")}, {2}), 1, 1));  // NaN is never close
+  EXPECT_TRUE(Tensor::from_vector<double>({2.0}, {}).allclose(Tensor::from_vector<double>({2.0}, {})));
+  EXPECT_TG_ERROR(a.allclose(Tensor::from_vector<double>({1.0, 100.0}, {2})), ErrorCode::kDTypeMismatch, "float32 against float64");
+  EXPECT_TG_ERROR(Tensor::from_vector<std::int64_t>({1}, {1}).allclose(Tensor::from_vector<std::int64_t>({1}, {1})),
+                  ErrorCode::kUnsupported, "not int64");
 }
 
 }  // namespace

@@ -98,6 +98,9 @@ class Tensor {
 
   // Same dtype, shape and bytes (CPU tensors only).
   bool equal(const Tensor& other) const;
+  // Same shape and every |this - other| <= atol + rtol * |other|, as
+  // torch.allclose (NaNs never close); float32/float64 CPU tensors of one dtype.
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8) const;
 
  private:
   void check_dtype(DType expected) const;
