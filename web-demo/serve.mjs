@@ -46,8 +46,8 @@ function locate(table, pathname) {
   return null;
 }
 
-export function serve({ port = 8080, host = '127.0.0.1', quiet = false } = {}) {
-  const table = mounts();
+// `table`: [[URL prefix, [folders]]...] in place of the page's mounts.
+export function serve({ port = 8080, host = '127.0.0.1', quiet = false, table = mounts() } = {}) {
   const server = createServer((req, res) => {
     const headers = {
       'Cross-Origin-Opener-Policy': 'same-origin',
