@@ -15,7 +15,9 @@ cmake --preset native >/dev/null
 cmake --build --preset native --target tracegraph
 
 echo "[main] making the sample models with PyTorch ($("$TRACEGRAPH_PYTHON" -c 'import torch; print("torch", torch.__version__)'))"
-SAMPLES=unet3d_sigmoid_traced,unet3d_two_heads,unet3d_softmax,unet2d,mobilenet_v2_traced,resnet18_traced
+# The page's samples (web-demo/samples.json) that come from TorchScript; the
+# torch.export one is made by the Python exporter below.
+SAMPLES=$(node -e 'console.log(require("./web-demo/samples.json").filter((s) => s.from === "torchscript").map((s) => s.name).join(","))')
 "$TRACEGRAPH_PYTHON" tests/models/make_test_models.py build/samples/models --only "$SAMPLES"
 
 SAMPLE=build/samples/models/unet3d_sigmoid_traced.ts

@@ -1,0 +1,78 @@
+// Opening models: the samples list (samples.json, which scripts/main.sh
+// makes), the file picker and drag and drop; bytes are read with progress and
+// handed to the app, which sends them to the worker.
+import { $ } from './format.mjs';
+import { human } from './model_stats.mjs';
+
+export class ModelOpener {
+  constructor(app, samples) {
+    this.app = app;
+    for (const s of samples) $('samples').append(new Option(s.label, s.name));
+    $('samples').addEventListener('change', (e) => { if (e.target.value) this.openSample(e.target.value); e.target.value = ''; });
+    $('file').addEventListener('change', (e) => { if (e.target.files.length) this.openFiles(e.target.files); e.target.value = ''; });
+    const canvas = $('canvas');
+    canvas.addEventListener('dragover', (e) => { e.preventDefault(); $('drop-hint').hidden = false; });
+    canvas.addEventListener('dragleave', (e) => { if (!canvas.contains(e.relatedTarget)) $('drop-hint').hidden = true; });
+    canvas.addEventListener('drop', (e) => { e.preventDefault(); $('drop-hint').hidden = true; this.openFiles(e.dataTransfer.files); });
+  }
+
+  async openSample(name) {
+    await this.guarded(async () => {
+      const base = `/models/${name}/${name}`;
+      const responses = await Promise.all([fetch(`${base}.json`), fetch(`${base}.safetensors`)]);
+      for (const r of responses) if (!r.ok) throw new Error(`${r.url} answered ${r.status}`);
+      const [json, weights] = await this.readAll(responses.map((r) => ({ stream: r.body, size: Number(r.headers.get('content-length')) || 0 })), `Downloading ${name}`);
+      await this.app.open(json, weights, `${name}.json`, `${name}.safetensors`, name);
+    });
+  }
+
+  async openFiles(files) {
+    await this.guarded(async () => {
+      const list = [...files];
+      const json = list.find((f) => f.name.endsWith('.json'));
+      let weights = list.find((f) => f.name.endsWith('.safetensors'));
+      if (!json) throw new Error(`Open the graph's .json together with its .safetensors (got: ${list.map((f) => f.name).join(', ') || 'nothing'}).`);
+      if (!weights) {
+        let named = '';
+        try { named = JSON.parse(await json.text()).weights; } catch { /* reported by the loader */ }
+        if (named) throw new Error(`${json.name} keeps its weights in ${named}: open both files together.`);
+        weights = new File([new Uint8Array(0)], 'none.safetensors');
+      }
+      const [jb, wb] = await this.readAll([json, weights].map((f) => ({ stream: f.stream(), size: f.size })), `Reading ${json.name}`);
+      await this.app.open(jb, wb, json.name, weights.name);
+    });
+  }
+
+  async guarded(fn) {
+    try {
+      await fn();
+    } catch (e) {
+      this.app.error(e.code ? `${e.code}: ${e.message}` : String(e.message ?? e));
+    } finally {
+      this.app.progress(null);
+    }
+  }
+
+  // Reads responses or Files with progress, summed over all of them.
+  async readAll(sources, label) {
+    const total = sources.reduce((a, s) => a + (s.size || 0), 0);
+    let done = 0;
+    const out = [];
+    for (const s of sources) {
+      const reader = s.stream.getReader();
+      const chunks = [];
+      for (;;) {
+        const { done: end, value } = await reader.read();
+        if (end) break;
+        chunks.push(value);
+        done += value.byteLength;
+        this.app.progress(total ? done / total : 0.5, `${label}: ${human(done, 'B')}${total ? ` of ${human(total, 'B')}` : ''}`);
+      }
+      const bytes = new Uint8Array(chunks.reduce((a, c) => a + c.byteLength, 0));
+      let at = 0;
+      for (const c of chunks) { bytes.set(c, at); at += c.byteLength; }
+      out.push(bytes.buffer);
+    }
+    return out;
+  }
+}

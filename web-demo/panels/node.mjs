@@ -1,0 +1,45 @@
+// The Node panel: a graph input or output, or a node's op, cost, values,
+// attributes and weights (with their statistics).
+import { $, escapeXml, fmt, shapeStr } from '../format.mjs';
+import { human, nodeCost } from '../model_stats.mjs';
+
+export class NodePanel {
+  show(meta, described) {
+    const doc = described.document;
+    const values = doc.graph.values;
+    const valueRow = (vid) => {
+      const v = values[vid];
+      return `<tr><th><code>${escapeXml(v.name)}</code></th><td>${v.dtype ?? '?'} ${shapeStr(v.shape)}${v.constant ? ' <span class="pill">weight</span>' : ''}</td></tr>`;
+    };
+    if (!meta.node) {
+      $('tab-node').innerHTML = `<h2>${meta.kind === 'input' ? 'Graph input' : 'Graph output'}</h2><table class="kv">${valueRow(meta.value)}</table>`;
+      return;
+    }
+    const n = meta.node;
+    const cost = nodeCost(doc, n);
+    const attrs = Object.entries(n.attributes).filter(([k]) => k !== 'arg_names');
+    const argNames = n.attributes.arg_names?.value ?? [];
+    const weights = n.inputs.map((vid, i) => [vid, argNames[i]]).filter(([vid]) => values[vid].constant);
+    const weightTable = ([vid, arg]) => {
+      const v = values[vid];
+      const s = described.weightStats[v.name];
+      return `<table class="kv"><tr><th>${escapeXml(arg ?? 'weight')}</th><td><code>${escapeXml(v.name)}</code></td></tr>
+        <tr><th>shape, dtype</th><td>${shapeStr(v.shape)} ${v.dtype}</td></tr>
+        ${s ? `<tr><th>count</th><td class="num">${s.count.toLocaleString('en-US')}</td></tr>
+        <tr><th>min / max</th><td class="num">${fmt(s.min)} / ${fmt(s.max)}</td></tr>
+        <tr><th>mean</th><td class="num">${fmt(s.mean)}</td></tr>` : ''}</table>`;
+    };
+    $('tab-node').innerHTML = `
+      <h2 id="node-title"><code>${escapeXml(n.name)}</code></h2>
+      <table class="kv">
+        <tr><th>op</th><td><code id="node-op">${escapeXml(n.op)}</code></td></tr>
+        <tr><th>canonical op</th><td><code>${escapeXml(meta.canonical ?? '—')}</code></td></tr>
+        <tr><th>FLOPs</th><td class="num">${human(cost.flops, 'FLOP')}</td></tr>
+        <tr><th>parameters</th><td class="num">${cost.params.toLocaleString('en-US')}</td></tr>
+      </table>
+      <h3>Inputs</h3><table class="kv">${n.inputs.filter((vid) => !values[vid].constant).map(valueRow).join('') || '<tr><td class="muted">none</td></tr>'}</table>
+      <h3>Outputs</h3><table class="kv" id="node-outputs">${n.outputs.map(valueRow).join('')}</table>
+      <h3>Attributes</h3><table class="kv">${attrs.map(([k, a]) => `<tr><th>${escapeXml(k)}</th><td><code>${escapeXml(JSON.stringify(a.value))}</code></td></tr>`).join('') || '<tr><td class="muted">none</td></tr>'}</table>
+      <h3>Weights</h3>${weights.length ? weights.map(weightTable).join('') : '<p class="muted">none</p>'}`;
+  }
+}

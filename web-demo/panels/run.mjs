@@ -1,0 +1,225 @@
+// The Run panel: makes the inputs (random, an image, a shape, or a sample's
+// test input), runs the model in the worker, and shows timings, what ran on
+// XNNPACK and on portable kernels, each output's statistics (against LibTorch's
+// outputs for a sample's test input) and a heatmap or the top classes.
+import { $, fmt, shapeStr } from '../format.mjs';
+
+const MEAN = [0.485, 0.456, 0.406];
+const STD = [0.229, 0.224, 0.225];
+const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+
+function parseShapes(text) {
+  return text.split(';').map((s) => s.trim()).filter(Boolean).map((s) => s.split(/[ ,x×]+/).filter(Boolean).map(Number));
+}
+
+function randomNormal(n, seed = 42) {
+  const out = new Float32Array(n);
+  let s = seed;
+  const rnd = () => { s = (s * 1664525 + 1013904223) >>> 0; return (s + 1) / 4294967297; };
+  for (let i = 0; i < n; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(rnd()));
+    const a = 2 * Math.PI * rnd();
+    out[i] = r * Math.cos(a);
+    if (i + 1 < n) out[i + 1] = r * Math.sin(a);
+  }
+  return out;
+}
+
+// The float32 tensors of a safetensors file: { name: { shape, data } }.
+function readSafetensors(buffer) {
+  const view = new DataView(buffer);
+  const n = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, n)));
+  const out = {};
+  for (const [k, v] of Object.entries(header)) {
+    if (k === '__metadata__' || v.dtype !== 'F32') continue;
+    const [a, b] = v.data_offsets;
+    out[k] = { shape: v.shape, data: new Float32Array(buffer.slice(8 + n + a, 8 + n + b)) };
+  }
+  return out;
+}
+
+function stats(data) {
+  let lo = Infinity, hi = -Infinity, sum = 0;
+  for (const x of data) { lo = Math.min(lo, x); hi = Math.max(hi, x); sum += x; }
+  return { min: lo, max: hi, mean: sum / data.length };
+}
+
+function relativeError(got, want) {
+  let err = 0, scale = 1e-12;
+  for (let i = 0; i < want.length; ++i) { err = Math.max(err, Math.abs(got[i] - want[i])); scale = Math.max(scale, Math.abs(want[i])); }
+  return err / scale;
+}
+
+function colormap(t) {
+  const x = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
+  const f = x - i;
+  return VIRIDIS[i].map((c, k) => Math.round(c + (VIRIDIS[i + 1][k] - c) * f));
+}
+
+function heatmap(data, offset, h, w, lo, hi) {
+  const c = document.createElement('canvas');
+  c.width = w;
+  c.height = h;
+  const ctx = c.getContext('2d');
+  const img = ctx.createImageData(w, h);
+  for (let i = 0; i < h * w; ++i) {
+    const [r, g, b] = colormap((data[offset + i] - lo) / (hi - lo || 1));
+    img.data.set([r, g, b, 255], 4 * i);
+  }
+  ctx.putImageData(img, 0, 0);
+  return c;
+}
+
+// The share of the run's time per engine (with the per-node profile).
+function engineShares(profile) {
+  const total = profile.reduce((a, t) => a + t.ms, 0) || 1e-9;
+  const share = (engine) => profile.filter((t) => t.engine === engine).reduce((a, t) => a + t.ms, 0) / total;
+  const count = (engine) => profile.filter((t) => t.engine === engine).length;
+  return `<tr><th>on XNNPACK</th><td class="num" id="run-xnnpack-share">${(100 * share('xnnpack')).toFixed(1)}% (${count('xnnpack')} nodes)</td></tr>
+    <tr><th>on portable kernels</th><td class="num" id="run-portable-share">${(100 * share('portable')).toFixed(1)}% (${count('portable')} nodes)</td></tr>`;
+}
+
+export class RunPanel {
+  constructor(app) {
+    this.app = app;
+    if (globalThis.crossOriginIsolated) for (const t of [2, 4]) $('run-threads').append(new Option(String(t)));
+    $('run-input').addEventListener('change', (e) => { if (e.target.value === 'image') $('run-image').click(); });
+    $('run-image').addEventListener('change', () => { if ($('run-image').files.length) app.status(`Image: ${$('run-image').files[0].name}`); });
+    $('run').onclick = () => this.run();
+  }
+
+  // A model was opened: its input shapes, and the sample's test input when it has one.
+  reset(described, sample) {
+    $('run-result').replaceChildren();
+    const shapes = described.document.graph.inputs.map((i) => described.document.graph.values[i].shape);
+    $('run-shape').value = shapes.map((s) => (s ? s.join(',') : '')).join(' ; ');
+    $('run-input').querySelector('[value=test]').disabled = !sample;
+    $('run-input').value = sample ? 'test' : 'random';
+  }
+
+  async imageInput(shape) {
+    const file = $('run-image').files[0];
+    if (!file) throw new Error('Choose an image first.');
+    if (shape.length !== 4 || shape[1] !== 3) throw new Error(`An image fits a [N, 3, H, W] input; this one is [${shape}].`);
+    const bitmap = await createImageBitmap(file);
+    const c = new OffscreenCanvas(shape[3], shape[2]);
+    const ctx = c.getContext('2d');
+    ctx.drawImage(bitmap, 0, 0, shape[3], shape[2]);
+    const px = ctx.getImageData(0, 0, shape[3], shape[2]).data;
+    const hw = shape[2] * shape[3];
+    const data = new Float32Array(3 * hw);
+    for (let i = 0; i < hw; ++i) for (let ch = 0; ch < 3; ++ch) data[ch * hw + i] = (px[4 * i + ch] / 255 - MEAN[ch]) / STD[ch];
+    return data;
+  }
+
+  async run() {
+    const { app } = this;
+    const state = app.state;
+    if (!state.current) return;
+    const button = $('run');
+    button.disabled = true;
+    $('run-result').replaceChildren();  // the last result goes: what shows next is this run's
+    try {
+      app.clearError();
+      const how = $('run-input').value;
+      const threads = Number($('run-threads').value);
+      const profile = $('run-profile').checked;
+      let inputs;
+      let expected = null;
+      let prepared = { finalizeMs: 0 };
+      if (how === 'test' && state.sample) {
+        const io = readSafetensors(await (await fetch(`/models/${state.sample}/${state.sample}.io.safetensors`)).arrayBuffer());
+        inputs = [];
+        for (let i = 0; `input.${i}` in io; ++i) inputs.push(io[`input.${i}`]);
+        expected = [];
+        for (let i = 0; `output.${i}` in io; ++i) expected.push(io[`output.${i}`]);
+      } else {
+        const shapes = parseShapes($('run-shape').value);
+        if (!shapes.length || shapes.some((s) => !s.length || s.some((d) => !Number.isInteger(d) || d <= 0)))
+          throw new Error(`"${$('run-shape').value}" is not a shape: write dims like 1,3,224,224 (inputs separated by ;)`);
+        // The worker plans first: shapes too large for the memory are refused
+        // before the page makes inputs of that size.
+        app.status('Preparing the model for these shapes…');
+        prepared = await app.worker.call('prepare', { shapes, threads, profile });
+        inputs = [];
+        for (const s of shapes) inputs.push({ shape: s, data: how === 'image' ? await this.imageInput(s) : randomNormal(s.reduce((a, b) => a * b, 1)) });
+      }
+      app.status('Running in the worker…');
+      const r = await app.worker.call('run', { inputs, warm: Math.max(1, Math.min(200, Number($('run-count').value) || 5)), threads, profile });
+      r.finalizeMs ||= prepared.finalizeMs;
+      app.view.overlayTimes(profile ? r.profile : null);
+      this.showResult(r, expected);
+      app.selectTab('run');
+      app.status(`Ran: first ${r.firstMs.toFixed(1)} ms, warm median ${r.medianMs.toFixed(1)} ms.`);
+    } catch (e) {
+      app.error(`${e.code ?? 'error'}: ${e.message}`);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  showResult(r, expected) {
+    const box = $('run-result');
+    box.innerHTML = `<h2>Result</h2>
+      <table class="kv">
+        <tr><th>first run</th><td class="num" id="run-first">${r.firstMs.toFixed(2)} ms</td></tr>
+        <tr><th>warm median</th><td class="num" id="run-median">${r.medianMs.toFixed(2)} ms</td></tr>
+        ${r.finalizeMs ? `<tr><th>finalize (pack weights)</th><td class="num">${r.finalizeMs.toFixed(1)} ms</td></tr>` : ''}
+        <tr><th>threads</th><td class="num" id="run-threads-used">${r.threads}</td></tr>
+        ${r.profile ? engineShares(r.profile) : ''}
+      </table>`;
+    r.outputs.forEach((o, i) => box.appendChild(this.outputSection(o, i, expected?.[i] ?? null)));
+  }
+
+  outputSection(o, i, want) {
+    const s = stats(o.data);
+    const err = want ? relativeError(o.data, want.data) : null;
+    const section = document.createElement('div');
+    section.innerHTML = `<h3>Output ${i}</h3><table class="kv">
+      <tr><th>shape</th><td class="mono output-shape">${shapeStr(o.shape)} ${o.dtype}</td></tr>
+      <tr><th>min / max</th><td class="num">${fmt(s.min)} / ${fmt(s.max)}</td></tr>
+      <tr><th>mean</th><td class="num">${fmt(s.mean)}</td></tr>
+      ${err !== null ? `<tr><th>vs LibTorch</th><td class="num"><span class="pill ${err <= 1e-4 ? 'good' : 'warn'}" id="run-error-${i}" data-error="${err}">max rel. error ${err.toExponential(2)}</span></td></tr>` : ''}
+    </table>`;
+    const sh = o.shape;
+    if (sh.length === 4 || sh.length === 5) section.append(...this.slices(o, s));
+    else if (sh.length === 2 && sh[1] > 1) section.appendChild(this.topClasses(o));
+    return section;
+  }
+
+  // A heatmap of one channel (and depth slice, for 3D), with sliders.
+  slices(o, s) {
+    const sh = o.shape;
+    const [, C] = sh;
+    const D = sh.length === 5 ? sh[2] : 1;
+    const H = sh[sh.length - 2];
+    const W = sh[sh.length - 1];
+    const controls = document.createElement('div');
+    controls.className = 'form';
+    controls.innerHTML = `<label>channel <input type="range" min="0" max="${C - 1}" value="0"></label>` +
+      (D > 1 ? `<label>slice (depth) <input type="range" min="0" max="${D - 1}" value="${D >> 1}"></label>` : '');
+    const pic = document.createElement('div');
+    const draw = () => {
+      const [cIn, dIn] = controls.querySelectorAll('input');
+      const c = Number(cIn.value);
+      const d = dIn ? Number(dIn.value) : 0;
+      pic.replaceChildren(heatmap(o.data, ((c * D) + d) * H * W, H, W, s.min, s.max));
+      pic.title = `channel ${c}${D > 1 ? `, slice ${d}` : ''}; ${fmt(s.min)} … ${fmt(s.max)}`;
+    };
+    controls.addEventListener('input', draw);
+    draw();
+    return [controls, pic];
+  }
+
+  topClasses(o) {
+    const row = Array.from(o.data.slice(0, o.shape[1]));
+    const top = row.map((v, k) => [v, k]).sort((a, b) => b[0] - a[0]).slice(0, 5);
+    const max = Math.max(...top.map((t) => Math.abs(t[0])), 1e-9);
+    const list = document.createElement('table');
+    list.className = 'kv';
+    list.innerHTML = '<tr><th>top classes</th><td></td></tr>' + top.map(([v, k]) => `<tr><th>class ${k}</th><td><div class="bar" style="width:${Math.max(2, (100 * Math.abs(v)) / max)}%"></div>${fmt(v)}</td></tr>`).join('');
+    return list;
+  }
+}
