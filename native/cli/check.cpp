@@ -99,7 +99,7 @@ int check(const CheckOptions& o) {
 
   // Read once (timed); each run below starts from a copy of what was read.
   const auto start = std::chrono::steady_clock::now();
-  const ExportedGraph read = json ? std::move(*loaded) : native::read_torchscript(o.model, read_options);
+  const ExportedGraph read = json ? std::move(*loaded) : native::read_model(o.model, read_options);
   const double read_ms = ms_since(start);
   const Graph& g = read.graph;
   std::printf("model       %s\n", o.model.c_str());

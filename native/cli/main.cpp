@@ -150,10 +150,9 @@ Args parse_args(int argc, char** argv) {
 }
 
 tg::ExportedGraph read_model(const Args& a) {
-  if (std::filesystem::path(a.model).extension() == ".json") return tg::load_graph(a.model);
   tg::native::TorchScriptOptions options;
   for (const auto& s : a.shapes) options.signature.push_back({tg::DType::kFloat32, s});
-  return tg::native::read_torchscript(a.model, options);
+  return tg::native::read_model(a.model, options);
 }
 
 std::string type_str(const tg::Value& v) {

@@ -96,10 +96,6 @@ std::vector<Tensor> order_inputs(const std::vector<GivenInput>& given, const std
   return out;
 }
 
-std::vector<std::string> input_names_of(const std::string& model) {
-  if (extension(model) == ".json") return load_graph(model).graph.input_names();
-  return native::read_torchscript(model).graph.input_names();
-}
 
 // Whether -o fits `count` outputs (checked before the model runs).
 void check_output_files(const RunOptions& o, std::size_t count) {
@@ -135,7 +131,7 @@ int run_model(const RunOptions& o) {
   const std::vector<GivenInput> given = gather_inputs(o);
   bool by_name = false;
   for (const auto& g : given) by_name = by_name || !g.name.empty();
-  const std::vector<std::string> names = by_name ? input_names_of(o.model) : std::vector<std::string>{};
+  const std::vector<std::string> names = by_name ? native::read_model(o.model).graph.input_names() : std::vector<std::string>{};
   std::vector<Tensor> inputs;
   if (by_name) {
     inputs = order_inputs(given, names, o.model);
@@ -144,12 +140,9 @@ int run_model(const RunOptions& o) {
   }
 
   auto start = std::chrono::steady_clock::now();
-  TracedGraph g = [&] {
-    if (extension(o.model) == ".json") return native::load(o.model);
-    native::TorchScriptOptions options;
-    options.example_inputs = inputs;  // every value gets its shape
-    return native::load(o.model, options);
-  }();
+  native::TorchScriptOptions options;
+  if (extension(o.model) != ".json") options.example_inputs = inputs;  // every value gets its shape
+  TracedGraph g = native::load(o.model, options);
   if (extension(o.model) == ".json") {
     std::vector<Shape> shapes;
     for (const Tensor& t : inputs) shapes.push_back(t.shape());

@@ -1,5 +1,6 @@
-// load(): a model file (TorchScript, or an exported graph by its .json) as a
-// TracedGraph on the LibTorch backend. Apart from the backend so that what
+// read_model() and load(): a model file (TorchScript, or an exported graph by
+// its .json), as read or as a TracedGraph on the LibTorch backend; what the
+// CLI's commands and the bench read models with. Apart from the backend so that what
 // needs only the backend (the backend fuzzer) links without the reader.
 #include <filesystem>
 
@@ -9,9 +10,13 @@
 
 namespace tracegraph::native {
 
+ExportedGraph read_model(const std::string& path, const TorchScriptOptions& options) {
+  if (std::filesystem::path(path).extension() == ".json") return load_graph(path);
+  return read_torchscript(path, options);
+}
+
 TracedGraph load(const std::string& path, const TorchScriptOptions& options) {
-  if (std::filesystem::path(path).extension() == ".json") return TracedGraph::from_exported(load_graph(path), make_libtorch_backend());
-  return TracedGraph::from_exported(read_torchscript(path, options), make_libtorch_backend());
+  return TracedGraph::from_exported(read_model(path, options), make_libtorch_backend());
 }
 
 TracedGraph load(const torch::jit::Module& module, const TorchScriptOptions& options) {

@@ -24,7 +24,10 @@ namespace tracegraph::native {
 
 std::unique_ptr<Backend> make_libtorch_backend();
 
-// A TorchScript file or an exported graph (.json), ready to finalize on LibTorch.
+// A TorchScript file or an exported graph (.json, whose inputs keep their
+// exported shapes; `options` are TorchScript's), as read.
+ExportedGraph read_model(const std::string& path, const TorchScriptOptions& options = {});
+// The same, ready to finalize on LibTorch.
 TracedGraph load(const std::string& path, const TorchScriptOptions& options = {});
 // A module already loaded.
 TracedGraph load(const torch::jit::Module& module, const TorchScriptOptions& options = {});
