@@ -183,7 +183,7 @@ export class GraphView {
     for (const [key, g] of this.elements) {
       const meta = this.info.get(key);
       if (!meta.node || !byName.has(meta.node.name)) continue;
-      const { ms, engine } = byName.get(meta.node.name);
+      const { ms, engine, gflops } = byName.get(meta.node.name);
       const n = this.boxes.get(key);
       const t = document.createElementNS(SVG, 'text');
       // Which engine ran it: XNNPACK's operators, or the portable kernels of ours.
@@ -191,7 +191,7 @@ export class GraphView {
       t.dataset.engine = engine ?? 'none';
       t.setAttribute('x', n.width + 4);
       t.setAttribute('y', 12);
-      t.textContent = `${ms.toFixed(ms < 1 ? 2 : 1)} ms${engine === 'portable' ? ' · portable' : engine === 'xnnpack' ? ' · XNNPACK' : ''}`;
+      t.textContent = `${ms.toFixed(ms < 1 ? 2 : 1)} ms${gflops ? ` · ${gflops.toFixed(1)} GFLOP/s` : ''}${engine === 'portable' ? ' · portable' : engine === 'xnnpack' ? ' · XNNPACK' : ''}`;
       g.appendChild(t);
       const rect = g.querySelector('rect');
       const a = Math.min(1, ms / max);

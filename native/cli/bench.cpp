@@ -150,6 +150,51 @@ Result measure(const std::string& name, const BenchOptions& o, const std::functi
   return r;
 }
 
+#ifdef TRACEGRAPH_HAS_XNNPACK
+// The optimized graph on XNNPACK with the per-node profile (a run of its own,
+// apart from the timed ones): the slowest nodes with their GFLOP/s, and the
+// convolutions' total, so that the next slow kernel is visible.
+void print_xnnpack_profile(TracedGraph& g, const std::vector<at::Tensor>& inputs, int threads, int warmup, int runs) {
+  g.optimize();
+  auto owned = std::make_unique<xnnpack::XnnpackBackend>(xnnpack::Options{threads, true});
+  const xnnpack::XnnpackBackend* backend = owned.get();
+  g.set_backend(std::move(owned));
+  g.finalize();
+  std::vector<Tensor> flat;
+  for (const auto& t : inputs) flat.push_back(native::from_aten(t));
+  for (int i = 0; i < warmup; ++i) g.run(flat);
+  // The profile is of the last run: keep each node's fastest of `runs`.
+  std::vector<xnnpack::NodeTime> best;
+  for (int i = 0; i < std::max(1, runs); ++i) {
+    g.run(flat);
+    const auto times = backend->profile();
+    if (best.empty()) best = times;
+    for (std::size_t k = 0; k < times.size() && k < best.size(); ++k) best[k].milliseconds = std::min(best[k].milliseconds, times[k].milliseconds);
+  }
+  double total_ms = 0, conv_ms = 0, conv_flops = 0;
+  for (const auto& t : best) {
+    total_ms += t.milliseconds;
+    if (t.flops > 0) {
+      conv_ms += t.milliseconds;
+      conv_flops += t.flops;
+    }
+  }
+  std::vector<xnnpack::NodeTime> slowest = best;
+  std::stable_sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.milliseconds > b.milliseconds; });
+  slowest.resize(std::min<std::size_t>(slowest.size(), 10));
+  std::printf("xnnpack profile (optimized, %d threads, each node's fastest of %d runs): %.2f ms in nodes; convolutions and matrix products "
+              "%.2f GFLOP in %.2f ms = %.1f GFLOP/s\n",
+              threads, std::max(1, runs), total_ms, conv_flops / 1e9, conv_ms, conv_ms > 0 ? conv_flops / (conv_ms * 1e6) : 0.0);
+  std::printf("  %-32s %-28s %9s %9s %10s  %s\n", "node", "op", "ms", "share", "GFLOP/s", "engine");
+  for (const auto& t : slowest) {
+    char gflops[32] = "-";
+    if (t.flops > 0) std::snprintf(gflops, sizeof gflops, "%.1f", t.gflops());
+    std::printf("  %-32s %-28s %9.3f %8.1f%% %10s  %s\n", t.node.substr(0, 32).c_str(), t.op.substr(0, 28).c_str(), t.milliseconds,
+                total_ms > 0 ? 100 * t.milliseconds / total_ms : 0.0, gflops, std::string(xnnpack::engine_name(t.engine)).c_str());
+  }
+}
+#endif
+
 }  // namespace
 
 int bench(const BenchOptions& o) {
@@ -240,6 +285,9 @@ int bench(const BenchOptions& o) {
     }
   }
   if (report) std::printf("the default pipeline on this model:\n%s", report->table().c_str());
+#ifdef TRACEGRAPH_HAS_XNNPACK
+  if (o.device == "cpu") print_xnnpack_profile(*read_graph(), inputs, at::get_num_threads(), o.warmup, o.runs);
+#endif
   return 0;
 }
 

@@ -201,6 +201,10 @@ test('profiling gives each node its time', async () => {
     assert.ok(times.every((t) => t.ms >= 0));
     assert.ok(times.reduce((a, t) => a + t.ms, 0) > 0);
     assert.equal(times[0].node, g.nodes[0].name);
+    // Convolutions count their arithmetic (and so their GFLOP/s); a ReLU none.
+    const conv = times.filter((t) => /convolution/.test(t.op));
+    assert.ok(conv.length > 0 && conv.every((t) => t.flops > 0 && t.gflops > 0), JSON.stringify(conv[0]));
+    assert.ok(times.filter((t) => /relu/.test(t.op)).every((t) => t.flops === 0 && t.gflops === 0));
   } finally {
     g.dispose();
   }

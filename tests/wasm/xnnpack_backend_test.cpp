@@ -151,6 +151,26 @@ TEST(XnnpackBackendTest, ProfileGivesEachNodeItsTime) {
   }
   EXPECT_GT(total, 0.0);
   EXPECT_EQ(times.front().node, g.graph().node(g.nodes().front()).name);
+  // Each convolution's arithmetic, from its weight and output shapes here,
+  // is what the profile counts; other nodes count none.
+  const Graph& graph = g.graph();
+  int convs = 0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const Node& n = graph.node(graph.nodes()[i]);
+    if (n.op.find("convolution") == std::string::npos && n.op.find("conv2d") == std::string::npos) {
+      EXPECT_EQ(times[i].flops, 0.0) << n.op;
+      continue;
+    }
+    ++convs;
+    const Shape& w = graph.value(n.inputs[1]).data.shape();
+    double per_output = 1;
+    for (std::size_t d = 1; d < w.size(); ++d) per_output *= static_cast<double>(w[d]);
+    double outputs = 1;
+    for (const Dim& d : *graph.value(n.outputs[0]).shape) outputs *= static_cast<double>(d.size);
+    EXPECT_EQ(times[i].flops, 2 * outputs * per_output) << n.name;
+    EXPECT_GT(times[i].gflops(), 0.0) << n.name;
+  }
+  EXPECT_GT(convs, 0);
 }
 
 TEST(XnnpackBackendTest, BuffersAreReusedAfterTheLastUse) {

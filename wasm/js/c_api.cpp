@@ -236,7 +236,7 @@ EMSCRIPTEN_KEEPALIVE const char* tg_result_dtype(Result* r, int i) {
 }
 EMSCRIPTEN_KEEPALIVE void tg_result_free(Result* r) { delete r; }
 
-// [{"node", "op", "ms"}] of the last run, when finalized with profiling.
+// [{"node", "op", "ms", "engine", "flops", "gflops"}] of the last run, when finalized with profiling.
 EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
   return guarded(
       [&]() -> char* {
@@ -246,7 +246,8 @@ EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
           for (const auto& t : h->backend->profile()) {
             out += std::string(first ? "" : ",") + "{\"node\":" + quote(t.node) +
                    ",\"op\":" + quote(t.op) + ",\"ms\":" + nlohmann::json(t.milliseconds).dump() +
-                   ",\"engine\":" + quote(std::string(tg::xnnpack::engine_name(t.engine))) + "}";
+                   ",\"engine\":" + quote(std::string(tg::xnnpack::engine_name(t.engine))) +
+                   ",\"flops\":" + nlohmann::json(t.flops).dump() + ",\"gflops\":" + nlohmann::json(t.gflops()).dump() + "}";
             first = false;
           }
         }

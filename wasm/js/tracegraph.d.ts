@@ -163,7 +163,8 @@ export class TracedGraph {
   call(args: unknown): unknown;
   /** Per-node times of the last run, with finalize({ profile: true }), and what ran
    *  each node: XNNPACK operators, portable kernels of ours, or nothing at run time. */
-  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'none' }>;
+  /** flops: the node's floating-point operations (convolutions, linears, matrix products; else 0), gflops: flops / time. */
+  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'none'; flops: number; gflops: number }>;
   /** Frees the wasm memory this graph holds. */
   dispose(): void;
 }

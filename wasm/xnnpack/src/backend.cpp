@@ -1,4 +1,5 @@
 #include "backend_impl.h"
+#include "tracegraph/flops.h"
 
 namespace tracegraph::xnnpack {
 
@@ -67,9 +68,26 @@ std::vector<NodeTime> XnnpackBackend::Impl::profile() const {
   std::vector<NodeTime> out;
   if (!options_.profile || step_ms_.empty()) return out;
   std::unordered_map<std::uint32_t, std::size_t> index;
+  // A value's shape as planned (its slot), else the graph's when static.
+  auto shape_of = [&](ValueId v) -> Shape {
+    const int s = v.index < value_slot_.size() ? value_slot_[v.index] : -1;
+    if (s >= 0) return slots_[static_cast<std::size_t>(s)].shape;
+    Shape shape;
+    if (const auto& symbolic = graph_.value(v).shape) {
+      for (const Dim& d : *symbolic) {
+        if (!d.is_static()) return {};
+        shape.push_back(d.size);
+      }
+    }
+    return shape;
+  };
   for (NodeId id : graph_.nodes()) {
+    const Node& node = graph_.node(id);
     index[id.index] = out.size();
-    out.push_back({graph_.node(id).name, graph_.node(id).op, 0.0, Engine::kNone});
+    std::vector<Shape> ins, outs;
+    for (ValueId v : node.inputs) ins.push_back(shape_of(v));
+    for (ValueId v : node.outputs) outs.push_back(shape_of(v));
+    out.push_back({node.name, node.op, 0.0, Engine::kNone, node_flops(node, ins, outs).value_or(0)});
   }
   for (std::size_t k = 0; k < steps_.size(); ++k) {
     if (!steps_[k].node.valid()) continue;

@@ -49,6 +49,11 @@ struct NodeTime {
   std::string op;
   double milliseconds = 0;
   Engine engine = Engine::kNone;
+  // Floating-point operations of the node at the planned shapes (node_flops:
+  // convolutions, linears, matrix products); 0 where not counted.
+  double flops = 0;
+  // GFLOP/s of the last run, 0 where not counted.
+  double gflops() const { return milliseconds > 0 ? flops / (milliseconds * 1e6) : 0; }
 };
 
 class XnnpackBackend : public Backend {
