@@ -129,6 +129,12 @@ class LibTorchBackend final : public Backend {
 
     fail_if_unsupported(name(), unsupported(graph));
     for (NodeId id : graph.nodes()) steps_.push_back(plan(graph, graph.node(id), slot));
+    channels_last_weights_.clear();
+    for (const Step& step : steps_) {
+      if (step.layout != Layout::kChannelsLast || step.args.size() < 2 || step.args[1].kind != Arg::Kind::kValue) continue;
+      const int w = step.args[1].slots[0];
+      if (is_constant_[static_cast<std::size_t>(w)]) channels_last_weights_.insert(w);
+    }
 
     // Free each intermediate after its last reader; inputs, constants and outputs are kept.
     std::vector<int> last_use(slots_.size(), -1);
@@ -151,10 +157,16 @@ class LibTorchBackend final : public Backend {
     device_ = device;
     set_stream(stream);
     const c10::Device target = to_aten_device(device_);
-    for (auto& [s, t] : constants_) {
-      t = t.to(target);
-      slots_[static_cast<std::size_t>(s)] = t;
-    }
+    translate_torch_errors(ErrorCode::kUnsupported, "moving the weights to " + device_.str(), [&] {
+      for (auto& [s, t] : constants_) {
+        t = t.to(target);
+        // oneDNN convolutions' weights (2D and 3D), channels-last once here rather than each run.
+        if (device_.type == DeviceType::kCPU && channels_last_weights_.count(s) && (t.dim() == 4 || t.dim() == 5)) {
+          t = t.contiguous(t.dim() == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d);
+        }
+        slots_[static_cast<std::size_t>(s)] = t;
+      }
+    });
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
@@ -181,6 +193,7 @@ class LibTorchBackend final : public Backend {
       stack.clear();
       translate_torch_errors(ErrorCode::kInvalidArgument, step.where, [&] {
         for (const Arg& a : step.args) push_arg(a, stack);
+        if (step.layout == Layout::kDense) make_dense(stack);
         if (step.list_construct) {
           stack = {make_list(stack)};
         } else {
@@ -199,7 +212,7 @@ class LibTorchBackend final : public Backend {
     std::vector<at::Tensor> out;
     for (int s : output_slots_) {
       const c10::IValue& v = slots_[static_cast<std::size_t>(s)];
-      if (v.isTensor()) out.push_back(v.toTensor());
+      if (v.isTensor()) out.push_back(v.toTensor().contiguous());  // channels-last inside, NCHW out
       else if (v.isInt()) out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
       else if (v.isDouble()) out.push_back(at::scalar_tensor(v.toDouble(), at::kDouble));
       else if (v.isBool()) out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
@@ -214,6 +227,7 @@ class LibTorchBackend final : public Backend {
     return out;
   }
 
+  enum class Layout : std::uint8_t { kAny, kDense, kChannelsLast };
   struct Arg {
     enum class Kind { kConstant, kValue, kValueList } kind = Kind::kConstant;
     c10::IValue constant;
@@ -230,6 +244,10 @@ class LibTorchBackend final : public Backend {
     std::string where;
     std::string fused;  // activation_fusion's activation, applied in place to the output
     std::optional<double> fused_min, fused_max;
+    // The memory layout its tensor arguments need (on the CPU): oneDNN's
+    // convolutions take channels-last inputs, ops that compute the same in any
+    // layout take what comes, every other op gets contiguous (NCHW) tensors.
+    Layout layout = Layout::kDense;
   };
 
   void check_device(const Device& device) const override {
@@ -267,6 +285,7 @@ class LibTorchBackend final : public Backend {
     const bool general = (name == "aten::_convolution" || name == "aten::convolution") &&
                          !n.attributes.get_bool("transposed").value_or(true);
     if (!plain && !general) return;
+    step.layout = Layout::kChannelsLast;
     const std::size_t spatial = name == "aten::conv2d" ? 2 : name == "aten::conv3d" ? 3 : 0;
     tj::Operation fallback = step.operation;
     step.operation = [fallback, general, spatial](tj::Stack& stack) mutable {
@@ -282,11 +301,36 @@ class LibTorchBackend final : public Backend {
         fallback(stack);
         return;
       }
-      at::Tensor out = at::mkldnn_convolution(input, weight, stack[2].toOptional<at::Tensor>(), stack[4].toIntVector(),
+      // Channels-last activations: oneDNN's direct layout, no reorder of the
+      // input and output each call (the weight is channels-last since move()).
+      const at::Tensor last = input.contiguous(dims == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d);
+      at::Tensor out = at::mkldnn_convolution(last, weight, stack[2].toOptional<at::Tensor>(), stack[4].toIntVector(),
                                               stack[3].toIntVector(), stack[5].toIntVector(), stack[groups_at].toInt());
       stack.clear();
       stack.emplace_back(std::move(out));
     };
+  }
+
+  // Ops that compute the same whatever the memory layout of their tensors
+  // (ATen keeps a channels-last input channels-last through them), by
+  // canonical name. The rest may depend on strides (view) or were never
+  // measured in channels-last, and get contiguous tensors.
+  static inline const std::set<std::string> kAnyLayout = {
+      "relu", "sigmoid", "tanh", "hardswish", "hardsigmoid", "silu", "gelu", "elu", "leaky_relu", "clip", "add", "sub",
+      "rsub", "mul", "div", "batch_norm", "max_pool", "avg_pool", "adaptive_avg_pool", "upsample", "cat", "dropout"};
+
+  static void make_dense(tj::Stack& stack) {
+    for (c10::IValue& v : stack) {
+      if (v.isTensor()) {
+        if (!v.toTensor().is_contiguous()) v = v.toTensor().contiguous();
+      } else if (v.isTensorList()) {
+        c10::List<at::Tensor> list = v.toTensorList();
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          const at::Tensor t = list.get(i);
+          if (!t.is_contiguous()) list.set(i, t.contiguous());
+        }
+      }
+    }
   }
 
   // The activation a fused node carries, in place on its fresh output.
@@ -350,6 +394,7 @@ class LibTorchBackend final : public Backend {
     for (ValueId o : n.outputs) step.outputs.push_back(slot.at(o.index));
     if (n.op == "prim::ListConstruct") {
       step.list_construct = true;
+      step.layout = Layout::kAny;  // its reader decides
       for (ValueId in : n.inputs) step.args.push_back({Arg::Kind::kValue, {}, {slot.at(in.index)}, c10::AnyType::get()});
       return step;
     }
@@ -384,6 +429,7 @@ class LibTorchBackend final : public Backend {
       step.args.push_back(std::move(a));
     }
     step.operation = op->getOperation();
+    if (const auto canonical = canonical_op(n); canonical && kAnyLayout.count(canonical->name)) step.layout = Layout::kAny;
     maybe_use_onednn(step, n, schema);
     if (auto fused = n.attributes.get_string("fused_activation")) {
       static const std::set<std::string> kKnown = {"relu", "clip", "sigmoid", "tanh", "hardswish", "silu"};
@@ -417,6 +463,7 @@ class LibTorchBackend final : public Backend {
   std::vector<c10::IValue> slots_;
   std::vector<std::pair<int, at::Tensor>> constants_;
   std::vector<bool> is_constant_;  // per slot
+  std::set<int> channels_last_weights_;  // constant slots kept channels-last on the CPU
   std::vector<int> input_slots_, output_slots_;
   Device device_;
   std::optional<c10::Stream> stream_;
