@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 
+#include "timing.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
 #ifdef TRACEGRAPH_HAS_XNNPACK
@@ -93,10 +94,6 @@ TrackingAllocator& tracker() {
   return *t;
 }
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 struct Result {
   std::string name;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "timing.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
 #include "tracegraph/native/aten_interop.h"
@@ -24,10 +25,6 @@
 
 namespace tracegraph::cli {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 // A module's return value as flat tensors, in the order of its tree spec.
 void flatten(const c10::IValue& v, std::vector<at::Tensor>& out) {
@@ -98,7 +95,7 @@ int check(const CheckOptions& o) {
   }
 
   // Read once (timed); each run below starts from a copy of what was read.
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const ExportedGraph read = json ? std::move(*loaded) : native::read_model(o.model, read_options);
   const double read_ms = ms_since(start);
   const Graph& g = read.graph;
@@ -147,7 +144,7 @@ int check(const CheckOptions& o) {
         TracedGraph traced = TracedGraph::from_exported(read, b.make());
         if (optimized) traced.optimize();
         traced.finalize();
-        const auto start = std::chrono::steady_clock::now();
+        const auto start = Clock::now();
         std::vector<Tensor> out = traced.run(sdk_inputs);
         run_ms = ms_since(start);
         if (reference.empty()) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "timing.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
 #include "tracegraph/file_io.h"
@@ -25,10 +26,6 @@
 
 namespace tracegraph::cli {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string extension(const std::string& path) { return std::filesystem::path(path).extension().string(); }
 
@@ -139,7 +136,7 @@ int run_model(const RunOptions& o) {
     for (const auto& g : given) inputs.push_back(g.tensor);
   }
 
-  auto start = std::chrono::steady_clock::now();
+  auto start = Clock::now();
   native::TorchScriptOptions options;
   if (extension(o.model) != ".json") options.example_inputs = inputs;  // every value gets its shape
   TracedGraph g = native::load(o.model, options);
@@ -160,10 +157,10 @@ int run_model(const RunOptions& o) {
     at::set_num_threads(o.threads);
   }
   g.to(o.device);
-  start = std::chrono::steady_clock::now();
+  start = Clock::now();
   g.finalize();
   const double finalize_ms = ms_since(start);
-  start = std::chrono::steady_clock::now();
+  start = Clock::now();
   std::vector<Tensor> outputs = g.run(inputs);
   const double run_ms = ms_since(start);
   for (Tensor& t : outputs) {
