@@ -2,7 +2,7 @@
 // measurement as JSON. Run by bench/run.mjs, a process per configuration
 // (onnxruntime fixes its thread count when it first starts).
 // Usage: node bench/engine.mjs ENGINE MODEL THREADS RUNS WARMUP
-//   ENGINE: tracegraph-wasm | ort-web | ort-node
+//   ENGINE: tracegraph-wasm | ort-web | ort-node | tfjs-wasm
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,12 +25,21 @@ if (engine === 'tracegraph-wasm') {
   ort.env.wasm.numThreads = threads;
   ort.env.wasm.simd = true;
   load = ortLoader(ort, join(benchDir, `${model}.onnx`), input, shape, threads, ['wasm']);
+} else if (engine === 'tfjs-wasm') {
+  const { tfjsLoader } = await import('./tfjs.mjs');
+  const dir = join(benchDir, 'optimized', model);
+  load = tfjsLoader(join(dir, `${model}.json`), join(dir, `${model}.safetensors`), input, shape, threads);
 } else if (engine === 'ort-node') {
   const ort = (await import('onnxruntime-node')).default;
   load = ortLoader(ort, join(benchDir, `${model}.onnx`), input, shape, threads, ['cpu']);
 } else {
   throw new Error(`unknown engine ${engine}`);
 }
-const result = await measure(load, { runs: Number(runsArg ?? 20), warmup: Number(warmupArg ?? 3) });
-console.log(JSON.stringify(result));
-process.exit(0);
+try {
+  const result = await measure(load, { runs: Number(runsArg ?? 20), warmup: Number(warmupArg ?? 3) });
+  console.log(JSON.stringify(result));
+  process.exit(0);
+} catch (e) {
+  console.error(`${engine}: ${e.message}`);  // the last line is what bench/run.mjs shows
+  process.exit(1);
+}

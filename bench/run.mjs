@@ -1,6 +1,7 @@
 // The side-by-side benchmark (run by scripts/bench.sh, which makes the
 // models and builds first): the same models with the same weights in
 // tracegraph's wasm module and in onnxruntime-web (wasm, SIMD), in Node 20
+// (and tfjs-wasm on the optimized export's graph, bench/tfjs.mjs, in Node)
 // and in headless Chromium, 1 and 2 threads; natively tracegraph's XNNPACK
 // backend against onnxruntime-node and LibTorch. Each configuration runs in
 // its own process or page load. Prints medians, spread, first run, load
@@ -104,6 +105,11 @@ for (const model of names) {
     line(`node: tracegraph wasm ${t}t`, t === 1 || threadedWasm ? node('tracegraph-wasm', model, t) : { error: 'n/a: no threaded wasm build' });
     line(`node: onnxruntime-web ${t}t`, node('ort-web', model, t));
   }
+  // tfjs-wasm on the same graph and weights (bench/tfjs.mjs), one thread.
+  line('node: tfjs-wasm 1t', node('tfjs-wasm', model, 1));
+  const agree = (a, b) => a?.checksum && b?.checksum && a.checksum.every((v, i) => Math.abs(v - b.checksum[i]) <= 1e-3 * Math.max(1, Math.abs(v)));
+  if (r['node: tfjs-wasm 1t']?.checksum)
+    console.log(`tfjs-wasm's first outputs ${agree(r['node: tfjs-wasm 1t'], r['node: tracegraph wasm 1t']) ? 'agree with' : 'DIFFER from'} tracegraph's: ${JSON.stringify(r['node: tfjs-wasm 1t'].checksum.map((v) => +v.toFixed(5)))}`);
   if (browser) {
     const configs = [];
     for (const t of [1, 2]) {
@@ -136,6 +142,7 @@ for (const model of names) {
     const limit = { mobilenet_v2: 0.6, unet2d: 0.7 }[model];
     if (limit) targets.push({ what: `${model} ${where} wasm 1t / onnxruntime-web 1t`, value: ratio(ours, theirs), limit, below: true });
     if (model === 'resnet18') targets.push({ what: `resnet18 ${where} wasm 1t GFLOP/s`, value: gflops(ours), limit: 24, below: false });
+    if (where === 'node' && model !== 'unet3d') targets.push({ what: `${model} node wasm 1t / tfjs-wasm 1t`, value: ratio(ours, r['node: tfjs-wasm 1t']), limit: 0.8, below: true });
     targets.push({ what: `${model} ${where} wasm speed-up 2t over 1t`, value: ratio(ours, r[`${where}: tracegraph wasm 2t`]), limit: 1.7, below: false });
   }
   if (native) {
