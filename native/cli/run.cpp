@@ -128,23 +128,29 @@ int run_model(const RunOptions& o) {
   const std::vector<GivenInput> given = gather_inputs(o);
   bool by_name = false;
   for (const auto& g : given) by_name = by_name || !g.name.empty();
-  const std::vector<std::string> names = by_name ? native::read_model(o.model).graph.input_names() : std::vector<std::string>{};
+  // An exported graph is read once, then given the inputs' shapes; TorchScript
+  // is read with the inputs as examples (every value gets its shape), so for
+  // inputs by name its input names are read first.
+  const bool json = extension(o.model) == ".json";
+  auto start = Clock::now();
+  std::optional<TracedGraph> loaded;
+  if (json) loaded.emplace(native::load(o.model));
   std::vector<Tensor> inputs;
   if (by_name) {
-    inputs = order_inputs(given, names, o.model);
+    inputs = order_inputs(given, json ? loaded->input_names() : native::read_model(o.model).graph.input_names(), o.model);
   } else {
     for (const auto& g : given) inputs.push_back(g.tensor);
   }
-
-  auto start = Clock::now();
-  native::TorchScriptOptions options;
-  if (extension(o.model) != ".json") options.example_inputs = inputs;  // every value gets its shape
-  TracedGraph g = native::load(o.model, options);
-  if (extension(o.model) == ".json") {
+  if (json) {
     std::vector<Shape> shapes;
     for (const Tensor& t : inputs) shapes.push_back(t.shape());
-    if (shapes.size() == g.input_names().size()) g.set_input_shapes(shapes);
+    if (shapes.size() == loaded->input_names().size()) loaded->set_input_shapes(shapes);
+  } else {
+    native::TorchScriptOptions options;
+    options.example_inputs = inputs;
+    loaded.emplace(native::load(o.model, options));
   }
+  TracedGraph& g = *loaded;
   const double read_ms = ms_since(start);
   check_output_files(o, g.output_names().size());
   if (o.backend == "xnnpack") {
