@@ -242,19 +242,27 @@ int bench(const BenchOptions& o) {
     // XNNPACK allocates outside LibTorch's allocator: its row's memory is the
     // planned arena of intermediates.
     std::optional<std::size_t> arena_bytes;
-    results.push_back(measure("tracegraph optimized on xnnpack", o, [&]() -> std::function<void()> {
-      auto g = read_graph();
-      g->optimize();
-      auto backend = std::make_unique<xnnpack::XnnpackBackend>(xnnpack::Options{at::get_num_threads()});
-      const xnnpack::XnnpackBackend* xnn = backend.get();
-      g->set_backend(std::move(backend));
-      g->finalize();
-      arena_bytes = xnn->arena_bytes();  // planned at finalize: the input shapes are known
-      std::vector<Tensor> flat;
-      for (const auto& t : inputs) flat.push_back(native::from_aten(t));
-      return [g, flat] { g->run(flat); };
-    }));
-    if (arena_bytes && !results.back().error) results.back().peak_mib = static_cast<double>(*arena_bytes) / (1024.0 * 1024.0);
+    auto on_xnnpack = [&](const char* name, xnnpack::ConvAlgorithm algorithm) {
+      results.push_back(measure(name, o, [&]() -> std::function<void()> {
+        auto g = read_graph();
+        g->optimize();
+        xnnpack::Options options{at::get_num_threads()};
+        options.conv_algorithm = algorithm;
+        auto backend = std::make_unique<xnnpack::XnnpackBackend>(options);
+        const xnnpack::XnnpackBackend* xnn = backend.get();
+        g->set_backend(std::move(backend));
+        g->finalize();
+        arena_bytes = xnn->arena_bytes();  // planned at finalize: the input shapes are known
+        std::vector<Tensor> flat;
+        for (const auto& t : inputs) flat.push_back(native::from_aten(t));
+        return [g, flat] { g->run(flat); };
+      }));
+      if (arena_bytes && !results.back().error) results.back().peak_mib = static_cast<double>(*arena_bytes) / (1024.0 * 1024.0);
+    };
+    // Each 3x3 convolution as Winograd or directly, whichever measured faster
+    // at finalize; then all of them directly, for the ratio.
+    on_xnnpack("tracegraph optimized on xnnpack", xnnpack::ConvAlgorithm::kFastest);
+    on_xnnpack("  ... direct convolutions only", xnnpack::ConvAlgorithm::kDirect);
   }
 #endif
 
@@ -281,6 +289,11 @@ int bench(const BenchOptions& o) {
                   r.peak_mib > 0 ? ours.peak_mib / r.peak_mib : 0.0);
     }
   }
+#ifdef TRACEGRAPH_HAS_XNNPACK
+  if (o.device == "cpu" && results.size() >= 7 && !results[5].error && !results[6].error)
+    std::printf("xnnpack, fastest / direct convolutions: %.2fx median, %.2fx first run (finalize measures each 3x3 shape)\n",
+                results[5].median_ms / results[6].median_ms, results[5].first_ms / results[6].first_ms);
+#endif
   if (report) std::printf("the default pipeline on this model:\n%s", report->table().c_str());
 #ifdef TRACEGRAPH_HAS_XNNPACK
   if (o.device == "cpu") print_xnnpack_profile(*read_graph(), inputs, at::get_num_threads(), o.warmup, o.runs);

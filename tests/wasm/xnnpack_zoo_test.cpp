@@ -27,13 +27,18 @@ TEST_P(XnnpackZooTest, RunsWithinToleranceAsReadAndOptimized) {
   native::TorchScriptOptions options;
   options.example_inputs = io.inputs;
   const ExportedGraph read = native::read_torchscript(zoo_path(model + ".ts"), options);
+  // Every 3x3 stride-1 convolution directly as read, as Winograd optimized.
   struct Variant {
     bool optimized;
     int threads;
+    ConvAlgorithm algorithm;
   };
-  for (const Variant v : {Variant{false, 1}, Variant{true, 2}}) {
-    SCOPED_TRACE(std::string(v.optimized ? "optimized" : "as read") + " on " + std::to_string(v.threads) + " threads");
-    auto owned = std::make_unique<XnnpackBackend>(Options{v.threads, true});
+  for (const Variant v : {Variant{false, 1, ConvAlgorithm::kDirect}, Variant{true, 2, ConvAlgorithm::kWinograd}}) {
+    SCOPED_TRACE(std::string(v.optimized ? "optimized" : "as read") + " on " + std::to_string(v.threads) + " threads, " +
+                 std::string(conv_algorithm_name(v.algorithm)) + " convolutions");
+    Options options{v.threads, true};
+    options.conv_algorithm = v.algorithm;
+    auto owned = std::make_unique<XnnpackBackend>(options);
     const XnnpackBackend* backend = owned.get();
     TracedGraph g = TracedGraph::from_exported(read, std::move(owned));
     if (v.optimized) g.optimize();
@@ -44,15 +49,16 @@ TEST_P(XnnpackZooTest, RunsWithinToleranceAsReadAndOptimized) {
     // What ran where, for the record (the note's table): nodes per engine and
     // the share of the run's time in portable kernels.
     double total = 0, portable = 0;
-    int on_xnnpack = 0, on_portable = 0;
+    int on_xnnpack = 0, on_portable = 0, winograd = 0;
     for (const NodeTime& t : backend->profile()) {
       total += t.milliseconds;
       if (t.engine == Engine::kPortable) portable += t.milliseconds, ++on_portable;
-      if (t.engine == Engine::kXnnpack) ++on_xnnpack;
+      if (t.engine == Engine::kXnnpack || t.engine == Engine::kWinograd) ++on_xnnpack;
+      if (t.engine == Engine::kWinograd) ++winograd;
     }
     EXPECT_GT(on_xnnpack, 0) << "every model here has a convolution or a linear layer";
-    std::printf("[engines] %s %s: %zu nodes, %d on XNNPACK, %d portable, %.1f%% of %.2f ms in portable kernels\n", model.c_str(),
-                v.optimized ? "optimized" : "as read", g.graph().nodes().size(), on_xnnpack, on_portable,
+    std::printf("[engines] %s %s: %zu nodes, %d on XNNPACK (%d as Winograd), %d portable, %.1f%% of %.2f ms in portable kernels\n", model.c_str(),
+                v.optimized ? "optimized" : "as read", g.graph().nodes().size(), on_xnnpack, winograd, on_portable,
                 total > 0 ? 100 * portable / total : 0.0, total);
   }
 }

@@ -95,8 +95,10 @@ std::vector<NodeTime> XnnpackBackend::Impl::profile() const {
     if (it == index.end()) continue;
     NodeTime& t = out[it->second];
     t.milliseconds += step_ms_[k];
-    if (steps_[k].xnnpack) t.engine = Engine::kXnnpack;
-    else if (t.engine == Engine::kNone) t.engine = Engine::kPortable;
+    if (steps_[k].winograd) t.engine = Engine::kWinograd;
+    else if (steps_[k].xnnpack) {
+      if (t.engine != Engine::kWinograd) t.engine = Engine::kXnnpack;
+    } else if (t.engine == Engine::kNone) t.engine = Engine::kPortable;
   }
   return out;
 }
@@ -169,9 +171,25 @@ std::string_view engine_name(Engine engine) {
   switch (engine) {
     case Engine::kXnnpack: return "xnnpack";
     case Engine::kPortable: return "portable";
+    case Engine::kWinograd: return "winograd";
     case Engine::kNone: break;
   }
   return "none";
+}
+
+std::string_view conv_algorithm_name(ConvAlgorithm a) {
+  switch (a) {
+    case ConvAlgorithm::kDirect: return "direct";
+    case ConvAlgorithm::kWinograd: return "winograd";
+    case ConvAlgorithm::kFastest: break;
+  }
+  return "fastest";
+}
+
+ConvAlgorithm conv_algorithm_from(std::string_view name) {
+  for (ConvAlgorithm a : {ConvAlgorithm::kFastest, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd})
+    if (name == conv_algorithm_name(a)) return a;
+  fail(ErrorCode::kInvalidArgument, "xnnpack: convolution algorithm '" + std::string(name) + "' is none of fastest, direct, winograd");
 }
 std::size_t XnnpackBackend::arena_bytes() const { return impl_->arena_bytes(); }
 

@@ -165,13 +165,15 @@ class XnnpackBackend::Impl {
     std::vector<int> reads, writes;
     std::function<void()> setup;
     std::function<void()> run;
-    bool xnnpack = false;  // runs an XNNPACK operator (else a kernel of ours)
+    bool xnnpack = false;   // runs an XNNPACK operator (else a kernel of ours)
+    bool winograd = false;  // a Winograd convolution (transforms of ours around XNNPACK's GEMM)
   };
   // What outlives a re-plan: XNNPACK operators with packed weights, and the
   // constants a node derived (batch norm's scale and shift, scalar operands).
   struct NodeState {
     std::vector<XnnOp> ops;
     std::vector<std::vector<float>> data;
+    XnnOp winograd;  // the batched GEMM over the transformed weights, once chosen
   };
 
   // ---- planning -------------------------------------------------------
@@ -591,6 +593,14 @@ class XnnpackBackend::Impl {
   void lower_conv(const Node& n, NodeState& st);
   // A 1D convolution ([N, C, L], weight [O, C/groups, K]).
   void lower_conv1d(const Node& n, NodeState& st);
+  // lower_winograd.cpp: a 3x3 (3x3x3) stride-1 convolution without groups as
+  // Winograd F(2,3) where Options::conv_algorithm asks for it or it measures
+  // faster; false to run it directly. `direct` runs the direct convolution
+  // once (input, output: channels-last, scratch for a 3D one's unfolding) on
+  // the geometry given, for the measurement.
+  using DirectRun = std::function<void(const float* x, float* y, i64 batch, const i64* in_sizes)>;
+  bool lower_winograd(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& padding,
+                      const Fused& fused, const DirectRun& direct);
 
   // ---- lower_norm.cpp --------------------------------------------------
 

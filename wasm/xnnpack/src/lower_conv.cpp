@@ -36,7 +36,10 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
     const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
     const std::size_t h = rank == 3 ? 1 : 0;  // index of H among the spatial args
-    if (st.ops.empty()) {
+    // XNNPACK's direct convolution, made once (again after Winograd ran on other shapes).
+    auto direct_op = [&]() -> xnn_operator_t {
+      if (st.ops.empty()) st.ops.emplace_back();
+      if (st.ops[0].op) return st.ops[0].op;
       // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's [g*cog + o][c][kd][kh][kw].
       std::vector<float> packed(static_cast<std::size_t>(w.numel()));
       const float* src = w.data_as<float>();
@@ -47,7 +50,6 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
             for (i64 y = 0; y < kh; ++y)
               for (i64 x2 = 0; x2 < kw; ++x2)
                 packed[static_cast<std::size_t>(((o * kh + y) * kw + x2) * ic + d * cg + c)] = src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
-      st.ops.emplace_back();
       check(xnn_create_convolution2d_nhwc_f32(
                 u32(padding[h]), u32(padding[h + 1]),
                 u32(padding[h]), u32(padding[h + 1]),
@@ -58,8 +60,40 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
                 static_cast<std::size_t>(out_channels), packed.data(), b.defined() ? b.data_as<float>() : nullptr,
                 fused.min, fused.max, 0, nullptr, nullptr, &st.ops[0].op),
             n, "creating a convolution");
+      return st.ops[0].op;
+    };
+    const bool winograd_shape = groups == 1 && kh == 3 && kw == 3 && (rank == 2 || kd == 3) &&
+                                std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
+                                std::all_of(dilation.begin(), dilation.end(), [](i64 v) { return v == 1; });
+    if (winograd_shape) {
+      // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
+      auto scratch = std::make_shared<std::vector<AlignedFloats>>();
+      DirectRun direct = [this, &n, &direct_op, scratch, rank, in_channels, depth](const float* in, float* y, i64 batch, const i64* sizes) {
+        xnn_operator_t op = direct_op();
+        const float* conv_in = in;
+        i64 images = batch;
+        const i64 in_h = sizes[rank - 2], in_w = sizes[rank - 1];
+        std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
+        if (rank == 3) {
+          const i64 out_depth = sizes[0] + 2 * depth.padding - 2;
+          images = batch * out_depth;
+          if (scratch->empty()) scratch->push_back(aligned_floats(sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * 3 * in_channels)));
+          kernels::unfold_depth(in, (*scratch)[0].get(), batch, sizes[0], out_depth, in_h * in_w, 1, in_channels, depth);
+          conv_in = (*scratch)[0].get();
+        }
+        check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(images), static_cast<std::size_t>(in_h), static_cast<std::size_t>(in_w),
+                                                 &ws_size, &ws_align, &oh, &ow, pool()),
+              n, "reshaping a convolution");
+        if (ws_size && scratch->size() < 2) {
+          scratch->resize(2);
+          (*scratch)[1] = aligned_floats(ws_size);
+        }
+        check(xnn_setup_convolution2d_nhwc_f32(op, ws_size ? (*scratch)[1].get() : nullptr, conv_in, y), n, "setting up a convolution");
+        check(xnn_run_operator(op, pool()), n, "running a convolution");
+      };
+      if (lower_winograd(n, st, x, w, b, padding, fused, direct)) return;
     }
-    xnn_operator_t op = st.ops[0].op;
+    xnn_operator_t op = direct_op();
     i64 batch = xs[0], out_depth = 1;
     int conv_in = x;
     if (rank == 3) {

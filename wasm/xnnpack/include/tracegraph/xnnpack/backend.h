@@ -23,6 +23,16 @@
 
 namespace tracegraph::xnnpack {
 
+// How 3x3 (2D) and 3x3x3 (3D) stride-1 convolutions without groups run:
+// Winograd F(2,3) (input and output transforms of ours around XNNPACK's
+// batched GEMM, the weights transformed once) or XNNPACK's direct convolution.
+// kFastest times both on each new shape while planning and keeps the faster,
+// remembered for the process by shape and thread count.
+enum class ConvAlgorithm { kFastest, kDirect, kWinograd };
+std::string_view conv_algorithm_name(ConvAlgorithm a);  // "fastest", "direct", "winograd"
+// From its name; kInvalidArgument naming the choices otherwise.
+ConvAlgorithm conv_algorithm_from(std::string_view name);
+
 struct Options {
   // Threads of the pthreadpool that XNNPACK runs on; 0: the machine's cores.
   // Builds without threads (the single-threaded wasm) always run on one.
@@ -34,13 +44,15 @@ struct Options {
   // kOutOfMemory and the bytes needed. 0: what the platform can address
   // (2 GiB in wasm; natively the machine's physical memory).
   std::size_t memory_budget = 0;
+  ConvAlgorithm conv_algorithm = ConvAlgorithm::kFastest;
 };
 
 // What ran a node: XNNPACK operators (with any layout steps of ours around
 // them), only kernels of ours (portable.h, the layout kernels), or nothing at
 // run time (views, and shape arithmetic done while planning).
-enum class Engine { kNone, kXnnpack, kPortable };
-std::string_view engine_name(Engine engine);  // "none", "xnnpack", "portable"
+// kWinograd: a convolution run as Winograd F(2,3) (ConvAlgorithm).
+enum class Engine { kNone, kXnnpack, kPortable, kWinograd };
+std::string_view engine_name(Engine engine);  // "none", "xnnpack", "portable", "winograd"
 
 // The time one node took on the last run; a node lowered to several steps
 // (layout changes, a 3D convolution's unfolding) has their sum.

@@ -1,0 +1,49 @@
+// Winograd F(2,3) convolution for 3x3 (2D) and 3x3x3 (3D) stride-1 kernels:
+// the transforms of ours, the products by XNNPACK's batched GEMM.
+//
+// Each output tile of 2 (x2, x2) pixels reads a 4 (x4, x4) input tile; with P =
+// 16 (2D) or 64 (3D) transformed points, the convolution is
+//   V[p][t][c]  = (B^T d B)      input tiles, per point p, tile t, channel c
+//   U[p][c][o]  = (G g G^T)      weights, once at finalize
+//   M[p][t][o]  = sum_c V[p][t][c] * U[p][c][o]   (P GEMMs: XNNPACK)
+//   y           = A^T M A + bias, clamped          output tiles
+// (the 1D transforms applied along each axis). The tiles go through in chunks
+// whose V and M stay small, so the arena grows by the chunk, not by the image.
+// Tensors are channels-last ([N, D, H, W, C], D = 1 in 2D).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tracegraph::xnnpack::winograd {
+
+using i64 = std::int64_t;
+
+struct Geometry {
+  int rank = 2;  // spatial dims: 2 or 3
+  i64 batch = 1, in_channels = 1, out_channels = 1;
+  i64 in[3] = {1, 1, 1};    // input D, H, W (D = 1 in 2D)
+  i64 out[3] = {1, 1, 1};   // output D, H, W
+  i64 pad[3] = {0, 0, 0};   // padding before each axis (the same after)
+  i64 tiles_axis[3] = {1, 1, 1};
+
+  // From the input's spatial sizes and the padding; false where the output would be empty.
+  static bool make(int rank, i64 batch, i64 in_channels, i64 out_channels, const i64* in_sizes, const i64* padding, Geometry& g);
+  int points() const { return rank == 3 ? 64 : 16; }
+  i64 tiles() const { return batch * tiles_axis[0] * tiles_axis[1] * tiles_axis[2]; }
+};
+
+// Torch's weight [O][C][3][3] or [O][C][3][3][3] as U [P][C][O].
+std::vector<float> transform_weights(const Geometry& g, const float* weight);
+
+// V [P][chunk][C] for tiles [first, first + count) of the chunk starting at
+// tile `chunk_start` (tile t lands in row t - chunk_start); tiles past the
+// last are zero.
+void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count);
+
+// y's tiles [first, first + count) of the chunk from M [P][chunk][O], with the
+// bias (may be null) added and the result clamped to [min, max].
+void transform_output(const Geometry& g, const float* m, float* y, const float* bias, float min, float max,
+                      i64 chunk_start, i64 chunk, i64 first, i64 count);
+
+}  // namespace tracegraph::xnnpack::winograd
