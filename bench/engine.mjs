@@ -2,7 +2,7 @@
 // measurement as JSON. Run by bench/run.mjs, a process per configuration
 // (onnxruntime fixes its thread count when it first starts).
 // Usage: node bench/engine.mjs ENGINE MODEL THREADS RUNS WARMUP
-//   ENGINE: tracegraph-wasm | ort-web | ort-node | tfjs-wasm
+//   ENGINE: tracegraph-wasm | tracegraph-wasm-direct | ort-web | ort-node | tfjs-wasm
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,9 +17,11 @@ const jsDir = resolve(process.env.TRACEGRAPH_JS_DIR ?? join(root, 'build', 'wasm
 const shape = JSON.parse(readFileSync(join(benchDir, 'models.json'), 'utf8'))[model].input_shape;
 const input = inputFor(shape);
 let load;
-if (engine === 'tracegraph-wasm') {
+if (engine === 'tracegraph-wasm' || engine === 'tracegraph-wasm-direct') {
+  // -direct: every convolution directly (no Winograd), for the ratio.
   const api = await import(join(jsDir, 'tracegraph.mjs'));
-  load = tracegraphLoader(api, join(benchDir, model, `${model}.json`), join(benchDir, model, `${model}.safetensors`), input, shape, threads);
+  load = tracegraphLoader(api, join(benchDir, model, `${model}.json`), join(benchDir, model, `${model}.safetensors`), input, shape, threads,
+                          engine === 'tracegraph-wasm' ? 'fastest' : 'direct');
 } else if (engine === 'ort-web') {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = threads;

@@ -41,11 +41,11 @@ export async function measure(load, { warmup = 3, runs = 20 } = {}) {
 
 // tracegraph's wasm module (the threaded build for more than one thread):
 // load the exported graph, optimize, finalize.
-export function tracegraphLoader(api, json, weights, input, shape, threads) {
+export function tracegraphLoader(api, json, weights, input, shape, threads, convAlgorithm = 'fastest') {
   return async () => {
     const g = await api.loadGraph(json, weights, { threads: threads > 1 });
     g.optimize();
-    g.finalize({ threads });
+    g.finalize({ threads, convAlgorithm });
     return () => g.run([{ data: input, shape }])[0].data;
   };
 }

@@ -1,7 +1,7 @@
 // Winograd F(2,3) convolutions (ConvAlgorithm::kWinograd) alone, on odd
 // shapes: size-1 outputs, partial tiles, channels past the transforms' block
 // and not a multiple of 4, padding 0 and 2, batches, several chunks of tiles,
-// fused activations, 2D and 3D, one thread and two; each against the LibTorch
+// fused activations, 2D and 3D, one thread and two, the GEMM either way round; each against the LibTorch
 // backend on the same graph, and against the direct convolution.
 #include <gtest/gtest.h>
 
@@ -125,10 +125,14 @@ std::vector<ConvCase> cases() {
       conv("several_chunks_two_threads", {1, 64, 40, 38}, 64, 1, 1, true, "", 2),
       conv("several_chunks_one_thread", {2, 48, 33, 30}, 40),
       conv("strided_runs_directly", {1, 4, 9, 9}, 6, 1, 2),
+      // Few tiles, many output channels: the transposed GEMM (output channels as rows).
+      conv("channel_rows_2d", {1, 40, 5, 5}, 72, 1, 1, true, "relu"),
+      conv("channel_rows_2d_batch_3_two_threads", {3, 19, 3, 4}, 66, 1, 1, false, "", 2),
       conv("partial_tiles_3d", {1, 2, 5, 6, 7}, 3),
       conv("one_voxel_out_3d", {1, 5, 3, 3, 3}, 4, 0),
       conv("several_chunks_3d_two_threads", {1, 16, 18, 17, 18}, 13, 1, 1, true, "relu", 2),
       conv("depth_1_padding_2_3d", {2, 3, 1, 4, 5}, 2, 2),
+      conv("channel_rows_3d", {1, 8, 3, 4, 3}, 25),
   };
 }
 

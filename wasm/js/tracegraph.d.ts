@@ -154,7 +154,7 @@ export class TracedGraph {
   setInputShapes(shapes: number[][]): void;
   /** Lowers to XNNPACK and packs the weights; returns the threads used. */
   /** memoryBudget: bytes the intermediates may take (default: what wasm can address); over it, code 'out_of_memory'. */
-  finalize(options?: { threads?: number; profile?: boolean; memoryBudget?: number }): number;
+  finalize(options?: { threads?: number; profile?: boolean; memoryBudget?: number; convAlgorithm?: 'fastest' | 'direct' | 'winograd' }): number;
   isFinalized(): boolean;
   /** Inputs in order or by name (each exactly once: a missing one is 'invalid_argument',
    *  an unknown name 'not_found'); the outputs in order, as C++'s run(). */
@@ -164,7 +164,7 @@ export class TracedGraph {
   /** Per-node times of the last run, with finalize({ profile: true }), and what ran
    *  each node: XNNPACK operators, portable kernels of ours, or nothing at run time. */
   /** flops: the node's floating-point operations (convolutions, linears, matrix products; else 0), gflops: flops / time. */
-  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'none'; flops: number; gflops: number }>;
+  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number }>;
   /** Frees the wasm memory this graph holds. */
   dispose(): void;
 }

@@ -43,6 +43,9 @@ async function readBytes(source, what) {
   throw new TracegraphError('invalid_argument', `${what}: expected a URL, a path, an ArrayBuffer or a typed array`);
 }
 
+// finalize()'s convAlgorithm values, in xnnpack::ConvAlgorithm's order.
+const CONV_ALGORITHMS = ['fastest', 'direct', 'winograd'];
+
 const cores = new Map();  // 'single' | 'threads' -> Promise of the Emscripten module
 
 // Whether the threaded build can run here: Node, or a cross-origin isolated
@@ -348,8 +351,13 @@ export class TracedGraph {
   // for other options); optimize() and setInputShapes() come before it.
   // memoryBudget: bytes the intermediates may take (default: what wasm can
   // address); a plan over it fails with code 'out_of_memory' and the bytes needed.
-  finalize({ threads = 1, profile = false, memoryBudget = 0 } = {}) {
-    const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0, memoryBudget / 1048576));
+  // convAlgorithm: how 3x3 stride-1 convolutions run: 'fastest' (Winograd or
+  // direct, whichever measures faster on each shape), 'direct' or 'winograd'.
+  finalize({ threads = 1, profile = false, memoryBudget = 0, convAlgorithm = 'fastest' } = {}) {
+    const algorithm = CONV_ALGORITHMS.indexOf(convAlgorithm);
+    if (algorithm < 0)
+      throw new TracegraphError('invalid_argument', `finalize: convAlgorithm '${convAlgorithm}' is none of ${CONV_ALGORITHMS.join(', ')}`);
+    const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0, memoryBudget / 1048576, algorithm));
     unrefWorkers(this._core.m);
     this._described = null;
     return n;

@@ -173,7 +173,11 @@ class XnnpackBackend::Impl {
   struct NodeState {
     std::vector<XnnOp> ops;
     std::vector<std::vector<float>> data;
-    XnnOp winograd;  // the batched GEMM over the transformed weights, once chosen
+    // A Winograd convolution's batched GEMMs (lower_winograd.cpp), once chosen:
+    // over XNNPACK's packed transformed weights, and with the transformed
+    // weights (transposed, kept here) as the left operand.
+    XnnOp winograd, winograd_channel_rows;
+    std::vector<float> winograd_weights;
   };
 
   // ---- planning -------------------------------------------------------

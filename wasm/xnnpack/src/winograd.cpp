@@ -78,7 +78,7 @@ bool Geometry::make(int rank, i64 batch, i64 in_channels, i64 out_channels, cons
   return batch > 0 && in_channels > 0 && out_channels > 0;
 }
 
-std::vector<float> transform_weights(const Geometry& g, const float* weight) {
+std::vector<float> transform_weights(const Geometry& g, const float* weight, bool output_major) {
   const i64 C = g.in_channels, O = g.out_channels, P = g.points();
   const int kd = g.rank == 3 ? 3 : 1, td = g.rank == 3 ? 4 : 1;
   std::vector<float> u(static_cast<std::size_t>(P * C * O));
@@ -112,7 +112,8 @@ std::vector<float> transform_weights(const Geometry& g, const float* weight) {
       for (int z = 0; z < td; ++z)
         for (int y = 0; y < 4; ++y)
           for (int x = 0; x < 4; ++x)
-            u[static_cast<std::size_t>((((z * 4 + y) * 4 + x) * C + c) * O + o)] = static_cast<float>(along_d[z][y][x]);
+            u[static_cast<std::size_t>(output_major ? (((z * 4 + y) * 4 + x) * O + o) * C + c : (((z * 4 + y) * 4 + x) * C + c) * O + o)] =
+                static_cast<float>(along_d[z][y][x]);
     }
   }
   return u;
@@ -165,7 +166,7 @@ void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_star
   }
 }
 
-void transform_output(const Geometry& g, const float* m, float* y, const float* bias, float min, float max,
+void transform_output(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
                       i64 chunk_start, i64 chunk, i64 first, i64 count) {
   const i64 O = g.out_channels, P = g.points();
   const int td = g.rank == 3 ? 4 : 1, od = g.rank == 3 ? 2 : 1;
@@ -175,9 +176,14 @@ void transform_output(const Geometry& g, const float* m, float* y, const float* 
     for (i64 c0 = 0; c0 < O; c0 += kBlock) {
       const i64 cb = std::min(kBlock, O - c0);
       for (i64 p = 0; p < P; ++p) {
-        const float* src = m + (p * chunk + (t - chunk_start)) * O + c0;
         float* dst = buf + p * kBlock;
-        for (i64 i = 0; i < cb; ++i) dst[i] = src[i];
+        if (output_major) {
+          const float* src = m + (p * O + c0) * chunk + (t - chunk_start);
+          for (i64 i = 0; i < cb; ++i) dst[i] = src[i * chunk];
+        } else {
+          const float* src = m + (p * chunk + (t - chunk_start)) * O + c0;
+          for (i64 i = 0; i < cb; ++i) dst[i] = src[i];
+        }
       }
       for (int a = 0; a < td; ++a)
         for (int b = 0; b < 4; ++b) output_1d(buf + (a * 4 + b) * 4 * kBlock, kBlock, cb);

@@ -6,6 +6,9 @@
 //   V[p][t][c]  = (B^T d B)      input tiles, per point p, tile t, channel c
 //   U[p][c][o]  = (G g G^T)      weights, once at finalize
 //   M[p][t][o]  = sum_c V[p][t][c] * U[p][c][o]   (P GEMMs: XNNPACK)
+//     or its transpose M^T = U^T V^T, where few tiles meet many channels:
+//     then the weights are the GEMM's rows, streamed once, and V is the
+//     small packed operand that stays in cache
 //   y           = A^T M A + bias, clamped          output tiles
 // (the 1D transforms applied along each axis). The tiles go through in chunks
 // whose V and M stay small, so the arena grows by the chunk, not by the image.
@@ -33,17 +36,19 @@ struct Geometry {
   i64 tiles() const { return batch * tiles_axis[0] * tiles_axis[1] * tiles_axis[2]; }
 };
 
-// Torch's weight [O][C][3][3] or [O][C][3][3][3] as U [P][C][O].
-std::vector<float> transform_weights(const Geometry& g, const float* weight);
+// Torch's weight [O][C][3][3] or [O][C][3][3][3] as U [P][C][O], or as its
+// transpose [P][O][C] with `output_major`.
+std::vector<float> transform_weights(const Geometry& g, const float* weight, bool output_major);
 
 // V [P][chunk][C] for tiles [first, first + count) of the chunk starting at
 // tile `chunk_start` (tile t lands in row t - chunk_start); tiles past the
 // last are zero.
 void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count);
 
-// y's tiles [first, first + count) of the chunk from M [P][chunk][O], with the
-// bias (may be null) added and the result clamped to [min, max].
-void transform_output(const Geometry& g, const float* m, float* y, const float* bias, float min, float max,
+// y's tiles [first, first + count) of the chunk from M [P][chunk][O] (or its
+// transpose [P][O][chunk] with `output_major`), with the bias (may be null)
+// added and the result clamped to [min, max].
+void transform_output(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
                       i64 chunk_start, i64 chunk, i64 first, i64 count);
 
 }  // namespace tracegraph::xnnpack::winograd
