@@ -1,4 +1,5 @@
-// Winograd F(2,3) convolutions (ConvAlgorithm::kWinograd) alone, on odd
+// Winograd convolutions, F(2,3) and F(4,3) (ConvAlgorithm::kWinograd,
+// kWinogradF4), alone, on odd
 // shapes: size-1 outputs, partial tiles, channels past the transforms' block
 // and not a multiple of 4, padding 0 and 2, batches, several chunks of tiles,
 // fused activations, 2D and 3D, one thread and two, the GEMM either way round; each against the LibTorch
@@ -98,13 +99,16 @@ class WinogradTest : public ::testing::TestWithParam<ConvCase> {};
 TEST_P(WinogradTest, MatchesLibTorchAndTheDirectConvolution) {
   const ConvCase& c = GetParam();
   const Tensor want = run_on_libtorch(c);
-  const auto [winograd, engine] = run_on_xnnpack(c, ConvAlgorithm::kWinograd);
   const auto [direct, direct_engine] = run_on_xnnpack(c, ConvAlgorithm::kDirect);
-  EXPECT_EQ(engine, c.stride == 1 ? Engine::kWinograd : Engine::kXnnpack) << "stride 1 runs as Winograd, other strides directly";
   EXPECT_EQ(direct_engine, Engine::kXnnpack);
-  EXPECT_EQ(winograd.shape(), want.shape());
-  EXPECT_LE(max_relative_error(winograd, want), 1e-4);
-  EXPECT_LE(max_relative_error(winograd, direct), 1e-4);
+  for (ConvAlgorithm tiles : {ConvAlgorithm::kWinograd, ConvAlgorithm::kWinogradF4}) {
+    SCOPED_TRACE(std::string(conv_algorithm_name(tiles)));
+    const auto [winograd, engine] = run_on_xnnpack(c, tiles);
+    EXPECT_EQ(engine, c.stride == 1 ? Engine::kWinograd : Engine::kXnnpack) << "stride 1 runs as Winograd, other strides directly";
+    EXPECT_EQ(winograd.shape(), want.shape());
+    EXPECT_LE(max_relative_error(winograd, want), 1e-4);
+    EXPECT_LE(max_relative_error(winograd, direct), 1e-4);
+  }
   // The measured choice runs one of the two.
   const auto [fastest, fastest_engine] = run_on_xnnpack(c, ConvAlgorithm::kFastest);
   EXPECT_TRUE(fastest_engine == Engine::kWinograd || fastest_engine == Engine::kXnnpack);
@@ -119,6 +123,7 @@ ConvCase conv(std::string name, Shape input, std::int64_t out_channels, std::int
 std::vector<ConvCase> cases() {
   return {
       conv("partial_tiles_2d", {1, 3, 7, 5}, 5),
+      conv("partial_tiles_of_4_2d", {1, 5, 10, 13}, 7, 1, 1, true, "relu"),
       conv("one_pixel_out_no_padding_batch_2", {2, 1, 3, 3}, 1, 0),
       conv("channels_past_the_block_relu", {1, 37, 9, 11}, 70, 1, 1, true, "relu"),
       conv("padding_2_height_1_relu6_no_bias", {1, 6, 1, 6}, 3, 2, 1, false, "clip"),
@@ -139,7 +144,7 @@ std::vector<ConvCase> cases() {
 INSTANTIATE_TEST_SUITE_P(Shapes, WinogradTest, ::testing::ValuesIn(cases()), [](const auto& info) { return info.param.name; });
 
 TEST(ConvAlgorithm, NamesRoundTripAndAnUnknownOneIsRefused) {
-  for (ConvAlgorithm a : {ConvAlgorithm::kFastest, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd})
+  for (ConvAlgorithm a : {ConvAlgorithm::kFastest, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd, ConvAlgorithm::kWinogradF4})
     EXPECT_EQ(conv_algorithm_from(conv_algorithm_name(a)), a);
   try {
     conv_algorithm_from("fast");

@@ -188,7 +188,7 @@ EMSCRIPTEN_KEEPALIVE int tg_set_input_shapes(Handle* h, int count, const int* ra
 }
 
 // memory_budget_mib: 0 for the platform's default (tg::xnnpack::Options::memory_budget).
-// conv_algorithm: 0 fastest, 1 direct, 2 winograd (xnnpack::ConvAlgorithm's order).
+// conv_algorithm: 0 fastest, 1 direct, 2 winograd, 3 winograd4 (xnnpack::ConvAlgorithm's order).
 EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile, double memory_budget_mib, int conv_algorithm) {
   return guarded(
       [&]() -> int {
@@ -196,7 +196,8 @@ EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile, double
         if (!(memory_budget_mib >= 0)) tg::fail(tg::ErrorCode::kInvalidArgument, "memoryBudget must be a non-negative number of bytes");
         tg::xnnpack::Options options{threads, profile != 0};
         options.memory_budget = static_cast<std::size_t>(std::min(memory_budget_mib * 1048576.0, 4294967295.0));
-        if (conv_algorithm < 0 || conv_algorithm > 2) tg::fail(tg::ErrorCode::kInvalidArgument, "convAlgorithm: expected 'fastest', 'direct' or 'winograd'");
+        if (conv_algorithm < 0 || conv_algorithm > 3)
+          tg::fail(tg::ErrorCode::kInvalidArgument, "convAlgorithm: expected 'fastest', 'direct', 'winograd' or 'winograd4'");
         options.conv_algorithm = static_cast<tg::xnnpack::ConvAlgorithm>(conv_algorithm);
         auto backend = std::make_unique<tg::xnnpack::XnnpackBackend>(options);
         tg::xnnpack::XnnpackBackend* raw = backend.get();

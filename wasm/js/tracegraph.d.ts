@@ -154,7 +154,7 @@ export class TracedGraph {
   setInputShapes(shapes: number[][]): void;
   /** Lowers to XNNPACK and packs the weights; returns the threads used. */
   /** memoryBudget: bytes the intermediates may take (default: what wasm can address); over it, code 'out_of_memory'. */
-  finalize(options?: { threads?: number; profile?: boolean; memoryBudget?: number; convAlgorithm?: 'fastest' | 'direct' | 'winograd' }): number;
+  finalize(options?: { threads?: number; profile?: boolean; memoryBudget?: number; convAlgorithm?: 'fastest' | 'direct' | 'winograd' | 'winograd4' }): number;
   isFinalized(): boolean;
   /** Inputs in order or by name (each exactly once: a missing one is 'invalid_argument',
    *  an unknown name 'not_found'); the outputs in order, as C++'s run(). */

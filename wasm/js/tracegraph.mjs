@@ -44,7 +44,7 @@ async function readBytes(source, what) {
 }
 
 // finalize()'s convAlgorithm values, in xnnpack::ConvAlgorithm's order.
-const CONV_ALGORITHMS = ['fastest', 'direct', 'winograd'];
+const CONV_ALGORITHMS = ['fastest', 'direct', 'winograd', 'winograd4'];
 
 const cores = new Map();  // 'single' | 'threads' -> Promise of the Emscripten module
 
@@ -352,7 +352,8 @@ export class TracedGraph {
   // memoryBudget: bytes the intermediates may take (default: what wasm can
   // address); a plan over it fails with code 'out_of_memory' and the bytes needed.
   // convAlgorithm: how 3x3 stride-1 convolutions run: 'fastest' (Winograd or
-  // direct, whichever measures faster on each shape), 'direct' or 'winograd'.
+  // direct, whichever measures faster on each shape), 'direct', 'winograd'
+  // (F(2,3)) or 'winograd4' (F(4,3) in 2D).
   finalize({ threads = 1, profile = false, memoryBudget = 0, convAlgorithm = 'fastest' } = {}) {
     const algorithm = CONV_ALGORITHMS.indexOf(convAlgorithm);
     if (algorithm < 0)

@@ -181,15 +181,16 @@ std::string_view conv_algorithm_name(ConvAlgorithm a) {
   switch (a) {
     case ConvAlgorithm::kDirect: return "direct";
     case ConvAlgorithm::kWinograd: return "winograd";
+    case ConvAlgorithm::kWinogradF4: return "winograd4";
     case ConvAlgorithm::kFastest: break;
   }
   return "fastest";
 }
 
 ConvAlgorithm conv_algorithm_from(std::string_view name) {
-  for (ConvAlgorithm a : {ConvAlgorithm::kFastest, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd})
+  for (ConvAlgorithm a : {ConvAlgorithm::kFastest, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd, ConvAlgorithm::kWinogradF4})
     if (name == conv_algorithm_name(a)) return a;
-  fail(ErrorCode::kInvalidArgument, "xnnpack: convolution algorithm '" + std::string(name) + "' is none of fastest, direct, winograd");
+  fail(ErrorCode::kInvalidArgument, "xnnpack: convolution algorithm '" + std::string(name) + "' is none of fastest, direct, winograd, winograd4");
 }
 std::size_t XnnpackBackend::arena_bytes() const { return impl_->arena_bytes(); }
 

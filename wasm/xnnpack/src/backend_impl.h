@@ -173,11 +173,14 @@ class XnnpackBackend::Impl {
   struct NodeState {
     std::vector<XnnOp> ops;
     std::vector<std::vector<float>> data;
-    // A Winograd convolution's batched GEMMs (lower_winograd.cpp), once chosen:
-    // over XNNPACK's packed transformed weights, and with the transformed
+    // A Winograd convolution's batched GEMMs (lower_winograd.cpp), by form:
+    // over XNNPACK's packed transformed weights, or with the transformed
     // weights (transposed, kept here) as the left operand.
-    XnnOp winograd, winograd_channel_rows;
-    std::vector<float> winograd_weights;
+    struct WinogradGemm {
+      XnnOp op;
+      std::vector<float> weights;
+    };
+    std::map<int, WinogradGemm> winograd;
   };
 
   // ---- planning -------------------------------------------------------

@@ -19,9 +19,14 @@ constexpr i64 kMeasureMacs = i64{40} << 20;
 // Up to this many tiles, the transposed GEMM (M^T = U^T V^T) is a candidate too.
 constexpr i64 kMaxTransposedTiles = 256;
 
-// How the convolution runs: directly, or as Winograd with M = V U (tiles as
-// the GEMM's rows) or M^T = U^T V^T (output channels as its rows).
-enum class Form { kDirect, kTileRows, kChannelRows };
+// How a convolution runs: directly (tile 0), or as Winograd F(tile,3) with
+// M = V U (tiles as the GEMM's rows) or M^T = U^T V^T (output channels as its rows).
+struct Form {
+  int tile = 0;
+  bool channel_rows = false;
+  bool direct() const { return tile == 0; }
+  int key() const { return tile * 2 + (channel_rows ? 1 : 0); }
+};
 
 struct Chunked {
   const winograd::Geometry* g;
@@ -59,8 +64,8 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, boo
   }
 }
 
-i64 chunk_for(const winograd::Geometry& g, Form form) {
-  if (form == Form::kChannelRows) return g.tiles();
+i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
+  if (channel_rows) return g.tiles();
   const i64 per_tile = g.points() * (g.in_channels + g.out_channels) * static_cast<i64>(sizeof(float));
   return std::min(std::max<i64>(kChunkBytes / per_tile, 16), g.tiles());
 }
@@ -83,138 +88,158 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   if (algorithm == ConvAlgorithm::kDirect) return false;
   const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
   const int rank = static_cast<int>(xs.size()) - 2;
-  winograd::Geometry g;
-  if (!winograd::Geometry::make(rank, xs[0], xs[1], w.shape()[0], xs.data() + 2, padding.data(), g)) return false;
-  const i64 P = g.points();
-  if (i64 smallest = P * 16 * (g.in_channels + g.out_channels) * static_cast<i64>(sizeof(float)); smallest > kMaxChunkBytes) return false;
+  const i64 batch = xs[0], in_channels = xs[1], out_channels = w.shape()[0];
+  // A tile size's geometry, on the real shape or a cropped one.
+  auto geometry = [&](int tile, i64 images, const i64* in_sizes) -> std::optional<winograd::Geometry> {
+    winograd::Geometry g;
+    if (!winograd::Geometry::make(rank, tile, images, in_channels, out_channels, in_sizes, padding.data(), g)) return std::nullopt;
+    if (g.points() * 16 * (in_channels + out_channels) * static_cast<i64>(sizeof(float)) > kMaxChunkBytes) return std::nullopt;
+    return g;
+  };
+  std::vector<Form> forms;  // the Winograd candidates for this shape
+  bool few_tiles = false;
+  for (int tile : {2, 4}) {
+    const auto g = geometry(tile, batch, xs.data() + 2);
+    if (!g) continue;
+    forms.push_back({tile, false});
+    if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true}), few_tiles = true;
+  }
+  if (forms.empty()) return false;
   const float* bias = b.defined() ? b.data_as<float>() : nullptr;
-  const std::size_t batch_dims[1] = {static_cast<std::size_t>(P)};
-  const auto C = static_cast<std::size_t>(g.in_channels), O = static_cast<std::size_t>(g.out_channels);
+  const auto C = static_cast<std::size_t>(in_channels), O = static_cast<std::size_t>(out_channels);
 
   // Each form's GEMM, made once: tile rows pack U inside XNNPACK; channel rows
   // keep U^T as the left operand and pack V (as B, transposed) on each run.
-  auto gemm = [&](Form form) -> xnn_operator_t {
-    if (form == Form::kTileRows) {
-      if (!st.winograd.op) {
-        const std::vector<float> u = winograd::transform_weights(g, w.data_as<float>(), false);
-        check(xnn_create_batch_matrix_multiply_nc_f32_const_weights(batch_dims[0], C, O, u.data(), 0, &st.winograd.op), n,
-              "creating a Winograd convolution's GEMM");
-      }
-      return st.winograd.op;
-    }
-    if (!st.winograd_channel_rows.op) {
-      st.winograd_weights = winograd::transform_weights(g, w.data_as<float>(), true);
-      st.winograd_weights.resize(st.winograd_weights.size() + kTailBytes / sizeof(float), 0.0f);  // XNNPACK may read past the end
-      check(xnn_create_batch_matrix_multiply_nc_f32(XNN_FLAG_TRANSPOSE_B, &st.winograd_channel_rows.op), n,
+  auto gemm = [&](Form form, const winograd::Geometry& g) -> NodeState::WinogradGemm& {
+    NodeState::WinogradGemm& made = st.winograd[form.key()];
+    if (made.op.op) return made;
+    const std::vector<float> u = winograd::transform_weights(g, w.data_as<float>(), form.channel_rows);
+    if (!form.channel_rows) {
+      check(xnn_create_batch_matrix_multiply_nc_f32_const_weights(static_cast<std::size_t>(g.points()), C, O, u.data(), 0, &made.op.op), n,
             "creating a Winograd convolution's GEMM");
+      return made;
     }
-    return st.winograd_channel_rows.op;
+    made.weights.assign(u.size() + kTailBytes / sizeof(float), 0.0f);  // XNNPACK may read past the end
+    std::copy(u.begin(), u.end(), made.weights.begin());
+    check(xnn_create_batch_matrix_multiply_nc_f32(XNN_FLAG_TRANSPOSE_B, &made.op.op), n, "creating a Winograd convolution's GEMM");
+    return made;
   };
-  // The form's GEMM for `chunk` tiles; returns its workspace bytes.
-  auto reshape = [&](Form form, i64 chunk) {
+  // Reshapes the form's GEMM for `chunk` tiles; returns its workspace bytes.
+  auto reshape = [&](Form form, const winograd::Geometry& g, i64 chunk) {
     std::size_t ws_size = 0, ws_align = 0;
-    const bool rows = form == Form::kChannelRows;
-    check(xnn_reshape_batch_matrix_multiply_nc_f32(gemm(form), 1, batch_dims, batch_dims, rows ? O : static_cast<std::size_t>(chunk), C,
-                                                   rows ? static_cast<std::size_t>(chunk) : O, &ws_size, &ws_align, pool()),
+    const std::size_t batch_dims[1] = {static_cast<std::size_t>(g.points())};
+    const std::size_t rows = form.channel_rows ? O : static_cast<std::size_t>(chunk), cols = form.channel_rows ? static_cast<std::size_t>(chunk) : O;
+    check(xnn_reshape_batch_matrix_multiply_nc_f32(gemm(form, g).op.op, 1, batch_dims, batch_dims, rows, C, cols, &ws_size, &ws_align, pool()),
           n, "reshaping a Winograd convolution's GEMM");
     return ws_size;
   };
-  auto setup = [&](Form form, void* workspace, const float* v, float* m) {
-    const xnn_status status = form == Form::kChannelRows
-                                  ? xnn_setup_batch_matrix_multiply_nc_f32(gemm(form), workspace, st.winograd_weights.data(), v, m)
-                                  : xnn_setup_batch_matrix_multiply_nc_f32(gemm(form), workspace, v, nullptr, m);
-    check(status, n, "setting up a Winograd convolution's GEMM");
+  auto setup = [&](Form form, const winograd::Geometry& g, void* workspace, const float* v, float* m) {
+    NodeState::WinogradGemm& made = gemm(form, g);
+    check(form.channel_rows ? xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, made.weights.data(), v, m)
+                            : xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, v, nullptr, m),
+          n, "setting up a Winograd convolution's GEMM");
   };
-  const bool channel_rows_fit = g.tiles() <= kMaxTransposedTiles;
 
-  // Forced: channel rows where few tiles meet many output channels.
-  Form form = channel_rows_fit && 2 * g.tiles() < g.out_channels ? Form::kChannelRows : Form::kTileRows;
+  // Forced: the tile asked for where it applies (else F(2,3)), with channel
+  // rows where few tiles meet many output channels.
+  const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && geometry(4, batch, xs.data() + 2) ? 4 : 2;
+  Form form = forms.front();
+  if (const auto g = geometry(forced_tile, batch, xs.data() + 2); g)
+    form = {forced_tile, g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels};
   if (algorithm == ConvAlgorithm::kFastest) {
-    std::vector<i64> key{rank, g.batch, g.in_channels, g.out_channels, threads_};
-    for (int axis = 0; axis < 3; ++axis) key.insert(key.end(), {g.in[axis], g.pad[axis]});
+    std::vector<i64> key{rank, batch, in_channels, out_channels, threads_};
+    for (std::size_t axis = 0; axis < static_cast<std::size_t>(rank); ++axis) key.insert(key.end(), {xs[axis + 2], padding[axis]});
     std::optional<Form> known;
     {
       std::lock_guard<std::mutex> lock(choices_mutex);
       if (auto it = choices.find(key); it != choices.end()) known = it->second;
     }
     if (!known) {
-      // Large shapes: batch 1 and the outermost spatial axis cropped to about
-      // kMeasureMacs of direct work (the forms scale alike with the rows).
-      winograd::Geometry m = g;
-      const int outer = 3 - rank;
-      if (!channel_rows_fit) {
-        i64 plane = 1;
-        for (int axis = outer + 1; axis < 3; ++axis) plane *= g.out[axis];
-        const i64 macs_per_row = plane * g.in_channels * g.out_channels * (rank == 3 ? 27 : 9);
-        i64 rows = std::max<i64>(2, kMeasureMacs / std::max<i64>(macs_per_row, 1));
-        rows += rows % 2;
-        i64 in_sizes[3] = {g.in[0], g.in[1], g.in[2]};
-        in_sizes[outer] = std::min(g.in[outer], rows + 2 - 2 * g.pad[outer]);
-        winograd::Geometry::make(rank, 1, g.in_channels, g.out_channels, in_sizes + outer, g.pad + outer, m);
+      // Large shapes (many tiles) are measured on batch 1 with the outermost
+      // spatial axis cropped to about kMeasureMacs of direct work: every form
+      // scales alike with the rows there.
+      i64 sizes[3] = {0, 0, 0}, images = batch;
+      for (int axis = 0; axis < rank; ++axis) sizes[axis] = xs[static_cast<std::size_t>(axis) + 2];
+      if (!few_tiles) {
+        i64 plane = out_channels * in_channels * (rank == 3 ? 27 : 9);
+        for (int axis = 1; axis < rank; ++axis) plane *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
+        i64 rows = std::max<i64>(4, kMeasureMacs / std::max<i64>(plane, 1));
+        rows = (rows + 3) / 4 * 4;  // whole tiles of either size
+        sizes[0] = std::max<i64>(1, std::min(sizes[0], rows + 2 - 2 * padding[0]));
+        images = 1;
       }
-      std::vector<Form> forms{Form::kTileRows};
-      if (channel_rows_fit) forms.push_back(Form::kChannelRows);
-      i64 in_numel = m.batch * g.in_channels, out_numel = m.batch * g.out_channels, chunk_max = 0;
-      for (int axis = 0; axis < 3; ++axis) in_numel *= m.in[axis], out_numel *= m.out[axis];
+      std::vector<std::pair<Form, winograd::Geometry>> measured;
+      for (Form f : forms)
+        if (const auto g = geometry(f.tile, images, sizes); g) measured.push_back({f, *g});
+      i64 in_numel = images * in_channels, out_numel = images * out_channels, v_numel = 0, m_numel = 0;
+      for (int axis = 0; axis < rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
       std::size_t ws = 0;
-      for (Form f : forms) chunk_max = std::max(chunk_max, chunk_for(m, f)), ws = std::max(ws, reshape(f, chunk_for(m, f)));
-      const std::size_t bytes =
-          sizeof(float) * static_cast<std::size_t>(in_numel + out_numel + P * chunk_max * (g.in_channels + g.out_channels)) + ws;
-      Form fastest = Form::kDirect;
+      for (const auto& [f, g] : measured) {
+        const i64 chunk = chunk_for(g, f.channel_rows);
+        v_numel = std::max(v_numel, g.points() * chunk * in_channels);
+        m_numel = std::max(m_numel, g.points() * chunk * out_channels);
+        ws = std::max(ws, reshape(f, g, chunk));
+      }
+      const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(in_numel + out_numel + v_numel + m_numel) + ws;
+      Form fastest;  // direct unless a form measures faster
       if (bytes <= memory_budget() / 4) {
         AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(in_numel));
         AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
-        AlignedFloats vm = aligned_floats(sizeof(float) * static_cast<std::size_t>(P * chunk_max * g.in_channels));
-        AlignedFloats mm = aligned_floats(sizeof(float) * static_cast<std::size_t>(P * chunk_max * g.out_channels));
+        AlignedFloats vm = aligned_floats(sizeof(float) * static_cast<std::size_t>(v_numel));
+        AlignedFloats mm = aligned_floats(sizeof(float) * static_cast<std::size_t>(m_numel));
         AlignedFloats wsm = aligned_floats(ws);
         for (i64 i = 0; i < in_numel; ++i) xm[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
-        std::vector<std::function<void()>> runs{[&] { direct(xm.get(), ym.get(), m.batch, m.in + outer); }};
-        for (Form f : forms) {
-          runs.push_back([&, f] {
-            const i64 chunk = chunk_for(m, f);
-            reshape(f, chunk);
-            setup(f, wsm.get(), vm.get(), mm.get());
-            run_chunks(m, chunk, gemm(f), f == Form::kChannelRows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
+        std::vector<std::function<void()>> runs{[&] { direct(xm.get(), ym.get(), images, sizes); }};
+        for (const auto& [f, g] : measured) {
+          runs.push_back([&, f = f, g = g] {
+            const i64 chunk = chunk_for(g, f.channel_rows);
+            reshape(f, g, chunk);
+            setup(f, g, wsm.get(), vm.get(), mm.get());
+            run_chunks(g, chunk, gemm(f, g).op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
           });
         }
         std::vector<double> best(runs.size(), std::numeric_limits<double>::infinity());
         for (auto& run : runs) run();  // warm-up
         for (int round = 0; round < 3; ++round)
           for (std::size_t k = 0; k < runs.size(); ++k) best[k] = std::min(best[k], seconds(runs[k]));
-        // A tie keeps the direct convolution.
-        double fastest_seconds = 0.95 * best[0];
-        for (std::size_t k = 0; k < forms.size(); ++k)
-          if (best[k + 1] < fastest_seconds) fastest = forms[k], fastest_seconds = best[k + 1];
+        double fastest_seconds = 0.95 * best[0];  // a tie keeps the direct convolution
+        for (std::size_t k = 0; k < measured.size(); ++k)
+          if (best[k + 1] < fastest_seconds) fastest = measured[k].first, fastest_seconds = best[k + 1];
       }
       known = fastest;
       std::lock_guard<std::mutex> lock(choices_mutex);
       choices[key] = fastest;
     }
-    if (*known == Form::kDirect) return false;
+    // The forms measured but not chosen free their transformed weights.
+    for (const Form f : forms)
+      if (f.key() != known->key()) st.winograd.erase(f.key());
+    if (known->direct()) return false;
     form = *known;
   }
 
   // The direct convolution's packed weights are not needed while Winograd runs.
   if (!st.ops.empty() && st.ops[0].op) xnn_delete_operator(std::exchange(st.ops[0].op, nullptr));
-  const i64 chunk = chunk_for(g, form);
-  workspace_bytes_ = std::max(workspace_bytes_, reshape(form, chunk));
-  xnn_operator_t op = gemm(form);
-  Shape out_shape{g.batch, g.out_channels};
+  const winograd::Geometry g = *geometry(form.tile, batch, xs.data() + 2);
+  const i64 chunk = chunk_for(g, form.channel_rows);
+  workspace_bytes_ = std::max(workspace_bytes_, reshape(form, g, chunk));
+  NodeState::WinogradGemm& made = gemm(form, g);
+  Shape out_shape{batch, out_channels};
   for (int axis = 3 - rank; axis < 3; ++axis) out_shape.push_back(g.out[axis]);
   const int out = new_tensor(std::move(out_shape), true);
-  const int v = new_tensor(Shape{P, chunk, g.in_channels}, false);
-  const int m = new_tensor(Shape{P, chunk, g.out_channels}, false);
+  const int v = new_tensor(Shape{g.points(), chunk, in_channels}, false);
+  const int m = new_tensor(Shape{g.points(), chunk, out_channels}, false);
   Step& step = add_step({x}, {out, v, m});
-  const float* weights = form == Form::kChannelRows ? st.winograd_weights.data() : nullptr;
+  xnn_operator_t op = made.op.op;
+  const float* weights = form.channel_rows ? made.weights.data() : nullptr;
   step.setup = [this, op, weights, v, m, &n] {
-    const xnn_status status = weights ? xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), weights, ptr(v), ptr(m))
-                                      : xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), ptr(v), nullptr, ptr(m));
-    check(status, n, "setting up a Winograd convolution's GEMM");
+    check(weights ? xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), weights, ptr(v), ptr(m))
+                  : xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), ptr(v), nullptr, ptr(m)),
+          n, "setting up a Winograd convolution's GEMM");
   };
   step.xnnpack = true;
   step.winograd = true;
   const float min = fused.min, max = fused.max;
-  const bool channel_rows = form == Form::kChannelRows;
+  const bool channel_rows = form.channel_rows;
   step.run = [this, g, chunk, op, channel_rows, x, out, v, m, bias, min, max] {
     run_chunks(g, chunk, op, channel_rows, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool());
   };

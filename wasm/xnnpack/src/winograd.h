@@ -1,8 +1,9 @@
-// Winograd F(2,3) convolution for 3x3 (2D) and 3x3x3 (3D) stride-1 kernels:
-// the transforms of ours, the products by XNNPACK's batched GEMM.
+// Winograd convolution for 3x3 (2D) and 3x3x3 (3D) stride-1 kernels, F(2,3)
+// and in 2D F(4,3): the transforms of ours, the products by XNNPACK's batched
+// GEMM.
 //
-// Each output tile of 2 (x2, x2) pixels reads a 4 (x4, x4) input tile; with P =
-// 16 (2D) or 64 (3D) transformed points, the convolution is
+// Each output tile of m x m (x m) pixels reads an (m+2) x (m+2) (x (m+2)) input
+// tile; with P = 16 or 36 (2D) or 64 (3D) transformed points, the convolution is
 //   V[p][t][c]  = (B^T d B)      input tiles, per point p, tile t, channel c
 //   U[p][c][o]  = (G g G^T)      weights, once at finalize
 //   M[p][t][o]  = sum_c V[p][t][c] * U[p][c][o]   (P GEMMs: XNNPACK)
@@ -24,15 +25,18 @@ using i64 = std::int64_t;
 
 struct Geometry {
   int rank = 2;  // spatial dims: 2 or 3
+  int tile = 2;  // output pixels per tile and axis: F(2,3), or F(4,3) in 2D
   i64 batch = 1, in_channels = 1, out_channels = 1;
   i64 in[3] = {1, 1, 1};    // input D, H, W (D = 1 in 2D)
   i64 out[3] = {1, 1, 1};   // output D, H, W
   i64 pad[3] = {0, 0, 0};   // padding before each axis (the same after)
   i64 tiles_axis[3] = {1, 1, 1};
 
-  // From the input's spatial sizes and the padding; false where the output would be empty.
-  static bool make(int rank, i64 batch, i64 in_channels, i64 out_channels, const i64* in_sizes, const i64* padding, Geometry& g);
-  int points() const { return rank == 3 ? 64 : 16; }
+  // From the input's spatial sizes and the padding; false where the output
+  // would be empty or the tile is not one of F(2,3), F(4,3) in 2D.
+  static bool make(int rank, int tile, i64 batch, i64 in_channels, i64 out_channels, const i64* in_sizes, const i64* padding, Geometry& g);
+  int span() const { return tile + 2; }  // input pixels per tile and axis
+  int points() const { return rank == 3 ? span() * span() * span() : span() * span(); }
   i64 tiles() const { return batch * tiles_axis[0] * tiles_axis[1] * tiles_axis[2]; }
 };
 

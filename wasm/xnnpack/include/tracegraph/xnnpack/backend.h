@@ -24,12 +24,15 @@
 namespace tracegraph::xnnpack {
 
 // How 3x3 (2D) and 3x3x3 (3D) stride-1 convolutions without groups run:
-// Winograd F(2,3) (input and output transforms of ours around XNNPACK's
-// batched GEMM, the weights transformed once) or XNNPACK's direct convolution.
-// kFastest times both on each new shape while planning and keeps the faster,
-// remembered for the process by shape and thread count.
-enum class ConvAlgorithm { kFastest, kDirect, kWinograd };
-std::string_view conv_algorithm_name(ConvAlgorithm a);  // "fastest", "direct", "winograd"
+// Winograd (input and output transforms of ours around XNNPACK's batched
+// GEMM, the weights transformed once) or XNNPACK's direct convolution.
+// kFastest times the direct convolution and Winograd F(2,3) and, in 2D,
+// F(4,3) on each new shape while planning and keeps the fastest, remembered
+// for the process by shape and thread count. kWinograd forces F(2,3),
+// kWinogradF4 F(4,3) in 2D (F(2,3) in 3D), where they apply.
+enum class ConvAlgorithm { kFastest, kDirect, kWinograd, kWinogradF4 };
+// "fastest", "direct", "winograd", "winograd4"
+std::string_view conv_algorithm_name(ConvAlgorithm a);
 // From its name; kInvalidArgument naming the choices otherwise.
 ConvAlgorithm conv_algorithm_from(std::string_view name);
 
@@ -50,7 +53,7 @@ struct Options {
 // What ran a node: XNNPACK operators (with any layout steps of ours around
 // them), only kernels of ours (portable.h, the layout kernels), or nothing at
 // run time (views, and shape arithmetic done while planning).
-// kWinograd: a convolution run as Winograd F(2,3) (ConvAlgorithm).
+// kWinograd: a convolution run as Winograd (ConvAlgorithm).
 enum class Engine { kNone, kXnnpack, kPortable, kWinograd };
 std::string_view engine_name(Engine engine);  // "none", "xnnpack", "portable", "winograd"
 
