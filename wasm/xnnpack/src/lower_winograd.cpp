@@ -108,35 +108,33 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   const float* bias = b.defined() ? b.data_as<float>() : nullptr;
   const auto C = static_cast<std::size_t>(in_channels), O = static_cast<std::size_t>(out_channels);
 
-  // Each form's GEMM, made once: tile rows pack U inside XNNPACK; channel rows
-  // keep U^T as the left operand and pack V (as B, transposed) on each run.
-  auto gemm = [&](Form form, const winograd::Geometry& g) -> NodeState::WinogradGemm& {
-    NodeState::WinogradGemm& made = st.winograd[form.key()];
-    if (made.op.op) return made;
-    const std::vector<float> u = winograd::transform_weights(g, w.data_as<float>(), form.channel_rows);
+  // A form's GEMM: tile rows pack U inside XNNPACK; channel rows keep U^T as
+  // the left operand and pack V (as B, transposed) on each run. A trial for
+  // the measurement takes zeros: the time does not depend on the weights.
+  auto make_gemm = [&](Form form, const winograd::Geometry& g, NodeState::WinogradGemm& made, bool trial) {
+    const std::vector<float> u = trial ? std::vector<float>(static_cast<std::size_t>(g.points()) * C * O)
+                                       : winograd::transform_weights(g, w.data_as<float>(), form.channel_rows);
     if (!form.channel_rows) {
       check(xnn_create_batch_matrix_multiply_nc_f32_const_weights(static_cast<std::size_t>(g.points()), C, O, u.data(), 0, &made.op.op), n,
             "creating a Winograd convolution's GEMM");
-      return made;
+      return;
     }
     made.weights.assign(u.size() + kTailBytes / sizeof(float), 0.0f);  // XNNPACK may read past the end
     std::copy(u.begin(), u.end(), made.weights.begin());
     check(xnn_create_batch_matrix_multiply_nc_f32(XNN_FLAG_TRANSPOSE_B, &made.op.op), n, "creating a Winograd convolution's GEMM");
-    return made;
   };
-  // Reshapes the form's GEMM for `chunk` tiles; returns its workspace bytes.
-  auto reshape = [&](Form form, const winograd::Geometry& g, i64 chunk) {
+  // Reshapes a form's GEMM for `chunk` tiles; returns its workspace bytes.
+  auto reshape = [&](xnn_operator_t op, Form form, const winograd::Geometry& g, i64 chunk) {
     std::size_t ws_size = 0, ws_align = 0;
     const std::size_t batch_dims[1] = {static_cast<std::size_t>(g.points())};
     const std::size_t rows = form.channel_rows ? O : static_cast<std::size_t>(chunk), cols = form.channel_rows ? static_cast<std::size_t>(chunk) : O;
-    check(xnn_reshape_batch_matrix_multiply_nc_f32(gemm(form, g).op.op, 1, batch_dims, batch_dims, rows, C, cols, &ws_size, &ws_align, pool()),
-          n, "reshaping a Winograd convolution's GEMM");
+    check(xnn_reshape_batch_matrix_multiply_nc_f32(op, 1, batch_dims, batch_dims, rows, C, cols, &ws_size, &ws_align, pool()), n,
+          "reshaping a Winograd convolution's GEMM");
     return ws_size;
   };
-  auto setup = [&](Form form, const winograd::Geometry& g, void* workspace, const float* v, float* m) {
-    NodeState::WinogradGemm& made = gemm(form, g);
-    check(form.channel_rows ? xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, made.weights.data(), v, m)
-                            : xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, v, nullptr, m),
+  auto setup = [&](const NodeState::WinogradGemm& made, void* workspace, const float* v, float* m) {
+    check(made.weights.empty() ? xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, v, nullptr, m)
+                               : xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, made.weights.data(), v, m),
           n, "setting up a Winograd convolution's GEMM");
   };
 
@@ -174,11 +172,13 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
       i64 in_numel = images * in_channels, out_numel = images * out_channels, v_numel = 0, m_numel = 0;
       for (int axis = 0; axis < rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
       std::size_t ws = 0;
+      std::map<int, NodeState::WinogradGemm> trials;
       for (const auto& [f, g] : measured) {
         const i64 chunk = chunk_for(g, f.channel_rows);
         v_numel = std::max(v_numel, g.points() * chunk * in_channels);
         m_numel = std::max(m_numel, g.points() * chunk * out_channels);
-        ws = std::max(ws, reshape(f, g, chunk));
+        make_gemm(f, g, trials[f.key()], true);
+        ws = std::max(ws, reshape(trials[f.key()].op.op, f, g, chunk));
       }
       const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(in_numel + out_numel + v_numel + m_numel) + ws;
       Form fastest;  // direct unless a form measures faster
@@ -192,16 +192,21 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
         std::vector<std::function<void()>> runs{[&] { direct(xm.get(), ym.get(), images, sizes); }};
         for (const auto& [f, g] : measured) {
           runs.push_back([&, f = f, g = g] {
+            const NodeState::WinogradGemm& trial = trials[f.key()];
             const i64 chunk = chunk_for(g, f.channel_rows);
-            reshape(f, g, chunk);
-            setup(f, g, wsm.get(), vm.get(), mm.get());
-            run_chunks(g, chunk, gemm(f, g).op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
+            reshape(trial.op.op, f, g, chunk);
+            setup(trial, wsm.get(), vm.get(), mm.get());
+            run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
           });
         }
-        std::vector<double> best(runs.size(), std::numeric_limits<double>::infinity());
-        for (auto& run : runs) run();  // warm-up
-        for (int round = 0; round < 3; ++round)
-          for (std::size_t k = 0; k < runs.size(); ++k) best[k] = std::min(best[k], seconds(runs[k]));
+        // A first run each (it touches the buffers and packs), then two timed
+        // rounds of those within 1.5x of the best first run.
+        std::vector<double> first(runs.size()), best(runs.size(), std::numeric_limits<double>::infinity());
+        for (std::size_t k = 0; k < runs.size(); ++k) first[k] = seconds(runs[k]);
+        const double cut = 1.5 * *std::min_element(first.begin(), first.end());
+        for (int round = 0; round < 2; ++round)
+          for (std::size_t k = 0; k < runs.size(); ++k)
+            if (first[k] <= cut) best[k] = std::min(best[k], seconds(runs[k]));
         double fastest_seconds = 0.95 * best[0];  // a tie keeps the direct convolution
         for (std::size_t k = 0; k < measured.size(); ++k)
           if (best[k + 1] < fastest_seconds) fastest = measured[k].first, fastest_seconds = best[k + 1];
@@ -210,9 +215,6 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
       std::lock_guard<std::mutex> lock(choices_mutex);
       choices[key] = fastest;
     }
-    // The forms measured but not chosen free their transformed weights.
-    for (const Form f : forms)
-      if (f.key() != known->key()) st.winograd.erase(f.key());
     if (known->direct()) return false;
     form = *known;
   }
@@ -221,8 +223,9 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   if (!st.ops.empty() && st.ops[0].op) xnn_delete_operator(std::exchange(st.ops[0].op, nullptr));
   const winograd::Geometry g = *geometry(form.tile, batch, xs.data() + 2);
   const i64 chunk = chunk_for(g, form.channel_rows);
-  workspace_bytes_ = std::max(workspace_bytes_, reshape(form, g, chunk));
-  NodeState::WinogradGemm& made = gemm(form, g);
+  NodeState::WinogradGemm& made = st.winograd[form.key()];
+  if (!made.op.op) make_gemm(form, g, made, false);
+  workspace_bytes_ = std::max(workspace_bytes_, reshape(made.op.op, form, g, chunk));
   Shape out_shape{batch, out_channels};
   for (int axis = 3 - rank; axis < 3; ++axis) out_shape.push_back(g.out[axis]);
   const int out = new_tensor(std::move(out_shape), true);

@@ -126,8 +126,11 @@ std::vector<float> transform_weights(const Geometry& g, const float* weight, boo
   const i64 C = g.in_channels, O = g.out_channels, P = g.points();
   const int a = g.span(), kd = g.rank == 3 ? 3 : 1, td = g.rank == 3 ? a : 1;
   std::vector<float> u(static_cast<std::size_t>(P * C * O));
-  for (i64 o = 0; o < O; ++o) {
-    for (i64 c = 0; c < C; ++c) {
+  // The innermost index runs over the layout's last axis: P sequential writes.
+  const i64 outer_count = output_major ? O : C, inner_count = output_major ? C : O;
+  for (i64 outer = 0; outer < outer_count; ++outer) {
+    for (i64 inner = 0; inner < inner_count; ++inner) {
+      const i64 o = output_major ? outer : inner, c = output_major ? inner : outer;
       const float* w = weight + (o * C + c) * kd * 9;
       // Along W, then H, then D: [kd][3][3] -> [kd][3][a] -> [kd][a][a] -> [td][a][a].
       double along_w[3][3][6], along_h[3][6][6], along_d[6][6][6];
