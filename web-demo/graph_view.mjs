@@ -186,12 +186,12 @@ export class GraphView {
       const { ms, engine, gflops } = byName.get(meta.node.name);
       const n = this.boxes.get(key);
       const t = document.createElementNS(SVG, 'text');
-      // Which engine ran it: XNNPACK's operators, or the portable kernels of ours.
+      // Which engine ran it: XNNPACK's operators, our Winograd transforms around XNNPACK's GEMM, or the portable kernels of ours.
       t.setAttribute('class', `time ${engine ?? ''}`);
       t.dataset.engine = engine ?? 'none';
       t.setAttribute('x', n.width + 4);
       t.setAttribute('y', 12);
-      t.textContent = `${ms.toFixed(ms < 1 ? 2 : 1)} ms${gflops ? ` · ${gflops.toFixed(1)} GFLOP/s` : ''}${engine === 'portable' ? ' · portable' : engine === 'xnnpack' ? ' · XNNPACK' : ''}`;
+      t.textContent = `${ms.toFixed(ms < 1 ? 2 : 1)} ms${gflops ? ` · ${gflops.toFixed(1)} GFLOP/s` : ''}${{ portable: ' · portable', xnnpack: ' · XNNPACK', winograd: ' · Winograd' }[engine] ?? ''}`;
       g.appendChild(t);
       const rect = g.querySelector('rect');
       const a = Math.min(1, ms / max);

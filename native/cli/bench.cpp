@@ -168,9 +168,12 @@ void print_xnnpack_profile(TracedGraph& g, const std::vector<at::Tensor>& inputs
     if (best.empty()) best = times;
     for (std::size_t k = 0; k < times.size() && k < best.size(); ++k) best[k].milliseconds = std::min(best[k].milliseconds, times[k].milliseconds);
   }
-  double total_ms = 0, conv_ms = 0, conv_flops = 0;
+  double total_ms = 0, conv_ms = 0, conv_flops = 0, layout_ms = 0;
+  int layout_changes = 0;
   for (const auto& t : best) {
     total_ms += t.milliseconds;
+    layout_changes += t.layout_changes;
+    layout_ms += t.layout_milliseconds;
     if (t.flops > 0) {
       conv_ms += t.milliseconds;
       conv_flops += t.flops;
@@ -182,6 +185,7 @@ void print_xnnpack_profile(TracedGraph& g, const std::vector<at::Tensor>& inputs
   std::printf("xnnpack profile (optimized, %d threads, each node's fastest of %d runs): %.2f ms in nodes; convolutions and matrix products "
               "%.2f GFLOP in %.2f ms = %.1f GFLOP/s\n",
               threads, std::max(1, runs), total_ms, conv_flops / 1e9, conv_ms, conv_ms > 0 ? conv_flops / (conv_ms * 1e6) : 0.0);
+  std::printf("layout changes inside the graph (channels-last <-> torch's order, before a node): %d, %.2f ms\n", layout_changes, layout_ms);
   std::printf("  %-32s %-28s %9s %9s %10s  %s\n", "node", "op", "ms", "share", "GFLOP/s", "engine");
   for (const auto& t : slowest) {
     char gflops[32] = "-";

@@ -205,6 +205,37 @@ test('profiling gives each node its time', async () => {
     const conv = times.filter((t) => /convolution/.test(t.op));
     assert.ok(conv.length > 0 && conv.every((t) => t.flops > 0 && t.gflops > 0), JSON.stringify(conv[0]));
     assert.ok(times.filter((t) => /relu/.test(t.op)).every((t) => t.flops === 0 && t.gflops === 0));
+    // The UNet is a chain of channels-last ops: no layout change inside it.
+    assert.deepEqual(times.filter((t) => t.layoutChanges !== 0 || t.layoutMs !== 0), []);
+  } finally {
+    g.dispose();
+  }
+});
+
+test('finalize takes the convolution algorithm; Winograd and direct agree', async () => {
+  const f = modelFiles('unet2d');
+  const outputs = {};
+  for (const convAlgorithm of ['direct', 'winograd', 'winograd4', 'fastest']) {
+    const g = await loadGraph(f.json, f.weights);
+    try {
+      g.finalize({ profile: true, convAlgorithm });
+      outputs[convAlgorithm] = g.run(inputsOf(f.io))[0].data;
+      const engines = new Set(g.profile().filter((t) => /convolution/.test(t.op)).map((t) => t.engine));
+      if (convAlgorithm === 'direct') assert.deepEqual([...engines], ['xnnpack']);
+      if (convAlgorithm.startsWith('winograd')) assert.ok(engines.has('winograd'), [...engines].join());
+    } finally {
+      g.dispose();
+    }
+  }
+  for (const k of ['winograd', 'winograd4', 'fastest']) {
+    const d = outputs.direct, w = outputs[k];
+    const scale = d.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    const err = w.reduce((m, v, i) => Math.max(m, Math.abs(v - d[i])), 0) / scale;
+    assert.ok(err <= 1e-4, `${k}: ${err}`);
+  }
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    assert.throws(() => g.finalize({ convAlgorithm: 'fast' }), (e) => e.code === 'invalid_argument' && /'fast'/.test(e.message));
   } finally {
     g.dispose();
   }

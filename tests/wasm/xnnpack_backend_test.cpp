@@ -171,6 +171,43 @@ TEST(XnnpackBackendTest, ProfileGivesEachNodeItsTime) {
     EXPECT_GT(times[i].gflops(), 0.0) << n.name;
   }
   EXPECT_GT(convs, 0);
+  // The UNet is a chain of channels-last ops: no layout change inside it.
+  for (const auto& t : times) EXPECT_EQ(t.layout_changes, 0) << t.node << " (" << t.op << ")";
+}
+
+TEST(XnnpackBackendTest, ProfileCountsTheLayoutChangesANodeNeeds) {
+  // conv -> relu -> flatten -> linear: the flatten reads torch's order, one
+  // change from the convolution's channels-last output; nothing else changes.
+  Graph graph;
+  const ValueId x = graph.add_input("x", DType::kFloat32, symbolic({1, 3, 6, 5}));
+  auto node = [&](const std::string& op, std::vector<ValueId> ins, std::vector<std::string> names, Attributes a, const std::string& name) {
+    a.set(std::string(kArgNamesAttribute), std::move(names));
+    return graph.node(graph.add_node(op, std::move(ins), {NewValue{}}, std::move(a), name)).outputs[0];
+  };
+  Attributes conv;
+  for (const char* k : {"stride", "dilation"}) conv.set(k, std::vector<std::int64_t>{1, 1});
+  conv.set("padding", std::vector<std::int64_t>{1, 1});
+  conv.set("groups", std::int64_t{1});
+  const ValueId w = graph.add_constant("w", Tensor::from_vector(std::vector<float>(4 * 3 * 9, 0.1f), {4, 3, 3, 3}));
+  const ValueId c = node("aten::conv2d", {x, w}, {"input", "weight"}, conv, "conv");
+  const ValueId r = node("aten::relu", {c}, {"self"}, {}, "relu");
+  Attributes flat;
+  flat.set("start_dim", std::int64_t{1});
+  flat.set("end_dim", std::int64_t{-1});
+  const ValueId f = node("aten::flatten", {r}, {"self"}, flat, "flatten");
+  const ValueId lw = graph.add_constant("lw", Tensor::from_vector(std::vector<float>(2 * 120, 0.01f), {2, 120}));
+  graph.set_outputs({node("aten::linear", {f, lw}, {"input", "weight"}, {}, "linear")});
+  auto owned = std::make_unique<XnnpackBackend>(Options{1, true});
+  XnnpackBackend* backend = owned.get();
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, std::move(owned));
+  g.finalize();
+  g.run({Tensor::from_vector(std::vector<float>(90, 1.0f), {1, 3, 6, 5})});
+  std::map<std::string, int> changes;
+  for (const auto& t : backend->profile()) {
+    changes[t.node] = t.layout_changes;
+    EXPECT_LE(t.layout_milliseconds, t.milliseconds) << t.node;
+  }
+  EXPECT_EQ(changes, (std::map<std::string, int>{{"conv", 0}, {"relu", 0}, {"flatten", 1}, {"linear", 0}}));
 }
 
 TEST(XnnpackBackendTest, BuffersAreReusedAfterTheLastUse) {

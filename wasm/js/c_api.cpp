@@ -251,7 +251,8 @@ EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
             out += std::string(first ? "" : ",") + "{\"node\":" + quote(t.node) +
                    ",\"op\":" + quote(t.op) + ",\"ms\":" + nlohmann::json(t.milliseconds).dump() +
                    ",\"engine\":" + quote(std::string(tg::xnnpack::engine_name(t.engine))) +
-                   ",\"flops\":" + nlohmann::json(t.flops).dump() + ",\"gflops\":" + nlohmann::json(t.gflops()).dump() + "}";
+                   ",\"flops\":" + nlohmann::json(t.flops).dump() + ",\"gflops\":" + nlohmann::json(t.gflops()).dump() +
+                   ",\"layoutChanges\":" + std::to_string(t.layout_changes) + ",\"layoutMs\":" + nlohmann::json(t.layout_milliseconds).dump() + "}";
             first = false;
           }
         }

@@ -164,7 +164,7 @@ export class TracedGraph {
   /** Per-node times of the last run, with finalize({ profile: true }), and what ran
    *  each node: XNNPACK operators, portable kernels of ours, or nothing at run time. */
   /** flops: the node's floating-point operations (convolutions, linears, matrix products; else 0), gflops: flops / time. */
-  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number }>;
+  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number; layoutChanges: number; layoutMs: number }>;
   /** Frees the wasm memory this graph holds. */
   dispose(): void;
 }

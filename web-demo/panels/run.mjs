@@ -78,6 +78,7 @@ function engineShares(profile) {
   const share = (engine) => profile.filter((t) => t.engine === engine).reduce((a, t) => a + t.ms, 0) / total;
   const count = (engine) => profile.filter((t) => t.engine === engine).length;
   return `<tr><th>on XNNPACK</th><td class="num" id="run-xnnpack-share">${(100 * share('xnnpack')).toFixed(1)}% (${count('xnnpack')} nodes)</td></tr>
+    <tr><th>as Winograd convolutions</th><td class="num" id="run-winograd-share">${(100 * share('winograd')).toFixed(1)}% (${count('winograd')} nodes)</td></tr>
     <tr><th>on portable kernels</th><td class="num" id="run-portable-share">${(100 * share('portable')).toFixed(1)}% (${count('portable')} nodes)</td></tr>`;
 }
 

@@ -95,6 +95,17 @@ std::vector<NodeTime> XnnpackBackend::Impl::profile() const {
     if (it == index.end()) continue;
     NodeTime& t = out[it->second];
     t.milliseconds += step_ms_[k];
+    if (steps_[k].layout_change) {
+      // A graph input's change is the graph's edge, not inside it.
+      const bool edge = std::any_of(steps_[k].reads.begin(), steps_[k].reads.end(), [&](int s) {
+        return std::find(input_slots_.begin(), input_slots_.end(), root(s)) != input_slots_.end();
+      });
+      if (!edge) {
+        ++t.layout_changes;
+        t.layout_milliseconds += step_ms_[k];
+      }
+      continue;  // the engine is the node's own
+    }
     if (steps_[k].winograd) t.engine = Engine::kWinograd;
     else if (steps_[k].xnnpack) {
       if (t.engine != Engine::kWinograd) t.engine = Engine::kXnnpack;

@@ -3,7 +3,7 @@
 // per op family (lower_*.cpp, dispatched by lowering_table.cpp); planning
 // (plan.cpp) with the memory plan (memory_plan.cpp); the runtime and the
 // public class (backend.cpp);
-// the kernels of ours in portable.cpp and kernels.cpp. Private to wasm/xnnpack/src.
+// the kernels of ours in portable.cpp, kernels.cpp and winograd.cpp. Private to wasm/xnnpack/src.
 #pragma once
 
 #include "tracegraph/xnnpack/backend.h"
@@ -167,6 +167,7 @@ class XnnpackBackend::Impl {
     std::function<void()> run;
     bool xnnpack = false;   // runs an XNNPACK operator (else a kernel of ours)
     bool winograd = false;  // a Winograd convolution (transforms of ours around XNNPACK's GEMM)
+    bool layout_change = false;  // a transpose between channels-last and torch's order
   };
   // What outlives a re-plan: XNNPACK operators with packed weights, and the
   // constants a node derived (batch norm's scale and shift, scalar operands).
@@ -504,6 +505,7 @@ class XnnpackBackend::Impl {
     Step& step = add_step({s}, {out});
     step.setup = [this, o, s, out] { check(xnn_setup_transpose_nd_x32(o, ptr(s), ptr(out)), "setting up a transpose"); };
     step.xnnpack = true;
+    step.layout_change = true;
     step.run = [this, o] { check(xnn_run_operator(o, pool()), "running a transpose"); };
     return out;
   }

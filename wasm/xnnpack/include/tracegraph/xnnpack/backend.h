@@ -69,6 +69,11 @@ struct NodeTime {
   double flops = 0;
   // GFLOP/s of the last run, 0 where not counted.
   double gflops() const { return milliseconds > 0 ? flops / (milliseconds * 1e6) : 0; }
+  // Layout changes (channels-last <-> torch's order) made for this node's
+  // inputs, and their share of `milliseconds`: none inside a chain of
+  // channels-last ops; a graph input's change (the graph's edge) is not counted.
+  int layout_changes = 0;
+  double layout_milliseconds = 0;
 };
 
 class XnnpackBackend : public Backend {
