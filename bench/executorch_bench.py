@@ -44,9 +44,16 @@ def main():
 
     with torch.no_grad():
         want = module(x)
-        program = to_edge_transform_and_lower(torch.export.export(module, (x,)), partitioner=[XnnpackPartitioner()]).to_executorch()
+        edge = to_edge_transform_and_lower(torch.export.export(module, (x,)), partitioner=[XnnpackPartitioner()])
+        # What the XNNPACK delegate left to ExecuTorch's own kernels.
+        outside = sorted({getattr(n.target, "__name__", str(n.target)) for n in edge.exported_program().graph.nodes
+                          if n.op == "call_function" and "call_delegate" not in str(n.target) and "getitem" not in str(n.target)})
+        program = edge.to_executorch()
     portable_lib._unsafe_reset_threadpool(threads)
-    method = Runtime.get().load_program(program.buffer).load_method("forward")
+    try:
+        method = Runtime.get().load_program(program.buffer).load_method("forward")
+    except RuntimeError as e:
+        raise RuntimeError(f"{e} (left outside the XNNPACK delegate: {', '.join(outside) or 'nothing'})") from None
     load_ms = (time.perf_counter() - start) * 1e3
 
     def run():

@@ -3,7 +3,8 @@
 // tracegraph's wasm module and in onnxruntime-web (wasm, SIMD), in Node 20
 // (and tfjs-wasm on the optimized export's graph, bench/tfjs.mjs, in Node)
 // and in headless Chromium, 1 and 2 threads; natively tracegraph's XNNPACK
-// backend against onnxruntime-node and LibTorch. Each configuration runs in
+// backend against onnxruntime-node, ExecuTorch's XNNPACK delegate
+// (bench/executorch_bench.py) and LibTorch. Each configuration runs in
 // its own process or page load. Prints medians, spread, first run, load
 // time, the ratios the targets are stated in, and writes results.json.
 // Usage: node bench/run.mjs [--runs N] [--warmup N] [--models a,b] [--no-browser] [--no-native]
@@ -33,6 +34,20 @@ const threadedWasm = existsSync(join(jsDir, 'tracegraph_threads_core.mjs'));
 function flops(model) {
   const doc = JSON.parse(readFileSync(join(benchDir, model, `${model}.json`), 'utf8'));
   return doc.graph.nodes.filter((n) => /conv|linear/.test(n.op)).reduce((total, n) => total + nodeCost(doc, n).flops, 0);
+}
+
+// ExecuTorch's XNNPACK delegate (bench/executorch_bench.py) in the venv
+// scripts/executorch_venv.sh made; bench.sh passes its Python.
+const executorchPython = process.env.TRACEGRAPH_EXECUTORCH_PYTHON;
+function executorch(model, threads) {
+  if (!executorchPython) return { error: 'not measured: no executorch venv (scripts/executorch_venv.sh)' };
+  try {
+    const out = execFileSync(executorchPython, [join(root, 'bench', 'executorch_bench.py'), benchDir, model, String(threads), String(runs), String(warmup)],
+                             { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return JSON.parse(out.trim().split('\n').pop());
+  } catch (e) {
+    return { error: String(e.stderr || e.message).trim().split('\n').slice(-1)[0] };
+  }
 }
 
 function node(engine, model, threads) {
@@ -131,7 +146,10 @@ for (const model of names) {
       line(`native: libtorch optimize_for_inference ${t}t`, rows['torchscript optimize_for_inference'] ?? rows);
       line(`native: tracegraph on libtorch ${t}t`, rows['tracegraph optimized on libtorch'] ?? rows);
       line(`native: onnxruntime-node ${t}t`, node('ort-node', model, t));
+      line(`native: executorch xnnpack ${t}t`, executorch(model, t));
     }
+    const et = r['native: executorch xnnpack 1t'];
+    if (et?.max_abs_diff !== undefined) console.log(`executorch's output: max |difference| from the module's forward ${et.max_abs_diff.toExponential(2)}`);
   }
   report.models[model] = { gflop, results: r };
   const gflops = (x) => (x && x.median ? gflop / (x.median / 1000) : NaN);
@@ -151,6 +169,7 @@ for (const model of names) {
   if (native) {
     for (const t of [1, 2]) {
       targets.push({ what: `${model} native xnnpack ${t}t / onnxruntime-node ${t}t`, value: ratio(r[`native: tracegraph xnnpack ${t}t`], r[`native: onnxruntime-node ${t}t`]), limit: 0.8, below: true });
+      targets.push({ what: `${model} native xnnpack ${t}t / executorch xnnpack ${t}t`, value: ratio(r[`native: tracegraph xnnpack ${t}t`], r[`native: executorch xnnpack ${t}t`]), limit: 1.0, below: true });
       targets.push({ what: `${model} native libtorch ${t}t / optimize_for_inference ${t}t`, value: ratio(r[`native: tracegraph on libtorch ${t}t`], r[`native: libtorch optimize_for_inference ${t}t`]), limit: 1.0, below: true });
     }
   }

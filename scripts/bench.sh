@@ -2,7 +2,7 @@
 # The benchmark, side by side in one run (bench/run.mjs): tracegraph's wasm
 # module against onnxruntime-web 1.30 in Node and in headless Chromium (1 and
 # 2 threads), and natively tracegraph's XNNPACK backend against
-# onnxruntime-node and LibTorch, on mobilenet_v2 and resnet18 at 224, a 2D
+# onnxruntime-node, ExecuTorch's XNNPACK delegate and LibTorch, on mobilenet_v2 and resnet18 at 224, a 2D
 # UNet at 256 and a 3D UNet at 64^3, all from the same torch modules.
 # Usage: scripts/bench.sh [--runs N] [--warmup N] [--models a,b] [--no-browser] [--no-native]
 # For LibTorch variants alone (or CUDA): tracegraph bench MODEL --input-shape ... [--device cuda]
@@ -31,4 +31,12 @@ done
 # onnxruntime-node's install script fetches CUDA binaries from the web; its CPU
 # binaries are in the package itself, so the scripts are skipped.
 (cd bench && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+# ExecuTorch's XNNPACK delegate natively, where PyPI's executorch installs.
+EXECUTORCH_LOG=$(mktemp)
+if EXECUTORCH_PY=$(./scripts/executorch_venv.sh 2>"$EXECUTORCH_LOG"); then
+  export TRACEGRAPH_EXECUTORCH_PYTHON="$EXECUTORCH_PY"
+else
+  echo "executorch: not measured ($(tail -1 "$EXECUTORCH_LOG"))"
+fi
+rm -f "$EXECUTORCH_LOG"
 node bench/run.mjs "$@"
