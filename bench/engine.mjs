@@ -30,7 +30,9 @@ if (engine === 'tracegraph-wasm' || engine === 'tracegraph-wasm-direct') {
 } else if (engine === 'tfjs-wasm') {
   const { tfjsLoader } = await import('./tfjs.mjs');
   const dir = join(benchDir, 'optimized', model);
-  load = tfjsLoader(join(dir, `${model}.json`), join(dir, `${model}.safetensors`), input, shape, threads);
+  const bytes = readFileSync(join(dir, `${model}.safetensors`));
+  load = tfjsLoader(JSON.parse(readFileSync(join(dir, `${model}.json`), 'utf8')),
+                    bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength), input, shape, threads);
 } else if (engine === 'ort-node') {
   const ort = (await import('onnxruntime-node')).default;
   load = ortLoader(ort, join(benchDir, `${model}.onnx`), input, shape, threads, ['cpu']);

@@ -24,6 +24,11 @@ async function main() {
     ort.env.wasm.wasmPaths = '/vendor/onnxruntime-web/dist/';
     const bytes = new Uint8Array(await (await fetch(`/bench/${model}.onnx`)).arrayBuffer());
     load = ortLoader(ort, bytes, input, shape, threads, ['wasm']);
+  } else if (engine === 'tfjs-wasm') {
+    const { tfjsLoader } = await import('./tfjs.mjs');
+    const doc = await (await fetch(`/bench/optimized/${model}/${model}.json`)).json();
+    const weights = await (await fetch(`/bench/optimized/${model}/${model}.safetensors`)).arrayBuffer();
+    load = tfjsLoader(doc, weights, input, shape, threads, '/vendor/@tensorflow/tfjs-backend-wasm/dist/');
   } else {
     throw new Error(`unknown engine ${engine}`);
   }

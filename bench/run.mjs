@@ -1,8 +1,8 @@
 // The side-by-side benchmark (run by scripts/bench.sh, which makes the
 // models and builds first): the same models with the same weights in
 // tracegraph's wasm module and in onnxruntime-web (wasm, SIMD), in Node 20
-// (and tfjs-wasm on the optimized export's graph, bench/tfjs.mjs, in Node)
-// and in headless Chromium, 1 and 2 threads; natively tracegraph's XNNPACK
+// and in headless Chromium, 1 and 2 threads (and tfjs-wasm, one thread, on
+// the optimized export's graph, bench/tfjs.mjs, in both); natively tracegraph's XNNPACK
 // backend against onnxruntime-node, ExecuTorch's XNNPACK delegate
 // (bench/executorch_bench.py) and LibTorch. Each configuration runs in
 // its own process or page load. Prints medians, spread, first run, load
@@ -132,12 +132,16 @@ for (const model of names) {
     for (const t of [1, 2]) {
       configs.push({ engine: 'tracegraph-wasm', model, threads: t }, { engine: 'ort-web', model, threads: t });
     }
+    configs.push({ engine: 'tfjs-wasm', model, threads: 1 });
     const res = await chromium(configs);
+    const names = { 'ort-web': 'onnxruntime-web', 'tracegraph-wasm': 'tracegraph wasm', 'tfjs-wasm': 'tfjs-wasm' };
     res.forEach((x, i) => {
       const c = configs[i];
-      const name = `chromium: ${c.engine === 'ort-web' ? 'onnxruntime-web' : 'tracegraph wasm'} ${c.threads}t`;
+      const name = `chromium: ${names[c.engine]} ${c.threads}t`;
       line(name, c.engine === 'tracegraph-wasm' && c.threads > 1 && !threadedWasm ? { error: 'n/a: no threaded wasm build' } : x);
     });
+    if (r['chromium: tfjs-wasm 1t']?.checksum)
+      console.log(`tfjs-wasm's first outputs in Chromium ${agree(r['chromium: tfjs-wasm 1t'], r['chromium: tracegraph wasm 1t']) ? 'agree with' : 'DIFFER from'} tracegraph's`);
   }
   if (native) {
     for (const t of [1, 2]) {
@@ -163,7 +167,7 @@ for (const model of names) {
     const theirs = r[`${where}: onnxruntime-web 1t`];
     targets.push({ what: `${model} ${where} wasm 1t / onnxruntime-web 1t`, value: ratio(ours, theirs), limit: model === 'unet3d' ? 0.6 : 0.5, below: true });
     if (model === 'resnet18') targets.push({ what: `resnet18 ${where} wasm 1t GFLOP/s`, value: gflops(ours), limit: 24, below: false });
-    if (where === 'node' && model !== 'unet3d') targets.push({ what: `${model} node wasm 1t / tfjs-wasm 1t`, value: ratio(ours, r['node: tfjs-wasm 1t']), limit: 0.8, below: true });
+    if (model !== 'unet3d') targets.push({ what: `${model} ${where} wasm 1t / tfjs-wasm 1t`, value: ratio(ours, r[`${where}: tfjs-wasm 1t`]), limit: 0.8, below: true });
     targets.push({ what: `${model} ${where} wasm speed-up 2t over 1t`, value: ratio(ours, r[`${where}: tracegraph wasm 2t`]), limit: 1.8, below: false });
   }
   if (native) {

@@ -4,22 +4,22 @@
 // tfjs-core ops in tfjs's own layout (NHWC), with the same weights. The input
 // is handed over in NHWC (converted once, outside the timed runs); the run
 // ends with the output's data read back in torch's layout, as ours does.
-import { readFileSync } from 'node:fs';
+// The same in Node (bench/engine.mjs reads the files) and in the browser
+// (bench/page.mjs fetches them; page.html maps the packages' names).
 
-// { name: { dtype, shape, data } } of a safetensors file (F32 and I64 only).
-function readSafetensors(path) {
-  const b = readFileSync(path);
-  const n = Number(b.readBigUInt64LE(0));
-  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+// { name: { shape, data } } of a safetensors file's bytes (F32 and I64 only).
+function readSafetensors(buffer, what) {
+  const view = new DataView(buffer);
+  const n = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, n)));
   const out = {};
   for (const [k, v] of Object.entries(header)) {
     if (k === '__metadata__') continue;
     const [s, e] = v.data_offsets;
-    const bytes = b.subarray(8 + n + s, 8 + n + e);
-    const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-    if (v.dtype === 'F32') out[k] = { shape: v.shape, data: new Float32Array(buffer) };
-    else if (v.dtype === 'I64') out[k] = { shape: v.shape, data: Array.from(new BigInt64Array(buffer), Number) };
-    else throw new Error(`${path}: ${k} is ${v.dtype}`);
+    const bytes = buffer.slice(8 + n + s, 8 + n + e);
+    if (v.dtype === 'F32') out[k] = { shape: v.shape, data: new Float32Array(bytes) };
+    else if (v.dtype === 'I64') out[k] = { shape: v.shape, data: Array.from(new BigInt64Array(bytes), Number) };
+    else throw new Error(`${what}: ${k} is ${v.dtype}`);
   }
   return out;
 }
@@ -116,15 +116,18 @@ function compile(tf, doc, weights) {
 }
 
 // A loader for bench/measure.mjs: tfjs-wasm on `threads` threads (where the
-// platform has the threaded build) on the optimized export of the model.
-export function tfjsLoader(json, weights, input, shape, threads) {
+// platform has the threaded build) on the optimized export of the model: its
+// graph document and its weights' bytes. `wasmPaths`: where the browser
+// fetches tfjs's .wasm files (Node finds them beside the package).
+export function tfjsLoader(doc, weights, input, shape, threads, wasmPaths) {
   return async () => {
     const tf = await import('@tensorflow/tfjs-core');
     const wasm = await import('@tensorflow/tfjs-backend-wasm');
+    if (wasmPaths) wasm.setWasmPaths(wasmPaths);
     wasm.setThreadsCount(threads);
     await tf.setBackend('wasm');
     await tf.ready();
-    const run = compile(tf, JSON.parse(readFileSync(json, 'utf8')), readSafetensors(weights));
+    const run = compile(tf, doc, readSafetensors(weights, 'the weights'));
     const x = tf.tidy(() => tf.transpose(tf.tensor4d(input, shape), [0, 2, 3, 1]));
     return () => {
       const y = run(x);
