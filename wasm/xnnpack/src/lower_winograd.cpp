@@ -13,8 +13,10 @@ constexpr i64 kChunkBytes = i64{2} << 20;
 // Past this, even the smallest chunk is not worth it: the direct convolution.
 constexpr i64 kMaxChunkBytes = i64{64} << 20;
 // A measurement crops the input so that the direct convolution does about
-// this many multiply-adds: a few milliseconds, scaled like the real shape.
+// this many multiply-adds (a few milliseconds) and its input and output
+// outgrow the caches as the real ones do: scaled like the real shape.
 constexpr i64 kMeasureMacs = i64{40} << 20;
+constexpr i64 kMeasureBytes = i64{8} << 20;
 
 // Up to this many tiles, the transposed GEMM (M^T = U^T V^T) is a candidate too.
 constexpr i64 kMaxTransposedTiles = 256;
@@ -154,14 +156,18 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     }
     if (!known) {
       // Large shapes (many tiles) are measured on batch 1 with the outermost
-      // spatial axis cropped to about kMeasureMacs of direct work: every form
-      // scales alike with the rows there.
+      // spatial axis cropped to about kMeasureMacs of direct work, or more
+      // rows where the input and output would still fit kMeasureBytes: every
+      // form scales alike with the rows there.
       i64 sizes[3] = {0, 0, 0}, images = batch;
       for (int axis = 0; axis < rank; ++axis) sizes[axis] = xs[static_cast<std::size_t>(axis) + 2];
       if (!few_tiles) {
-        i64 plane = out_channels * in_channels * (rank == 3 ? 27 : 9);
-        for (int axis = 1; axis < rank; ++axis) plane *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
-        i64 rows = std::max<i64>(4, kMeasureMacs / std::max<i64>(plane, 1));
+        i64 plane = out_channels * in_channels * (rank == 3 ? 27 : 9), row_bytes = (in_channels + out_channels) * static_cast<i64>(sizeof(float));
+        for (int axis = 1; axis < rank; ++axis) {
+          plane *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
+          row_bytes *= sizes[axis];
+        }
+        i64 rows = std::max<i64>({4, kMeasureMacs / std::max<i64>(plane, 1), kMeasureBytes / std::max<i64>(row_bytes, 1)});
         rows = (rows + 3) / 4 * 4;  // whole tiles of either size
         sizes[0] = std::max<i64>(1, std::min(sizes[0], rows + 2 - 2 * padding[0]));
         images = 1;
@@ -199,14 +205,15 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
             run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
           });
         }
-        // A first run each (it touches the buffers and packs), then two timed
-        // rounds of those within 1.5x of the best first run.
-        std::vector<double> first(runs.size()), best(runs.size(), std::numeric_limits<double>::infinity());
-        for (std::size_t k = 0; k < runs.size(); ++k) first[k] = seconds(runs[k]);
-        const double cut = 1.5 * *std::min_element(first.begin(), first.end());
-        for (int round = 0; round < 2; ++round)
-          for (std::size_t k = 0; k < runs.size(); ++k)
-            if (first[k] <= cut) best[k] = std::min(best[k], seconds(runs[k]));
+        // A first run each untimed (it makes the direct convolution's operator
+        // and touches the buffers), a timed one, then another for those within
+        // 1.5x of the best; each keeps its faster.
+        std::vector<double> best(runs.size());
+        for (auto& run : runs) run();
+        for (std::size_t k = 0; k < runs.size(); ++k) best[k] = seconds(runs[k]);
+        const double cut = 1.5 * *std::min_element(best.begin(), best.end());
+        for (std::size_t k = 0; k < runs.size(); ++k)
+          if (best[k] <= cut) best[k] = std::min(best[k], seconds(runs[k]));
         double fastest_seconds = 0.95 * best[0];  // a tie keeps the direct convolution
         for (std::size_t k = 0; k < measured.size(); ++k)
           if (best[k + 1] < fastest_seconds) fastest = measured[k].first, fastest_seconds = best[k + 1];
