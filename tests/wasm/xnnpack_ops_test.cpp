@@ -403,6 +403,20 @@ std::vector<OpCase> op_cases() {
       for (ValueId o : b.g.node(n).outputs) b.g.add_output(o);
     }
   }});
+  out.push_back({"residual_add_with_fused_clamps", [](Builder& b) {
+    // activation_fusion's relu and relu6 on adds: same shapes after a
+    // convolution (one pass of ours), broadcast and plain (XNNPACK and a clamp).
+    const ValueId x = b.input({2, 5, 7, 3});
+    const ValueId c = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({5, 5, 3, 3})}, {"bias", b.constant({5})}},
+                           attrs({{"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}));
+    const ValueId same = b.op("add", "Tensor", {{"self", c}, {"other", x}}, attrs({{"alpha", std::int64_t{1}}, {"fused_activation", std::string("relu")}}));
+    const ValueId six = b.op("add", "Tensor", {{"self", x}, {"other", c}},
+                             attrs({{"fused_activation", std::string("clip")}, {"fused_min", 0.0}, {"fused_max", 6.0}}));
+    const ValueId broadcast = b.op("add", "Tensor", {{"self", c}, {"other", b.input({1, 5, 1, 1})}}, attrs({{"fused_activation", std::string("relu")}}));
+    const ValueId y = b.input({4, 6});
+    const ValueId plain = b.op("add", "Tensor", {{"self", y}, {"other", b.input({4, 6})}}, attrs({{"fused_activation", std::string("relu")}}));
+    b.g.set_outputs({same, six, broadcast, plain});
+  }});
   out.push_back({"roll_two_dims_negative_and_flat", [](Builder& b) {
     const ValueId x = b.input({2, 5, 7, 3});
     const ValueId y = b.input({3, 1, 5});

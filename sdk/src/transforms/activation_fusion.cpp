@@ -2,6 +2,21 @@
 #include "util.h"
 
 namespace tracegraph {
+namespace {
+
+// add(Tensor self, Tensor other, alpha=1) of two computed tensors (not a number).
+bool residual_add(const Graph& g, const Node& op) {
+  const auto self = input_for_arg(op, "self", 0), other = input_for_arg(op, "other", 1);
+  if (!self || !other || op.outputs.size() != 1) return false;
+  for (ValueId v : {*self, *other}) {
+    const Value& value = g.value(v);
+    if (value.is_constant() || value.dtype != DType::kFloat32) return false;
+  }
+  if (auto alpha = op.attributes.get_float("alpha"); alpha && *alpha != 1.0) return false;
+  return op.inputs.size() == 2;  // an alpha computed at run time is not known to be 1
+}
+
+}  // namespace
 
 std::size_t activation_fusion(Graph& g, TransformContext& ctx) {
   std::size_t rewrites = 0;
@@ -22,7 +37,10 @@ std::size_t activation_fusion(Graph& g, TransformContext& ctx) {
     const NodeId op_id = *g.value(*x).producer;
     const Node& op = g.node(op_id);
     const std::string kind = transforms::canonical_name(op);
-    if (kind != "conv" && kind != "conv_transpose" && kind != "linear") continue;
+    // A residual add of two tensors takes a clamp (relu, relu6) into its own
+    // pass: the backends add and clamp at once.
+    const bool residual = kind == "add" && (name == "relu" || name == "clip") && residual_add(g, op);
+    if (kind != "conv" && kind != "conv_transpose" && kind != "linear" && !residual) continue;
     if (op.attributes.contains(kFusedActivation) || op.outputs.size() != 1) continue;
     if (g.value(*x).users.size() != 1 || transforms::is_graph_output(g, *x)) continue;
     if (!ctx.take()) break;

@@ -52,5 +52,30 @@ TEST(ActivationFusionTest, DoesNotFuseWhenTheConvolutionIsReadElsewhereOrTheOpIs
   EXPECT_EQ(run_transform(activation_fusion, dynamic_clamp), 0u);
 }
 
+// conv -> add(conv, x) -> relu: the residual add takes the clamp; alpha != 1,
+// a constant operand or a non-clamp activation leave it alone.
+TEST(ActivationFusionTest, FusesAClampIntoAResidualAdd) {
+  auto residual = [](const char* act, Attributes add_attrs, bool constant_operand) {
+    Graph g;
+    ValueId x = g.add_input("x", DType::kFloat32, symbolic({1, 2, 4, 4}));
+    ValueId w = g.add_constant("w", Tensor::zeros(DType::kFloat32, {2, 2, 1, 1}));
+    NodeId conv = g.add_node("aten::conv2d", {x, w}, {typed("c", {1, 2, 4, 4})}, args({"input", "weight"}));
+    ValueId other = constant_operand ? g.add_constant("k", Tensor::zeros(DType::kFloat32, {1, 2, 4, 4})) : x;
+    NodeId add = g.add_node("aten::add", {g.node(conv).outputs[0], other}, {typed("s", {1, 2, 4, 4})}, std::move(add_attrs));
+    NodeId a = g.add_node(act, {g.node(add).outputs[0]}, {typed("y", {1, 2, 4, 4})}, args({"self"}));
+    g.set_outputs({g.node(a).outputs[0]});
+    const std::size_t rewrites = run_transform(activation_fusion, g);
+    return std::make_tuple(rewrites, g.node(add).attributes.get_string(kFusedActivation), output_activation(g)[0].str());
+  };
+  const auto [fused, kind, activation] = residual("aten::relu", args({"self", "other"}, {{"alpha", std::int64_t{1}}}), false);
+  EXPECT_EQ(fused, 1u);
+  EXPECT_EQ(kind, "relu");
+  EXPECT_EQ(activation, "relu");
+  EXPECT_EQ(std::get<1>(residual("aten::relu6", args({"self", "other"}), false)), "clip");
+  EXPECT_EQ(std::get<0>(residual("aten::relu", args({"self", "other"}, {{"alpha", 2.0}}), false)), 0u);
+  EXPECT_EQ(std::get<0>(residual("aten::sigmoid", args({"self", "other"}), false)), 0u);
+  EXPECT_EQ(std::get<0>(residual("aten::relu", args({"self", "other"}), true)), 0u);
+}
+
 }  // namespace
 }  // namespace tracegraph

@@ -18,6 +18,10 @@ i64 tap(i64 out_index, i64 k, i64 in_size, const Window& w) {
 
 }  // namespace
 
+void add_clamp(const float* a, const float* b, float* out, i64 first, i64 count, float min, float max) {
+  for (i64 i = first; i < first + count; ++i) out[i] = std::min(std::max(a[i] + b[i], min), max);
+}
+
 void unfold_depth(const float* x, float* u, i64 n, i64 depth, i64 out_depth, i64 pixels, i64 groups,
                   i64 group_channels, const Window& w) {
   const i64 channels = groups * group_channels;

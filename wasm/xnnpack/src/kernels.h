@@ -45,6 +45,10 @@ void affine_channels_first(const float* x, float* y, const float* scale, const f
 // the mean of nothing is NaN and the sum 0, as in torch.
 void reduce_middle(const float* x, float* out, std::int64_t outer, std::int64_t reduced, std::int64_t inner, bool mean);
 
+// out[i] = clamp(a[i] + b[i], min, max) for i in [first, first + count): a
+// residual add and its ReLU in one pass (out may be a or b).
+void add_clamp(const float* a, const float* b, float* out, std::int64_t first, std::int64_t count, float min, float max);
+
 // `count` blocks of `block` floats, from src every `src_stride` floats to dst
 // every `dst_stride` floats (concatenation and unit-step slicing).
 void copy_blocks(const float* src, float* dst, std::int64_t count, std::int64_t block, std::int64_t src_stride,

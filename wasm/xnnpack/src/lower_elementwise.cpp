@@ -187,6 +187,30 @@ void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
   const Shape& yshape = y_operand.second;
   if (inplace && xa != x) fail(ErrorCode::kUnsupported, where(n) + ": in-place op on a tensor whose layout must change");
   const int out = inplace ? x : new_tensor(out_shape, channels_last);
+  const Fused fused = fused_of(n);  // activation_fusion's clamp on a residual add
+  if (base == "add" && xshape == yshape && (fused.min != -kInf || fused.max != kInf)) {
+    // Same shapes and layout: the add and its clamp in one pass of ours.
+    const i64 count = numel(xshape);
+    const float min = fused.min, max = fused.max;
+    Step& step = add_step({xa, yb}, {out});
+    step.run = [this, xa, yb, out, count, min, max] {
+      struct Context {
+        const float *a, *b;
+        float* out;
+        float min, max;
+      } c{ptr(xa), ptr(yb), ptr(out), min, max};
+      pthreadpool_parallelize_1d_tile_1d(
+          pool(),
+          [](void* context, std::size_t first, std::size_t n) {
+            const auto* k = static_cast<const Context*>(context);
+            kernels::add_clamp(k->a, k->b, k->out, static_cast<i64>(first), static_cast<i64>(n), k->min, k->max);
+          },
+          &c, static_cast<std::size_t>(count), 16384, 0);
+    };
+    post_activation(n, st, 1, fused, out);
+    define(n.outputs[0], out);
+    return;
+  }
   if (st.ops.empty()) {
     st.ops.emplace_back();
     const xnn_binary_operator type = base == "add" ? xnn_binary_add : base == "sub" ? xnn_binary_subtract : base == "mul" ? xnn_binary_multiply : xnn_binary_divide;
@@ -200,6 +224,8 @@ void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
   step.setup = [this, op, xa, yb, out, &n] { check(xnn_setup_binary_elementwise_nd(op, ptr(xa), ptr(yb), ptr(out)), n, "setting up an elementwise op"); };
   step.xnnpack = true;
   step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running an elementwise op"); };
+  post_clamp(n, st, 1, fused, out);
+  post_activation(n, st, 2, fused, out);
   define(n.outputs[0], out);
 }
 
