@@ -107,6 +107,11 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true}), few_tiles = true;
   }
   if (forms.empty()) return false;
+  {  // the output against the budget before anything is sized for it (as the direct convolution does)
+    Shape out_shape{batch, out_channels};
+    for (std::size_t axis = 0; axis < static_cast<std::size_t>(rank); ++axis) out_shape.push_back(xs[axis + 2] + 2 * padding[axis] - 2);
+    within_budget(out_shape);
+  }
   const float* bias = b.defined() ? b.data_as<float>() : nullptr;
   const auto C = static_cast<std::size_t>(in_channels), O = static_cast<std::size_t>(out_channels);
 
@@ -175,20 +180,28 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
       std::vector<std::pair<Form, winograd::Geometry>> measured;
       for (Form f : forms)
         if (const auto g = geometry(f.tile, images, sizes); g) measured.push_back({f, *g});
+      // What the measurement allocates (with XNNPACK's indirection buffer; a 3D
+      // direct convolution unfolds its input threefold), in double: past a
+      // quarter of the budget it is not made.
       i64 in_numel = images * in_channels, out_numel = images * out_channels, v_numel = 0, m_numel = 0;
       for (int axis = 0; axis < rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
-      std::size_t ws = 0;
-      std::map<int, NodeState::WinogradGemm> trials;
       for (const auto& [f, g] : measured) {
         const i64 chunk = chunk_for(g, f.channel_rows);
         v_numel = std::max(v_numel, g.points() * chunk * in_channels);
         m_numel = std::max(m_numel, g.points() * chunk * out_channels);
-        make_gemm(f, g, trials[f.key()], true);
-        ws = std::max(ws, reshape(trials[f.key()].op.op, f, g, chunk));
       }
-      const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(in_numel + out_numel + v_numel + m_numel) + ws;
+      double bytes = 4.0 * (static_cast<double>(in_numel) + static_cast<double>(out_numel) + static_cast<double>(v_numel) + static_cast<double>(m_numel));
+      const double out_pixels = static_cast<double>(out_numel) / static_cast<double>(out_channels);
+      bytes += 9.0 * sizeof(void*) * out_pixels;  // XNNPACK's indirection buffer
+      if (rank == 3) bytes += 4.0 * 3 * out_pixels * static_cast<double>(in_channels);
       Form fastest;  // direct unless a form measures faster
-      if (bytes <= memory_budget() / 4) {
+      if (bytes <= static_cast<double>(memory_budget()) / 4) {
+        std::size_t ws = 0;
+        std::map<int, NodeState::WinogradGemm> trials;
+        for (const auto& [f, g] : measured) {
+          make_gemm(f, g, trials[f.key()], true);
+          ws = std::max(ws, reshape(trials[f.key()].op.op, f, g, chunk_for(g, f.channel_rows)));
+        }
         AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(in_numel));
         AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
         AlignedFloats vm = aligned_floats(sizeof(float) * static_cast<std::size_t>(v_numel));
