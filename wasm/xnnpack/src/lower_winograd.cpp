@@ -219,14 +219,17 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
           });
         }
         // A first run each untimed (it makes the direct convolution's operator
-        // and touches the buffers), a timed one, then another for those within
-        // 1.5x of the best; each keeps its faster.
+        // and touches the buffers), a timed one, then three rounds, taking
+        // turns, of those within 1.25x of the best; each keeps its fastest.
         std::vector<double> best(runs.size());
         for (auto& run : runs) run();
         for (std::size_t k = 0; k < runs.size(); ++k) best[k] = seconds(runs[k]);
-        const double cut = 1.5 * *std::min_element(best.begin(), best.end());
+        const double cut = 1.25 * *std::min_element(best.begin(), best.end());
+        std::vector<std::size_t> close;
         for (std::size_t k = 0; k < runs.size(); ++k)
-          if (best[k] <= cut) best[k] = std::min(best[k], seconds(runs[k]));
+          if (best[k] <= cut) close.push_back(k);
+        for (int round = 0; round < 3 && close.size() > 1; ++round)
+          for (std::size_t k : close) best[k] = std::min(best[k], seconds(runs[k]));
         double fastest_seconds = 0.95 * best[0];  // a tie keeps the direct convolution
         for (std::size_t k = 0; k < measured.size(); ++k)
           if (best[k + 1] < fastest_seconds) fastest = measured[k].first, fastest_seconds = best[k + 1];
