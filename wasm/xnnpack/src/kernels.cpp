@@ -23,12 +23,13 @@ void add_clamp(const float* a, const float* b, float* out, i64 first, i64 count,
 }
 
 void unfold_depth(const float* x, float* u, i64 n, i64 depth, i64 out_depth, i64 pixels, i64 groups,
-                  i64 group_channels, const Window& w) {
+                  i64 group_channels, const Window& w, i64 first, i64 count) {
   const i64 channels = groups * group_channels;
   const i64 u_channels = channels * w.kernel;
-  for (i64 b = 0; b < n; ++b) {
-    for (i64 od = 0; od < out_depth; ++od) {
-      float* dst = u + (b * out_depth + od) * pixels * u_channels;
+  for (i64 plane = first; plane < std::min(first + count, n * out_depth); ++plane) {
+    const i64 b = plane / out_depth, od = plane % out_depth;
+    {
+      float* dst = u + plane * pixels * u_channels;
       for (i64 kd = 0; kd < w.kernel; ++kd) {
         const i64 id = tap(od, kd, depth, w);
         for (i64 g = 0; g < groups; ++g) {
@@ -152,11 +153,12 @@ void copy_strided_axis(const float* src, float* dst, i64 outer, i64 in_axis, i64
 }
 
 void resize_nearest(const float* x, float* y, i64 n, const i64 in[3], const i64 out[3], const double scale[3],
-                    i64 channels) {
+                    i64 channels, i64 first, i64 count) {
   auto source = [](i64 o, double s, i64 size) { return std::min(static_cast<i64>(std::floor(o * s)), size - 1); };
   const i64 in_row = in[2] * channels, out_row = out[2] * channels;
-  for (i64 b = 0; b < n; ++b) {
-    for (i64 od = 0; od < out[0]; ++od) {
+  for (i64 plane = first; plane < std::min(first + count, n * out[0]); ++plane) {
+    const i64 b = plane / out[0], od = plane % out[0];
+    {
       const i64 id = source(od, scale[0], in[0]);
       i64 previous_ih = -1;
       for (i64 oh = 0; oh < out[1]; ++oh) {

@@ -17,9 +17,11 @@ struct Window {
 // 3D convolution as a 2D one: gathers, for each output depth od, the KD input
 // slices it reads into the channels of one 2D image:
 //   u[n*Do + od, p, g*KD*cg + kd*cg + c] = x[n, od*stride - padding + kd*dilation, p, g*cg + c]
-// (zero where that depth is outside the input). p runs over H*W pixels.
+// (zero where that depth is outside the input). p runs over H*W pixels. Only
+// the output planes n*Do + od in [first, first + count) (threads split them).
 void unfold_depth(const float* x, float* u, std::int64_t n, std::int64_t depth, std::int64_t out_depth,
-                  std::int64_t pixels, std::int64_t groups, std::int64_t group_channels, const Window& w);
+                  std::int64_t pixels, std::int64_t groups, std::int64_t group_channels, const Window& w,
+                  std::int64_t first, std::int64_t count);
 
 // Transposed 3D convolution from a 2D one whose output channels stack the
 // depth taps: out starts as the bias (or zero) and receives
@@ -60,7 +62,8 @@ void copy_strided_axis(const float* src, float* dst, std::int64_t outer, std::in
 
 // Nearest-neighbour resize of [N, D, H, W, C] (D = 1 for 2D) to [N, oD, oH, oW, C];
 // the source index of output index o is min(floor(o * scale), in - 1), torch's rule.
+// Only the output planes n*oD + od in [first, first + count).
 void resize_nearest(const float* x, float* y, std::int64_t n, const std::int64_t in[3], const std::int64_t out[3],
-                    const double scale[3], std::int64_t channels);
+                    const double scale[3], std::int64_t channels, std::int64_t first, std::int64_t count);
 
 }  // namespace tracegraph::xnnpack::kernels

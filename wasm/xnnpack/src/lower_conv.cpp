@@ -78,7 +78,10 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
           const i64 out_depth = sizes[0] + 2 * depth.padding - 2;
           images = batch * out_depth;
           if (scratch->empty()) scratch->push_back(aligned_floats(sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * 3 * in_channels)));
-          kernels::unfold_depth(in, (*scratch)[0].get(), batch, sizes[0], out_depth, in_h * in_w, 1, in_channels, depth);
+          float* u = (*scratch)[0].get();
+          parallel_slices(images, [&](i64 first, i64 count) {
+            kernels::unfold_depth(in, u, batch, sizes[0], out_depth, in_h * in_w, 1, in_channels, depth, first, count);
+          });
           conv_in = (*scratch)[0].get();
         }
         check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(images), static_cast<std::size_t>(in_h), static_cast<std::size_t>(in_w),
@@ -106,7 +109,9 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
         const i64 nb = xs[0], d_in = xs[2], pixels = xs[3] * xs[4];
         Step& step = add_step({x}, {u});
         step.run = [this, x, u, nb, d_in, out_depth, pixels, groups, cg, depth] {
-          kernels::unfold_depth(ptr(x), ptr(u), nb, d_in, out_depth, pixels, groups, cg, depth);
+          parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
+            kernels::unfold_depth(ptr(x), ptr(u), nb, d_in, out_depth, pixels, groups, cg, depth, first, count);
+          });
         };
         conv_in = u;
       }
