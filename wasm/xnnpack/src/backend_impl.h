@@ -511,13 +511,14 @@ class XnnpackBackend::Impl {
   }
 
   pthreadpool_t pool() const { return pool_.get(); }
-  // f(first, count) over slices of [0, total) on the pool's threads (inline without a pool).
-  void parallel_slices(i64 total, const std::function<void(i64, i64)>& f) const {
+  // f(first, count) over slices of [0, total), `tile` or more each, on the
+  // pool's threads (inline without a pool).
+  void parallel_slices(i64 total, const std::function<void(i64, i64)>& f, i64 tile = 1) const {
     pthreadpool_parallelize_1d_tile_1d(
         pool(), [](void* context, std::size_t first, std::size_t count) {
           (*static_cast<const std::function<void(i64, i64)>*>(context))(static_cast<i64>(first), static_cast<i64>(count));
         },
-        const_cast<std::function<void(i64, i64)>*>(&f), static_cast<std::size_t>(std::max<i64>(total, 0)), 1, 0);
+        const_cast<std::function<void(i64, i64)>*>(&f), static_cast<std::size_t>(std::max<i64>(total, 0)), static_cast<std::size_t>(tile), 0);
   }
 
   // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK

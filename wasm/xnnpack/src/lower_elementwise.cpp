@@ -194,18 +194,9 @@ void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
     const float min = fused.min, max = fused.max;
     Step& step = add_step({xa, yb}, {out});
     step.run = [this, xa, yb, out, count, min, max] {
-      struct Context {
-        const float *a, *b;
-        float* out;
-        float min, max;
-      } c{ptr(xa), ptr(yb), ptr(out), min, max};
-      pthreadpool_parallelize_1d_tile_1d(
-          pool(),
-          [](void* context, std::size_t first, std::size_t n) {
-            const auto* k = static_cast<const Context*>(context);
-            kernels::add_clamp(k->a, k->b, k->out, static_cast<i64>(first), static_cast<i64>(n), k->min, k->max);
-          },
-          &c, static_cast<std::size_t>(count), 16384, 0);
+      const float *a = ptr(xa), *b = ptr(yb);
+      float* y = ptr(out);
+      parallel_slices(count, [&](i64 first, i64 n) { kernels::add_clamp(a, b, y, first, n, min, max); }, 16384);
     };
     post_activation(n, st, 1, fused, out);
     define(n.outputs[0], out);

@@ -66,6 +66,13 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, boo
   }
 }
 
+// Points a form's GEMM at V and M: channel rows (weights given: U^T, the left
+// operand) multiply U^T by V, tile rows V by XNNPACK's packed U.
+xnn_status setup_gemm(xnn_operator_t op, const float* weights, void* workspace, const float* v, float* m) {
+  return weights ? xnn_setup_batch_matrix_multiply_nc_f32(op, workspace, weights, v, m)
+                 : xnn_setup_batch_matrix_multiply_nc_f32(op, workspace, v, nullptr, m);
+}
+
 i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
   if (channel_rows) return g.tiles();
   const i64 per_tile = g.points() * (g.in_channels + g.out_channels) * static_cast<i64>(sizeof(float));
@@ -98,10 +105,12 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     if (g.points() * 16 * (in_channels + out_channels) * static_cast<i64>(sizeof(float)) > kMaxChunkBytes) return std::nullopt;
     return g;
   };
+  // The real shape's geometry per tile size (index tile / 4: F(2,3), F(4,3)).
+  const std::optional<winograd::Geometry> real[2] = {geometry(2, batch, xs.data() + 2), geometry(4, batch, xs.data() + 2)};
   std::vector<Form> forms;  // the Winograd candidates for this shape
   bool few_tiles = false;
   for (int tile : {2, 4}) {
-    const auto g = geometry(tile, batch, xs.data() + 2);
+    const auto& g = real[tile / 4];
     if (!g) continue;
     forms.push_back({tile, false});
     if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true}), few_tiles = true;
@@ -139,17 +148,12 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
           "reshaping a Winograd convolution's GEMM");
     return ws_size;
   };
-  auto setup = [&](const NodeState::WinogradGemm& made, void* workspace, const float* v, float* m) {
-    check(made.weights.empty() ? xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, v, nullptr, m)
-                               : xnn_setup_batch_matrix_multiply_nc_f32(made.op.op, workspace, made.weights.data(), v, m),
-          n, "setting up a Winograd convolution's GEMM");
-  };
 
   // Forced: the tile asked for where it applies (else F(2,3)), with channel
   // rows where few tiles meet many output channels.
-  const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && geometry(4, batch, xs.data() + 2) ? 4 : 2;
+  const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && real[1] ? 4 : 2;
   Form form = forms.front();
-  if (const auto g = geometry(forced_tile, batch, xs.data() + 2); g)
+  if (const auto& g = real[forced_tile / 4]; g)
     form = {forced_tile, g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels};
   if (algorithm == ConvAlgorithm::kFastest) {
     std::vector<i64> key{rank, batch, in_channels, out_channels, threads_};
@@ -214,7 +218,8 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
             const NodeState::WinogradGemm& trial = trials[f.key()];
             const i64 chunk = chunk_for(g, f.channel_rows);
             reshape(trial.op.op, f, g, chunk);
-            setup(trial, wsm.get(), vm.get(), mm.get());
+            check(setup_gemm(trial.op.op, f.channel_rows ? trial.weights.data() : nullptr, wsm.get(), vm.get(), mm.get()), n,
+                  "setting up a Winograd convolution's GEMM");
             run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
           });
         }
@@ -244,7 +249,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
 
   // The direct convolution's packed weights are not needed while Winograd runs.
   if (!st.ops.empty() && st.ops[0].op) xnn_delete_operator(std::exchange(st.ops[0].op, nullptr));
-  const winograd::Geometry g = *geometry(form.tile, batch, xs.data() + 2);
+  const winograd::Geometry g = *real[form.tile / 4];
   const i64 chunk = chunk_for(g, form.channel_rows);
   NodeState::WinogradGemm& made = st.winograd[form.key()];
   if (!made.op.op) make_gemm(form, g, made, false);
@@ -258,9 +263,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   xnn_operator_t op = made.op.op;
   const float* weights = form.channel_rows ? made.weights.data() : nullptr;
   step.setup = [this, op, weights, v, m, &n] {
-    check(weights ? xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), weights, ptr(v), ptr(m))
-                  : xnn_setup_batch_matrix_multiply_nc_f32(op, workspace_.get(), ptr(v), nullptr, ptr(m)),
-          n, "setting up a Winograd convolution's GEMM");
+    check(setup_gemm(op, weights, workspace_.get(), ptr(v), ptr(m)), n, "setting up a Winograd convolution's GEMM");
   };
   step.xnnpack = true;
   step.winograd = true;
