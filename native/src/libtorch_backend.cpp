@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/script.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -128,26 +129,28 @@ class LibTorchBackend final : public Backend {
     for (ValueId v : graph.outputs()) output_slots_.push_back(slot.at(v.index));
 
     fail_if_unsupported(name(), unsupported(graph));
-    for (NodeId id : graph.nodes()) steps_.push_back(plan(graph, graph.node(id), slot));
-    channels_last_weights_.clear();
-    for (const Step& step : steps_) {
-      if (step.layout != Layout::kChannelsLast || step.args.size() < 2 || step.args[1].kind != Arg::Kind::kValue) continue;
-      const int w = step.args[1].slots[0];
-      if (is_constant_[static_cast<std::size_t>(w)]) channels_last_weights_.insert(w);
-    }
+    std::vector<const Value*> value_of(slots_.size());
+    for (ValueId v : graph.values()) value_of[static_cast<std::size_t>(slot.at(v.index))] = &graph.value(v);
+    for (NodeId id : graph.nodes()) steps_.push_back(plan(graph, graph.node(id), slot, value_of));
+    fuse_residual_adds(value_of);
+    plan_packed_weights();
 
     // Free each intermediate after its last reader; inputs, constants and outputs are kept.
     std::vector<int> last_use(slots_.size(), -1);
     for (std::size_t i = 0; i < steps_.size(); ++i) {
-      for (const Arg& a : steps_[i].args) {
-        for (int s : a.slots) last_use[s] = static_cast<int>(i);
-      }
+      for (int s : read_slots(steps_[i])) last_use[static_cast<std::size_t>(s)] = static_cast<int>(i);
     }
     std::vector<bool> keep = is_constant_;
     for (int s : input_slots_) keep[static_cast<std::size_t>(s)] = true;
     for (int s : output_slots_) keep[static_cast<std::size_t>(s)] = true;
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       if (!keep[s] && last_use[s] >= 0) steps_[static_cast<std::size_t>(last_use[s])].free_after.push_back(static_cast<int>(s));
+    }
+    // A residual operand nothing reads afterwards takes the sum in place.
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      if (!steps_[i].onednn || !steps_[i].onednn->residual) continue;
+      const auto r = static_cast<std::size_t>(*steps_[i].onednn->residual);
+      steps_[i].onednn->residual_in_place = !keep[r] && last_use[r] == static_cast<int>(i);
     }
     move(device, stream);
   }
@@ -159,14 +162,36 @@ class LibTorchBackend final : public Backend {
     const c10::Device target = to_aten_device(device_);
     translate_torch_errors(ErrorCode::kUnsupported, "moving the weights to " + device_.str(), [&] {
       for (auto& [s, t] : constants_) {
+        if (t.is_mkldnn()) t = t.to_dense();  // packed for oneDNN on the CPU: torch's layout again first
         t = t.to(target);
-        // oneDNN convolutions' weights (2D and 3D), channels-last once here rather than each run.
-        if (device_.type == DeviceType::kCPU && channels_last_weights_.count(s) && (t.dim() == 4 || t.dim() == 5)) {
-          t = t.contiguous(t.dim() == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d);
+        // oneDNN convolutions' weights, reordered once here into the blocked
+        // layout oneDNN picks for the input's shape (as to_mkldnn does).
+        if (device_.type == DeviceType::kCPU) {
+          if (auto packing = packed_weights_.find(s); packing != packed_weights_.end()) t = pack_weight(t, packing->second);
         }
         slots_[static_cast<std::size_t>(s)] = t;
       }
     });
+  }
+
+  std::vector<LibTorchStep> plan_steps() const {
+    std::vector<LibTorchStep> out;
+    for (const Step& step : steps_) {
+      LibTorchStep s;
+      s.nodes = step.nodes;
+      s.kernel = step.list_construct ? "prim::ListConstruct" : step.op_name;
+      if (step.onednn) {
+        const OneDnnConv& conv = *step.onednn;
+        s.kernel = !conv.residual ? "mkldnn::_convolution_pointwise"
+                   : conv.residual_in_place ? "mkldnn::_convolution_pointwise_.binary"
+                                            : "mkldnn::_convolution_pointwise.binary";
+        s.fused_activation = conv.unary;
+        const c10::IValue& w = slots_[static_cast<std::size_t>(step.args[1].slots[0])];
+        s.packed_weight = w.isTensor() && w.toTensor().is_mkldnn();
+      }
+      out.push_back(std::move(s));
+    }
+    return out;
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
@@ -191,11 +216,14 @@ class LibTorchBackend final : public Backend {
     tj::Stack stack;
     for (Step& step : steps_) {
       stack.clear();
+      bool fused_applied = false;
       translate_torch_errors(ErrorCode::kInvalidArgument, step.where, [&] {
         for (const Arg& a : step.args) push_arg(a, stack);
         if (step.layout == Layout::kDense) make_dense(stack);
         if (step.list_construct) {
           stack = {make_list(stack)};
+        } else if (step.onednn) {
+          fused_applied = run_onednn(step, stack);
         } else {
           step.operation(stack);
         }
@@ -206,7 +234,7 @@ class LibTorchBackend final : public Backend {
       } else {
         for (std::size_t k = 0; k < step.outputs.size(); ++k) slots_[static_cast<std::size_t>(step.outputs[k])] = std::move(stack.at(k));
       }
-      if (!step.fused.empty()) apply_fused(step, slots_[static_cast<std::size_t>(step.outputs[0])]);
+      if (!step.fused.empty() && !fused_applied) apply_fused(step, slots_[static_cast<std::size_t>(step.outputs[0])]);
       for (int s : step.free_after) slots_[static_cast<std::size_t>(s)] = c10::IValue();
     }
     std::vector<at::Tensor> out;
@@ -228,6 +256,26 @@ class LibTorchBackend final : public Backend {
   }
 
   enum class Layout : std::uint8_t { kAny, kDense, kChannelsLast };
+  // A float32 CPU convolution run by oneDNN (mkldnn::_convolution_pointwise):
+  // its arguments' places, and what it does in the same pass over its output.
+  struct OneDnnConv {
+    std::size_t spatial = 2;         // 2 or 3
+    std::size_t groups_at = 6;       // the groups argument (8 in aten::_convolution)
+    std::vector<int64_t> input_size; // the input's static shape: the weight's layout is chosen for it
+    std::optional<int> residual;     // a residual add's other operand (its slot): the sum is oneDNN's post-op
+    bool residual_in_place = false;  // nothing reads that operand after: the sum goes into its tensor
+    std::string unary;               // the fused activation as oneDNN's post-op; empty: applied after
+    std::vector<double> unary_scalars;
+  };
+  // The arguments a constant weight is reordered for, once, at move().
+  struct Packing {
+    std::size_t spatial = 2;
+    std::vector<int64_t> padding, stride, dilation, input_size;
+    int64_t groups = 1;
+    bool same_arguments(const Packing& o) const {
+      return spatial == o.spatial && padding == o.padding && stride == o.stride && dilation == o.dilation && groups == o.groups;
+    }
+  };
   struct Arg {
     enum class Kind { kConstant, kValue, kValueList } kind = Kind::kConstant;
     c10::IValue constant;
@@ -242,12 +290,15 @@ class LibTorchBackend final : public Backend {
     std::vector<int> outputs;
     std::vector<int> free_after;
     std::string where;
+    std::vector<std::string> nodes;  // the graph nodes it runs (a convolution and a residual add fused into it: two)
     std::string fused;  // activation_fusion's activation, applied in place to the output
     std::optional<double> fused_min, fused_max;
     // The memory layout its tensor arguments need (on the CPU): oneDNN's
     // convolutions take channels-last inputs, ops that compute the same in any
     // layout take what comes, every other op gets contiguous (NCHW) tensors.
     Layout layout = Layout::kDense;
+    std::string op_name;  // the kernel's schema name and overload: "aten::add.Tensor"
+    std::optional<OneDnnConv> onednn;
   };
 
   void check_device(const Device& device) const override {
@@ -274,41 +325,259 @@ class LibTorchBackend final : public Backend {
     }
   }
 
-  // A float32 2D/3D convolution on the CPU runs through oneDNN when this
-  // LibTorch has it: Debian's build otherwise takes a much slower path
-  // (im2col + GEMM) for aten::conv2d/conv3d. Same arguments, same result up to
-  // float rounding; anything else falls back to the op's own kernel at run time.
-  void maybe_use_onednn(Step& step, const Node& n, const c10::FunctionSchema& schema) {
-    if (device_.type != DeviceType::kCPU || !at::hasMKLDNN()) return;
+  // LibTorch's oneDNN convolution with fused post-ops (what inductor's CPU
+  // path calls); missing from a LibTorch without oneDNN.
+  struct OneDnnOps {
+    bool available = false;
+    std::optional<tj::Operation> conv, conv_add, conv_add_in_place;
+  };
+  static OneDnnOps& onednn_ops() {
+    static OneDnnOps ops = [] {
+      OneDnnOps o;
+      const auto find = [](const char* name, const char* overload) { return tj::findOperatorFor(c10::OperatorName(name, overload)); };
+      const auto conv = find("mkldnn::_convolution_pointwise", "");
+      const auto conv_add = find("mkldnn::_convolution_pointwise", "binary");
+      const auto in_place = find("mkldnn::_convolution_pointwise_", "binary");
+      if (!at::hasMKLDNN() || !conv || !conv_add || !in_place) return o;
+      o.available = true;
+      o.conv = conv->getOperation();
+      o.conv_add = conv_add->getOperation();
+      o.conv_add_in_place = in_place->getOperation();
+      return o;
+    }();
+    return ops;
+  }
+
+  // A float32 2D/3D convolution on the CPU runs through oneDNN: on
+  // channels-last activations, with its weight reordered once into oneDNN's
+  // blocked layout (move()), its activation and a residual add after it
+  // (fuse_residual_adds) done in the same pass. Same arguments, same result
+  // up to float rounding; what does not fit at run time takes the op's own kernel.
+  void maybe_use_onednn(Step& step, const Node& n, const c10::FunctionSchema& schema, const std::vector<int>& arg_slots,
+                        const std::vector<const Value*>& value_of) {
+    if (device_.type != DeviceType::kCPU || !onednn_ops().available) return;
     const std::string& name = schema.name();
     const bool plain = (name == "aten::conv2d" || name == "aten::conv3d") && schema.overload_name().empty();
     const bool general = (name == "aten::_convolution" || name == "aten::convolution") &&
                          !n.attributes.get_bool("transposed").value_or(true);
     if (!plain && !general) return;
-    step.layout = Layout::kChannelsLast;
-    const std::size_t spatial = name == "aten::conv2d" ? 2 : name == "aten::conv3d" ? 3 : 0;
-    tj::Operation fallback = step.operation;
-    step.operation = [fallback, general, spatial](tj::Stack& stack) mutable {
-      const at::Tensor& input = stack[0].toTensor();
-      const at::Tensor& weight = stack[1].toTensor();
-      const std::size_t dims = spatial ? spatial : static_cast<std::size_t>(std::max<int64_t>(input.dim() - 2, 0));
-      const std::size_t groups_at = general ? 8 : 6;
-      const bool fits = input.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && input.is_cpu() &&
-                        (dims == 2 || dims == 3) && input.dim() == static_cast<int64_t>(dims + 2) &&
-                        stack[3].toIntVector().size() == dims && stack[4].toIntVector().size() == dims &&
-                        stack[5].toIntVector().size() == dims;
-      if (!fits) {
-        fallback(stack);
-        return;
+    OneDnnConv conv;
+    conv.groups_at = general ? 8 : 6;
+    // The rank, hence 2D or 3D, from the op or the input's known shape.
+    const Value* input = arg_slots[0] >= 0 ? value_of[static_cast<std::size_t>(arg_slots[0])] : nullptr;
+    const std::size_t rank = input && input->shape ? input->shape->size() : 0;
+    conv.spatial = name == "aten::conv2d" ? 2 : name == "aten::conv3d" ? 3 : rank >= 2 ? rank - 2 : 0;
+    if (conv.spatial != 2 && conv.spatial != 3) return;
+    if (step.args.size() <= conv.groups_at || step.args[0].kind != Arg::Kind::kValue || step.args[1].kind != Arg::Kind::kValue) return;
+    for (std::size_t a : {std::size_t{3}, std::size_t{4}, std::size_t{5}, conv.groups_at}) {
+      if (step.args[a].kind != Arg::Kind::kConstant) return;  // computed at run time: the op's own kernel
+    }
+    for (std::size_t a : {3, 4, 5}) {
+      const c10::IValue& v = step.args[a].constant;
+      if (!v.isIntList() || v.toIntVector().size() != conv.spatial) return;
+    }
+    if (!step.args[conv.groups_at].constant.isInt()) return;
+    if (input && input->shape && input->dtype == DType::kFloat32) {
+      for (const Dim& d : *input->shape) {
+        if (!d.is_static()) {
+          conv.input_size.clear();
+          break;
+        }
+        conv.input_size.push_back(d.size);
       }
-      // Channels-last activations: oneDNN's direct layout, no reorder of the
-      // input and output each call (the weight is channels-last since move()).
-      const at::Tensor last = input.contiguous(dims == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d);
-      at::Tensor out = at::mkldnn_convolution(last, weight, stack[2].toOptional<at::Tensor>(), stack[4].toIntVector(),
-                                              stack[3].toIntVector(), stack[5].toIntVector(), stack[groups_at].toInt());
-      stack.clear();
-      stack.emplace_back(std::move(out));
-    };
+    }
+    step.layout = Layout::kChannelsLast;
+    step.onednn = std::move(conv);
+  }
+
+  // The activation oneDNN applies as the convolution's post-op: after a
+  // residual sum it takes relu only; the rest is applied after the op.
+  static void set_onednn_unary(Step& step) {
+    OneDnnConv& conv = *step.onednn;
+    const bool relu = step.fused == "relu" || (step.fused == "clip" && step.fused_min == 0.0 && !step.fused_max);
+    conv.unary.clear();
+    conv.unary_scalars.clear();
+    if (relu) conv.unary = "relu";
+    if (conv.residual) return;
+    if (step.fused == "clip" && step.fused_min && step.fused_max) {
+      conv.unary = "hardtanh";
+      conv.unary_scalars = {*step.fused_min, *step.fused_max};
+    } else if (step.fused == "sigmoid" || step.fused == "tanh" || step.fused == "hardswish") {
+      conv.unary = step.fused;
+    } else if (step.fused == "silu") {
+      conv.unary = "swish";
+    }
+  }
+
+  static std::vector<int64_t> conv_output_sizes(const at::Tensor& input, const at::Tensor& weight, const tj::Stack& stack) {
+    const std::vector<int64_t> stride = stack[3].toIntVector(), padding = stack[4].toIntVector(), dilation = stack[5].toIntVector();
+    std::vector<int64_t> out = {input.size(0), weight.size(0)};
+    for (std::size_t i = 0; i < stride.size(); ++i) {
+      const int64_t span = dilation[i] * (weight.size(static_cast<int64_t>(i) + 2) - 1) + 1;
+      out.push_back((input.size(static_cast<int64_t>(i) + 2) + 2 * padding[i] - span) / stride[i] + 1);
+    }
+    return out;
+  }
+
+  // One oneDNN convolution step; true when its fused activation was applied
+  // in the op (else run() applies it after).
+  bool run_onednn(Step& step, tj::Stack& stack) const {
+    const OneDnnConv& conv = *step.onednn;
+    const at::Tensor input = stack[0].toTensor();
+    const at::Tensor weight = stack[1].toTensor();
+    const auto rank = static_cast<int64_t>(conv.spatial + 2);
+    const at::Tensor* residual = conv.residual ? &slots_[static_cast<std::size_t>(*conv.residual)].toTensor() : nullptr;
+    bool fits = input.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && input.is_cpu() && weight.is_cpu() &&
+                input.dim() == rank && weight.dim() == rank;
+    if (fits && residual) {
+      fits = residual->scalar_type() == at::kFloat && residual->is_cpu() &&
+             residual->sizes() == c10::IntArrayRef(conv_output_sizes(input, weight, stack));
+    }
+    if (!fits) {
+      if (weight.is_mkldnn()) stack[1] = weight.to_dense();  // the op's own kernel wants torch's layout
+      step.operation(stack);
+      if (residual) stack[0] = at::add(stack[0].toTensor(), *residual);
+      return false;
+    }
+    const auto format = conv.spatial == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d;
+    const c10::IValue unary = conv.unary.empty() ? c10::IValue() : c10::IValue(conv.unary);
+    c10::List<std::optional<at::Scalar>> scalars;
+    for (double v : conv.unary_scalars) scalars.push_back(at::Scalar(v));
+    const c10::IValue& bias = stack[2];
+    const c10::IValue &stride = stack[3], &padding = stack[4], &dilation = stack[5], &groups = stack[conv.groups_at];
+    const at::Tensor x = input.contiguous(format);
+    tj::Stack call;
+    if (!residual) {
+      call = {x, weight, bias, padding, stride, dilation, groups, conv.unary.empty() ? c10::IValue("none") : unary, scalars, c10::IValue()};
+      (*onednn_ops().conv)(call);
+    } else if (conv.residual_in_place && residual->is_contiguous(format) && residual->use_count() == 1 &&
+               residual->storage().use_count() == 1) {
+      // The operand's tensor is this slot's alone and read by nothing after: sum into it.
+      call = {*residual, x, weight, bias, padding, stride, dilation, groups, "add", c10::IValue(), unary, scalars, c10::IValue()};
+      (*onednn_ops().conv_add_in_place)(call);
+    } else {
+      call = {x, *residual, weight, bias, padding, stride, dilation, groups, "add", c10::IValue(), unary, scalars, c10::IValue()};
+      (*onednn_ops().conv_add)(call);
+    }
+    stack.clear();
+    stack.push_back(std::move(call.back()));
+    return !conv.unary.empty();
+  }
+
+  // The slots a step reads: its arguments' and a fused residual operand.
+  static std::vector<int> read_slots(const Step& step) {
+    std::vector<int> out;
+    for (const Arg& a : step.args) out.insert(out.end(), a.slots.begin(), a.slots.end());
+    if (step.onednn && step.onednn->residual) out.push_back(*step.onednn->residual);
+    return out;
+  }
+
+  static bool same_static_float_shape(const Value* a, const Value* b) {
+    if (!a || !b || a->dtype != DType::kFloat32 || b->dtype != DType::kFloat32 || !a->shape || !b->shape) return false;
+    for (const Dim& d : *a->shape) {
+      if (!d.is_static()) return false;
+    }
+    return *a->shape == *b->shape;
+  }
+
+  // A residual add (alpha 1) of a oneDNN convolution's output, read by
+  // nothing else, and another float tensor of the same static shape becomes
+  // that convolution's sum post-op, run where the add was (both operands are
+  // computed by then); the add's activation comes after the sum.
+  void fuse_residual_adds(const std::vector<const Value*>& value_of) {
+    std::vector<int> readers(slots_.size(), 0), producer(slots_.size(), -1);
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      for (int s : read_slots(steps_[i])) ++readers[static_cast<std::size_t>(s)];
+      for (int o : steps_[i].outputs) producer[static_cast<std::size_t>(o)] = static_cast<int>(i);
+    }
+    for (int s : output_slots_) ++readers[static_cast<std::size_t>(s)];  // the caller reads a graph output
+    std::vector<bool> merged_away(steps_.size(), false);
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      Step& add = steps_[i];
+      if (add.op_name != "aten::add.Tensor" || add.outputs.size() != 1 || add.args.size() != 3 ||
+          add.args[0].kind != Arg::Kind::kValue || add.args[1].kind != Arg::Kind::kValue || add.args[2].kind != Arg::Kind::kConstant) {
+        continue;
+      }
+      const c10::IValue& alpha = add.args[2].constant;
+      if (!(alpha.isInt() && alpha.toInt() == 1) && !(alpha.isDouble() && alpha.toDouble() == 1.0)) continue;
+      for (std::size_t side = 0; side < 2; ++side) {
+        const int x = add.args[side].slots[0], other = add.args[1 - side].slots[0];
+        const int c = producer[static_cast<std::size_t>(x)];
+        if (x == other || c < 0 || merged_away[static_cast<std::size_t>(c)] || readers[static_cast<std::size_t>(x)] != 1) continue;
+        Step& conv = steps_[static_cast<std::size_t>(c)];
+        if (!conv.onednn || conv.onednn->residual || !conv.fused.empty() || conv.outputs.size() != 1) continue;
+        if (!same_static_float_shape(value_of[static_cast<std::size_t>(x)], value_of[static_cast<std::size_t>(other)])) continue;
+        Step merged = std::move(conv);
+        merged.where += " with the residual add " + add.where;
+        merged.outputs = add.outputs;
+        merged.nodes.insert(merged.nodes.end(), add.nodes.begin(), add.nodes.end());
+        merged.fused = add.fused;
+        merged.fused_min = add.fused_min;
+        merged.fused_max = add.fused_max;
+        merged.onednn->residual = other;
+        add = std::move(merged);
+        merged_away[static_cast<std::size_t>(c)] = true;
+        break;
+      }
+    }
+    std::vector<Step> kept;
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      if (!merged_away[i]) kept.push_back(std::move(steps_[i]));
+    }
+    steps_ = std::move(kept);
+    for (Step& step : steps_) {
+      if (step.onednn) set_onednn_unary(step);
+    }
+  }
+
+  // Constant weights read only as oneDNN convolutions' weights, with the same
+  // arguments, are reordered once at move(); any other reader (or a graph
+  // output) keeps the weight in torch's layout.
+  void plan_packed_weights() {
+    packed_weights_.clear();
+    std::map<int, std::optional<Packing>> seen;  // nullopt: not packed
+    for (int s : output_slots_) seen[s] = std::nullopt;
+    for (const Step& step : steps_) {
+      for (std::size_t a = 0; a < step.args.size(); ++a) {
+        for (int s : step.args[a].slots) {
+          if (!is_constant_[static_cast<std::size_t>(s)]) continue;
+          if (!step.onednn || a != 1) {
+            seen[s] = std::nullopt;
+            continue;
+          }
+          Packing p;
+          p.spatial = step.onednn->spatial;
+          p.stride = step.args[3].constant.toIntVector();
+          p.padding = step.args[4].constant.toIntVector();
+          p.dilation = step.args[5].constant.toIntVector();
+          p.groups = step.args[step.onednn->groups_at].constant.toInt();
+          p.input_size = step.onednn->input_size;
+          auto [it, fresh] = seen.emplace(s, p);
+          if (!fresh && it->second && !it->second->same_arguments(p)) it->second = std::nullopt;
+        }
+      }
+      if (step.onednn && step.onednn->residual) seen[*step.onednn->residual] = std::nullopt;
+    }
+    for (const auto& [s, p] : seen) {
+      if (p) packed_weights_.emplace(s, *p);
+    }
+  }
+
+  // A float32 weight in oneDNN's blocked layout for its convolution (an
+  // MKLDNN tensor); a weight oneDNN cannot reorder stays as it is, and the
+  // op reorders it each run (or its own kernel runs).
+  static at::Tensor pack_weight(const at::Tensor& weight, const Packing& p) {
+    if (weight.scalar_type() != at::kFloat || weight.dim() != static_cast<int64_t>(p.spatial + 2)) return weight;
+    std::optional<std::vector<int64_t>> input_size;
+    if (p.input_size.size() == p.spatial + 2 && p.input_size[1] == weight.size(1) * p.groups) input_size = p.input_size;
+    try {
+      const at::Tensor w = weight.contiguous().to_mkldnn();
+      const at::OptionalIntArrayRef size = input_size ? at::OptionalIntArrayRef(*input_size) : at::OptionalIntArrayRef();
+      return p.spatial == 2 ? at::mkldnn_reorder_conv2d_weight(w, p.padding, p.stride, p.dilation, p.groups, size)
+                            : at::mkldnn_reorder_conv3d_weight(w, p.padding, p.stride, p.dilation, p.groups, size);
+    } catch (const c10::Error&) {
+      return weight;
+    }
   }
 
   // Ops that compute the same whatever the memory layout of their tensors
@@ -388,9 +657,11 @@ class LibTorchBackend final : public Backend {
     return {};
   }
 
-  Step plan(const Graph& graph, const Node& n, const std::unordered_map<std::uint32_t, int>& slot) {
+  Step plan(const Graph& graph, const Node& n, const std::unordered_map<std::uint32_t, int>& slot,
+            const std::vector<const Value*>& value_of) {
     Step step;
     step.where = "node '" + n.name + "' (" + n.op + ")";
+    step.nodes = {n.name};
     for (ValueId o : n.outputs) step.outputs.push_back(slot.at(o.index));
     if (n.op == "prim::ListConstruct") {
       step.list_construct = true;
@@ -429,8 +700,11 @@ class LibTorchBackend final : public Backend {
       step.args.push_back(std::move(a));
     }
     step.operation = op->getOperation();
+    step.op_name = schema.overload_name().empty() ? schema.name() : schema.name() + "." + schema.overload_name();
     if (const auto canonical = canonical_op(n); canonical && kAnyLayout.count(canonical->name)) step.layout = Layout::kAny;
-    maybe_use_onednn(step, n, schema);
+    std::vector<int> arg_slots;
+    for (const Arg& a : step.args) arg_slots.push_back(a.kind == Arg::Kind::kValue ? a.slots[0] : -1);
+    maybe_use_onednn(step, n, schema, arg_slots, value_of);
     if (auto fused = n.attributes.get_string("fused_activation")) {
       static const std::set<std::string> kKnown = {"relu", "clip", "sigmoid", "tanh", "hardswish", "silu"};
       if (!kKnown.count(*fused)) fail(ErrorCode::kUnsupported, step.where + ": fused activation '" + *fused + "' is not one this backend runs");
@@ -463,7 +737,7 @@ class LibTorchBackend final : public Backend {
   std::vector<c10::IValue> slots_;
   std::vector<std::pair<int, at::Tensor>> constants_;
   std::vector<bool> is_constant_;  // per slot
-  std::set<int> channels_last_weights_;  // constant slots kept channels-last on the CPU
+  std::map<int, Packing> packed_weights_;  // constant slots reordered for oneDNN on the CPU
   std::vector<int> input_slots_, output_slots_;
   Device device_;
   std::optional<c10::Stream> stream_;
@@ -516,6 +790,12 @@ std::vector<at::Tensor> run(TracedGraph& graph, const std::vector<at::Tensor>& i
   std::vector<at::Tensor> out;
   for (const auto& t : graph.run(in)) out.push_back(to_aten(t));
   return out;
+}
+
+std::vector<LibTorchStep> libtorch_plan(const Backend& backend) {
+  const auto* libtorch = dynamic_cast<const LibTorchBackend*>(&backend);
+  if (!libtorch) fail(ErrorCode::kInvalidArgument, "libtorch_plan: the backend is '" + backend.name() + "', not LibTorch's");
+  return libtorch->plan_steps();
 }
 
 bool has_libtorch_op(const std::string& qualified) {

@@ -8,6 +8,7 @@
 #include "test_util.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/trace.h"
 
 namespace tracegraph::native {
 namespace {
@@ -279,6 +280,201 @@ TEST(LibTorchBackendTest, AGraphReturningAConstantOrAnInputRunsTwice) {
     EXPECT_EQ(out[0].data_as<float>()[1], 2.0f) << "run " << i;
     EXPECT_EQ(out[1].data_as<float>()[0], 5.0f) << "run " << i;
   }
+}
+
+}  // namespace
+}  // namespace tracegraph::native
+
+// oneDNN's convolution path: activations and residual adds fused into the
+// convolution, weights reordered once. Each graph's result is checked against
+// the same computation written with ATen; the plan says what was fused.
+namespace tracegraph::native {
+namespace {
+
+using tracegraph::testing::max_relative_error;
+
+Tensor randn_tensor(Shape s) { return from_aten(at::randn(s)); }
+
+// The plan step that runs `node`, or null.
+const LibTorchStep* step_running(const std::vector<LibTorchStep>& plan, const std::string& prefix) {
+  for (const LibTorchStep& s : plan) {
+    for (const std::string& n : s.nodes) {
+      if (n.rfind(prefix, 0) == 0) return &s;
+    }
+  }
+  return nullptr;
+}
+
+class OneDnnTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!at::hasMKLDNN()) GTEST_SKIP() << "this LibTorch has no oneDNN: convolutions take ATen's own kernels";
+    at::manual_seed(0);
+  }
+};
+
+TEST_F(OneDnnTest, AResidualAddAndItsReluRunInTheProducingConvolution) {
+  // 5 and 7 channels (not multiples of 8), an odd 9x11 image, batch 2.
+  const Tensor w1 = randn_tensor({7, 5, 3, 3}), b1 = randn_tensor({7}), w2 = randn_tensor({7, 7, 3, 3}), b2 = randn_tensor({7});
+  const Tensor w3 = randn_tensor({7, 7, 1, 1});
+  const Tensor x = randn_tensor({2, 5, 9, 11});
+  TracedGraph g = trace(
+      [&](const SymbolicTensor& in) {
+        SymbolicTensor y = conv2d(in, w1, b1, {1, 1}, {1, 1}).relu6();
+        SymbolicTensor r = (conv2d(y, w2, b2, {1, 1}, {1, 1}) + y).relu();  // y read by nothing after: in place
+        return conv2d(r, w3).sigmoid();
+      },
+      x);
+  g.optimize();
+  g.finalize();
+  const auto plan = libtorch_plan(*g.backend());
+  for (int run = 0; run < 2; ++run) {
+    const at::Tensor got = to_aten(g.run({x})[0]);
+    const at::Tensor y = at::clamp(at::conv2d(to_aten(x), to_aten(w1), to_aten(b1), 1, 1), 0, 6);
+    const at::Tensor r = at::relu(at::conv2d(y, to_aten(w2), to_aten(b2), 1, 1) + y);
+    const at::Tensor want = at::sigmoid(at::conv2d(r, to_aten(w3)));
+    EXPECT_LT(max_relative_error(got, want), 1e-5) << "run " << run;
+  }
+  ASSERT_EQ(plan.size(), 3u) << "three convolutions, the add inside the second";
+  EXPECT_EQ(plan[0].kernel, "mkldnn::_convolution_pointwise");
+  EXPECT_EQ(plan[0].fused_activation, "hardtanh");
+  EXPECT_EQ(plan[1].kernel, "mkldnn::_convolution_pointwise_.binary");
+  ASSERT_EQ(plan[1].nodes.size(), 2u);
+  EXPECT_NE(plan[1].nodes[1].find("add"), std::string::npos) << plan[1].nodes[1];
+  EXPECT_EQ(plan[1].fused_activation, "relu");
+  EXPECT_EQ(plan[2].fused_activation, "sigmoid");
+  for (const LibTorchStep& s : plan) EXPECT_TRUE(s.packed_weight) << s.nodes[0];
+}
+
+TEST_F(OneDnnTest, AResidualReadLaterOrTheCallersInputIsNotWrittenTo) {
+  const Tensor w = randn_tensor({6, 6, 3, 3}), b = randn_tensor({6});
+  const Tensor x = randn_tensor({1, 6, 1, 7});  // height 1
+  const at::Tensor x_before = to_aten(x).clone();
+  TracedGraph g = trace(
+      [&](const SymbolicTensor& in) {
+        SymbolicTensor a = conv2d(in, w, b, {1, 1}, {1, 1}) + in;  // the graph's input as the residual
+        SymbolicTensor c = conv2d(a, w, b, {1, 1}, {1, 1}).sigmoid();
+        SymbolicTensor d = conv2d(c, w, b, {1, 1}, {1, 1}) + c;     // c is read again below
+        return std::make_tuple(d, c * 2.0);
+      },
+      x);
+  g.optimize();
+  g.finalize();
+  const auto plan = libtorch_plan(*g.backend());
+  for (int run = 0; run < 2; ++run) {
+    const auto out = g.run({x});
+    const at::Tensor xa = to_aten(x);
+    const at::Tensor a = at::conv2d(xa, to_aten(w), to_aten(b), 1, 1) + xa;
+    const at::Tensor c = at::sigmoid(at::conv2d(a, to_aten(w), to_aten(b), 1, 1));
+    const at::Tensor d = at::conv2d(c, to_aten(w), to_aten(b), 1, 1) + c;
+    EXPECT_LT(max_relative_error(to_aten(out[0]), d), 1e-5) << "run " << run;
+    EXPECT_LT(max_relative_error(to_aten(out[1]), c * 2), 1e-5) << "run " << run;
+    EXPECT_TRUE(at::equal(xa, x_before)) << "the caller's input was written to";
+  }
+  int out_of_place = 0;
+  for (const LibTorchStep& s : plan) {
+    EXPECT_NE(s.kernel, "mkldnn::_convolution_pointwise_.binary") << s.nodes[0];
+    out_of_place += s.kernel == "mkldnn::_convolution_pointwise.binary";
+  }
+  EXPECT_EQ(out_of_place, 2);
+}
+
+TEST_F(OneDnnTest, ThreeDimensionalConvolutionsWithResidualAndActivations) {
+  const Tensor w1 = randn_tensor({3, 1, 3, 3, 3}), w2 = randn_tensor({3, 3, 3, 3, 3}), b2 = randn_tensor({3});
+  const Tensor x = randn_tensor({1, 1, 1, 5, 6});  // depth 1
+  const std::vector<std::pair<std::string, std::string>> activations = {{"tanh", "tanh"}, {"hardswish", "hardswish"}, {"silu", "swish"}};
+  for (const auto& [act, post_op] : activations) {
+    TracedGraph g = trace(
+        [&](const SymbolicTensor& in) {
+          SymbolicTensor y = conv3d(in, w1, std::nullopt, {1, 1, 1}, {1, 1, 1});
+          y = act == "tanh" ? y.tanh() : act == "hardswish" ? y.hardswish() : y.silu();
+          return (conv3d(y, w2, b2, {1, 1, 1}, {1, 1, 1}) + y).relu();
+        },
+        x);
+    g.optimize();
+    g.finalize();
+    at::Tensor y = at::conv3d(to_aten(x), to_aten(w1), {}, 1, 1);
+    y = act == "tanh" ? at::tanh(y) : act == "hardswish" ? at::hardswish(y) : at::silu(y);
+    const at::Tensor want = at::relu(at::conv3d(y, to_aten(w2), to_aten(b2), 1, 1) + y);
+    EXPECT_LT(max_relative_error(to_aten(g.run({x})[0]), want), 1e-5) << act;
+    const auto plan = libtorch_plan(*g.backend());
+    ASSERT_EQ(plan.size(), 2u) << act;
+    EXPECT_EQ(plan[0].fused_activation, post_op);
+    EXPECT_EQ(plan[1].kernel, "mkldnn::_convolution_pointwise_.binary") << act;
+    EXPECT_EQ(plan[1].fused_activation, "relu") << act;
+  }
+}
+
+// A graph of aten::conv2d nodes over one input with symbolic height and
+// width: {weight, padding, output} per node, the outputs added up.
+TracedGraph convolutions(const Tensor& weight, const std::vector<std::int64_t>& paddings) {
+  Graph graph;
+  const ValueId x = graph.add_input("x", DType::kFloat32, SymbolicShape{Dim::of(1), Dim::of(weight.shape()[1]), Dim::sym("H"), Dim::sym("W")});
+  const ValueId w = graph.add_constant("w", weight);  // one constant, read by every convolution
+  std::optional<ValueId> sum;
+  for (std::size_t i = 0; i < paddings.size(); ++i) {
+    Attributes attrs;
+    attrs.set("stride", std::vector<std::int64_t>{1, 1});
+    attrs.set("padding", std::vector<std::int64_t>{paddings[i], paddings[i]});
+    attrs.set("dilation", std::vector<std::int64_t>{paddings[i], paddings[i]});
+    attrs.set("groups", std::int64_t{1});
+    attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"input", "weight"});
+    const NodeId conv = graph.add_node("aten::conv2d", {x, w}, {NewValue{"", DType::kFloat32, std::nullopt}}, attrs, "conv" + std::to_string(i));
+    const ValueId y = graph.node(conv).outputs[0];
+    if (!sum) {
+      sum = y;
+      continue;
+    }
+    Attributes add;
+    add.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self", "other"});
+    sum = graph.node(graph.add_node("aten::add", {*sum, y}, {NewValue{"", DType::kFloat32, std::nullopt}}, add, "add" + std::to_string(i))).outputs[0];
+  }
+  graph.set_outputs({*sum});
+  return TracedGraph(std::move(graph), std::nullopt, std::nullopt, make_libtorch_backend());
+}
+
+TEST_F(OneDnnTest, AWeightSharedWithOtherArgumentsStaysInTorchsLayout) {
+  const Tensor w = randn_tensor({4, 4, 3, 3});
+  const Tensor x = randn_tensor({1, 4, 8, 8});
+  TracedGraph g = convolutions(w, {1, 2});  // padding = dilation = 1, then 2: same output size
+  g.finalize();
+  const at::Tensor xa = to_aten(x), wa = to_aten(w);
+  const at::Tensor want = at::conv2d(xa, wa, {}, 1, 1) + at::conv2d(xa, wa, {}, 1, 2, 2);
+  EXPECT_LT(max_relative_error(to_aten(g.run({x})[0]), want), 1e-5);
+  int convolutions_seen = 0;
+  for (const LibTorchStep& s : libtorch_plan(*g.backend())) {
+    if (s.kernel.rfind("mkldnn::", 0) != 0) continue;
+    ++convolutions_seen;
+    EXPECT_FALSE(s.packed_weight) << s.nodes[0];
+  }
+  EXPECT_EQ(convolutions_seen, 2);
+}
+
+TEST_F(OneDnnTest, APackedWeightServesEveryInputShapeAndSurvivesAMove) {
+  const Tensor w = randn_tensor({5, 3, 3, 3});
+  TracedGraph g = convolutions(w, {1});  // height and width symbolic: reordered without a shape
+  g.finalize();
+  EXPECT_TRUE(libtorch_plan(*g.backend())[0].packed_weight);
+  for (int move = 0; move < 2; ++move) {
+    for (const Shape& s : {Shape{1, 3, 16, 16}, Shape{1, 3, 1, 1}, Shape{1, 3, 7, 30}}) {
+      const Tensor in = randn_tensor(s);
+      const at::Tensor want = at::conv2d(to_aten(in), to_aten(w), {}, 1, 1);
+      EXPECT_LT(max_relative_error(to_aten(g.run({in})[0]), want), 1e-5) << s[2] << "x" << s[3] << ", move " << move;
+    }
+    g.to("cpu");  // back to torch's layout and reordered again
+    EXPECT_TRUE(libtorch_plan(*g.backend())[0].packed_weight);
+  }
+}
+
+TEST(LibTorchPlanTest, AnotherBackendIsRefused) {
+  struct Other : Backend {
+    std::string name() const override { return "other"; }
+    void prepare(const Graph&, const Device&, const Stream*) override {}
+    std::vector<Tensor> run(const std::vector<Tensor>&) override { return {}; }
+    void move(const Device&, const Stream*) override {}
+    std::vector<UnsupportedNode> unsupported(const Graph&) const override { return {}; }
+  } other;
+  EXPECT_TG_ERROR(libtorch_plan(other), ErrorCode::kInvalidArgument, "the backend is 'other'");
 }
 
 }  // namespace

@@ -24,6 +24,21 @@ namespace tracegraph::native {
 
 std::unique_ptr<Backend> make_libtorch_backend();
 
+// One step of the LibTorch backend's plan: what runs for one node, or for a
+// convolution and the residual add fused into it.
+struct LibTorchStep {
+  std::vector<std::string> nodes;  // the graph's nodes it runs
+  std::string kernel;              // the LibTorch op it calls: "aten::max_pool2d", "mkldnn::_convolution_pointwise"
+  std::string fused_activation;    // the activation done inside that kernel (oneDNN's post-op name); empty: none
+  bool packed_weight = false;      // its weight is in oneDNN's blocked layout, reordered once (finalize(), to())
+};
+// The plan of a finalized graph's LibTorch backend, in run order: float32
+// CPU convolutions run on oneDNN (LibTorch's mkldnn::_convolution_pointwise)
+// on channels-last activations, with their activation and a residual add
+// after them in the same pass; a residual operand nothing reads afterwards
+// takes the sum in place. kInvalidArgument for another backend.
+std::vector<LibTorchStep> libtorch_plan(const Backend& backend);
+
 // A TorchScript file or an exported graph (.json, whose inputs keep their
 // exported shapes; `options` are TorchScript's), as read.
 ExportedGraph read_model(const std::string& path, const TorchScriptOptions& options = {});
