@@ -147,6 +147,22 @@ Result measure(const std::string& name, const BenchOptions& o, const std::functi
   return r;
 }
 
+// What the LibTorch backend fused in the optimized graph's plan.
+void print_libtorch_plan(const std::vector<native::LibTorchStep>& plan) {
+  int onednn = 0, activations = 0, residual = 0, in_place = 0, packed = 0;
+  for (const auto& s : plan) {
+    if (s.kernel.rfind("mkldnn::_convolution_pointwise", 0) != 0) continue;
+    ++onednn;
+    activations += !s.fused_activation.empty();
+    residual += s.kernel.find(".binary") != std::string::npos;
+    in_place += s.kernel == "mkldnn::_convolution_pointwise_.binary";
+    packed += s.packed_weight;
+  }
+  std::printf("libtorch plan (optimized): %zu steps; %d convolutions on oneDNN, %d with their activation inside, %d with a residual add "
+              "(%d in place), %d weights in oneDNN's blocked layout\n",
+              plan.size(), onednn, activations, residual, in_place, packed);
+}
+
 #ifdef TRACEGRAPH_HAS_XNNPACK
 // The optimized graph on XNNPACK with the per-node profile (a run of its own,
 // apart from the timed ones): the slowest nodes with their GFLOP/s, and the
@@ -234,11 +250,13 @@ int bench(const BenchOptions& o) {
     return [g, &inputs] { native::run(*g, inputs); };
   }));
   std::optional<OptimizeReport> report;
+  std::vector<native::LibTorchStep> plan;
   results.push_back(measure("tracegraph optimized on libtorch", o, [&]() -> std::function<void()> {
     auto g = read_graph();
     report = g->optimize();
     g->to(o.device);
     g->finalize();
+    plan = native::libtorch_plan(*g->backend());
     return [g, &inputs] { native::run(*g, inputs); };
   }));
 #ifdef TRACEGRAPH_HAS_XNNPACK
@@ -293,6 +311,7 @@ int bench(const BenchOptions& o) {
                   r.peak_mib > 0 ? ours.peak_mib / r.peak_mib : 0.0);
     }
   }
+  print_libtorch_plan(plan);
 #ifdef TRACEGRAPH_HAS_XNNPACK
   if (o.device == "cpu" && results.size() >= 7 && !results[5].error && !results[6].error)
     std::printf("xnnpack, fastest / direct convolutions: %.2fx median, %.2fx first run (finalize measures each 3x3 shape)\n",

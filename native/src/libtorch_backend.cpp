@@ -413,6 +413,7 @@ class LibTorchBackend final : public Backend {
     const std::vector<int64_t> stride = stack[3].toIntVector(), padding = stack[4].toIntVector(), dilation = stack[5].toIntVector();
     std::vector<int64_t> out = {input.size(0), weight.size(0)};
     for (std::size_t i = 0; i < stride.size(); ++i) {
+      if (stride[i] <= 0 || dilation[i] <= 0) return {};  // the op's own checks name what is wrong
       const int64_t span = dilation[i] * (weight.size(static_cast<int64_t>(i) + 2) - 1) + 1;
       out.push_back((input.size(static_cast<int64_t>(i) + 2) + 2 * padding[i] - span) / stride[i] + 1);
     }

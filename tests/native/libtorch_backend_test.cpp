@@ -405,21 +405,25 @@ TEST_F(OneDnnTest, ThreeDimensionalConvolutionsWithResidualAndActivations) {
   }
 }
 
-// A graph of aten::conv2d nodes over one input with symbolic height and
-// width: {weight, padding, output} per node, the outputs added up.
-TracedGraph convolutions(const Tensor& weight, const std::vector<std::int64_t>& paddings) {
+// A graph of aten::conv2d nodes over one input (symbolic height and width
+// unless `shape` is given), padding = dilation = paddings[i] each, their
+// outputs added up (of the shape given, if any).
+TracedGraph convolutions(const Tensor& weight, const std::vector<std::int64_t>& paddings, std::optional<Shape> shape = std::nullopt,
+                         std::int64_t stride = 1) {
   Graph graph;
-  const ValueId x = graph.add_input("x", DType::kFloat32, SymbolicShape{Dim::of(1), Dim::of(weight.shape()[1]), Dim::sym("H"), Dim::sym("W")});
+  const std::optional<SymbolicShape> out_shape = shape ? std::optional(symbolic(*shape)) : std::nullopt;
+  const ValueId x = graph.add_input("x", DType::kFloat32,
+                                    shape ? symbolic(*shape) : SymbolicShape{Dim::of(1), Dim::of(weight.shape()[1]), Dim::sym("H"), Dim::sym("W")});
   const ValueId w = graph.add_constant("w", weight);  // one constant, read by every convolution
   std::optional<ValueId> sum;
   for (std::size_t i = 0; i < paddings.size(); ++i) {
     Attributes attrs;
-    attrs.set("stride", std::vector<std::int64_t>{1, 1});
+    attrs.set("stride", std::vector<std::int64_t>{stride, stride});
     attrs.set("padding", std::vector<std::int64_t>{paddings[i], paddings[i]});
     attrs.set("dilation", std::vector<std::int64_t>{paddings[i], paddings[i]});
     attrs.set("groups", std::int64_t{1});
     attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"input", "weight"});
-    const NodeId conv = graph.add_node("aten::conv2d", {x, w}, {NewValue{"", DType::kFloat32, std::nullopt}}, attrs, "conv" + std::to_string(i));
+    const NodeId conv = graph.add_node("aten::conv2d", {x, w}, {NewValue{"", DType::kFloat32, out_shape}}, attrs, "conv" + std::to_string(i));
     const ValueId y = graph.node(conv).outputs[0];
     if (!sum) {
       sum = y;
@@ -427,7 +431,7 @@ TracedGraph convolutions(const Tensor& weight, const std::vector<std::int64_t>& 
     }
     Attributes add;
     add.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self", "other"});
-    sum = graph.node(graph.add_node("aten::add", {*sum, y}, {NewValue{"", DType::kFloat32, std::nullopt}}, add, "add" + std::to_string(i))).outputs[0];
+    sum = graph.node(graph.add_node("aten::add", {*sum, y}, {NewValue{"", DType::kFloat32, out_shape}}, add, "add" + std::to_string(i))).outputs[0];
   }
   graph.set_outputs({*sum});
   return TracedGraph(std::move(graph), std::nullopt, std::nullopt, make_libtorch_backend());
@@ -464,6 +468,12 @@ TEST_F(OneDnnTest, APackedWeightServesEveryInputShapeAndSurvivesAMove) {
     g.to("cpu");  // back to torch's layout and reordered again
     EXPECT_TRUE(libtorch_plan(*g.backend())[0].packed_weight);
   }
+}
+
+TEST_F(OneDnnTest, AStrideOfZeroIsAnErrorNamingTheNode) {
+  // Declared shapes that claim a residual add of two same-shaped convolutions.
+  TracedGraph g = convolutions(randn_tensor({4, 4, 3, 3}), {1, 1}, Shape{1, 4, 6, 6}, 0);
+  EXPECT_TG_ERROR(g.finalize(), ErrorCode::kInvalidArgument, "node 'conv0' (aten::conv2d): attribute 'stride' [0, 0]");
 }
 
 TEST(LibTorchPlanTest, AnotherBackendIsRefused) {
