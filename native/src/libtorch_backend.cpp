@@ -146,11 +146,13 @@ class LibTorchBackend final : public Backend {
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       if (!keep[s] && last_use[s] >= 0) steps_[static_cast<std::size_t>(last_use[s])].free_after.push_back(static_cast<int>(s));
     }
-    // A residual operand nothing reads afterwards takes the sum in place.
+    // A residual operand nothing reads afterwards takes the sum in place,
+    // unless it is the convolution's own input (oneDNN would read what it writes).
     for (std::size_t i = 0; i < steps_.size(); ++i) {
       if (!steps_[i].onednn || !steps_[i].onednn->residual) continue;
-      const auto r = static_cast<std::size_t>(*steps_[i].onednn->residual);
-      steps_[i].onednn->residual_in_place = !keep[r] && last_use[r] == static_cast<int>(i);
+      const int r = *steps_[i].onednn->residual;
+      steps_[i].onednn->residual_in_place = !keep[static_cast<std::size_t>(r)] &&
+                                            last_use[static_cast<std::size_t>(r)] == static_cast<int>(i) && r != steps_[i].args[0].slots[0];
     }
     move(device, stream);
   }

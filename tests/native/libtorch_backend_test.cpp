@@ -321,7 +321,8 @@ TEST_F(OneDnnTest, AResidualAddAndItsReluRunInTheProducingConvolution) {
   TracedGraph g = trace(
       [&](const SymbolicTensor& in) {
         SymbolicTensor y = conv2d(in, w1, b1, {1, 1}, {1, 1}).relu6();
-        SymbolicTensor r = (conv2d(y, w2, b2, {1, 1}, {1, 1}) + y).relu();  // y read by nothing after: in place
+        SymbolicTensor h = conv2d(y, w3);
+        SymbolicTensor r = (conv2d(h, w2, b2, {1, 1}, {1, 1}) + y).relu();  // y read by nothing after: in place
         return conv2d(r, w3).sigmoid();
       },
       x);
@@ -331,18 +332,20 @@ TEST_F(OneDnnTest, AResidualAddAndItsReluRunInTheProducingConvolution) {
   for (int run = 0; run < 2; ++run) {
     const at::Tensor got = to_aten(g.run({x})[0]);
     const at::Tensor y = at::clamp(at::conv2d(to_aten(x), to_aten(w1), to_aten(b1), 1, 1), 0, 6);
-    const at::Tensor r = at::relu(at::conv2d(y, to_aten(w2), to_aten(b2), 1, 1) + y);
+    const at::Tensor h = at::conv2d(y, to_aten(w3));
+    const at::Tensor r = at::relu(at::conv2d(h, to_aten(w2), to_aten(b2), 1, 1) + y);
     const at::Tensor want = at::sigmoid(at::conv2d(r, to_aten(w3)));
     EXPECT_LT(max_relative_error(got, want), 1e-5) << "run " << run;
   }
-  ASSERT_EQ(plan.size(), 3u) << "three convolutions, the add inside the second";
+  ASSERT_EQ(plan.size(), 4u) << "four convolutions, the add inside the third";
   EXPECT_EQ(plan[0].kernel, "mkldnn::_convolution_pointwise");
   EXPECT_EQ(plan[0].fused_activation, "hardtanh");
-  EXPECT_EQ(plan[1].kernel, "mkldnn::_convolution_pointwise_.binary");
-  ASSERT_EQ(plan[1].nodes.size(), 2u);
-  EXPECT_NE(plan[1].nodes[1].find("add"), std::string::npos) << plan[1].nodes[1];
-  EXPECT_EQ(plan[1].fused_activation, "relu");
-  EXPECT_EQ(plan[2].fused_activation, "sigmoid");
+  EXPECT_EQ(plan[1].fused_activation, "");
+  EXPECT_EQ(plan[2].kernel, "mkldnn::_convolution_pointwise_.binary");
+  ASSERT_EQ(plan[2].nodes.size(), 2u);
+  EXPECT_NE(plan[2].nodes[1].find("add"), std::string::npos) << plan[2].nodes[1];
+  EXPECT_EQ(plan[2].fused_activation, "relu");
+  EXPECT_EQ(plan[3].fused_activation, "sigmoid");
   for (const LibTorchStep& s : plan) EXPECT_TRUE(s.packed_weight) << s.nodes[0];
 }
 
@@ -379,8 +382,28 @@ TEST_F(OneDnnTest, AResidualReadLaterOrTheCallersInputIsNotWrittenTo) {
   EXPECT_EQ(out_of_place, 2);
 }
 
+TEST_F(OneDnnTest, AResidualThatIsTheConvolutionsOwnInputIsNotWrittenTo) {
+  const Tensor w0 = randn_tensor({5, 3, 1, 1}), w = randn_tensor({5, 5, 3, 3}), b = randn_tensor({5});
+  const Tensor x = randn_tensor({1, 3, 6, 5});
+  TracedGraph g = trace(
+      [&](const SymbolicTensor& in) {
+        SymbolicTensor a = conv2d(in, w0).relu();           // an intermediate, dead after the add
+        return (conv2d(a, w, b, {1, 1}, {1, 1}) + a).relu();  // a is both the input and the residual
+      },
+      x);
+  g.optimize();
+  g.finalize();
+  const at::Tensor a = at::relu(at::conv2d(to_aten(x), to_aten(w0)));
+  const at::Tensor want = at::relu(at::conv2d(a, to_aten(w), to_aten(b), 1, 1) + a);
+  for (int run = 0; run < 2; ++run) EXPECT_LT(max_relative_error(to_aten(g.run({x})[0]), want), 1e-5) << "run " << run;
+  const auto plan = libtorch_plan(*g.backend());
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[1].kernel, "mkldnn::_convolution_pointwise.binary");
+}
+
 TEST_F(OneDnnTest, ThreeDimensionalConvolutionsWithResidualAndActivations) {
   const Tensor w1 = randn_tensor({3, 1, 3, 3, 3}), w2 = randn_tensor({3, 3, 3, 3, 3}), b2 = randn_tensor({3});
+  const Tensor w3 = randn_tensor({3, 3, 1, 1, 1});
   const Tensor x = randn_tensor({1, 1, 1, 5, 6});  // depth 1
   const std::vector<std::pair<std::string, std::string>> activations = {{"tanh", "tanh"}, {"hardswish", "hardswish"}, {"silu", "swish"}};
   for (const auto& [act, post_op] : activations) {
@@ -388,20 +411,20 @@ TEST_F(OneDnnTest, ThreeDimensionalConvolutionsWithResidualAndActivations) {
         [&](const SymbolicTensor& in) {
           SymbolicTensor y = conv3d(in, w1, std::nullopt, {1, 1, 1}, {1, 1, 1});
           y = act == "tanh" ? y.tanh() : act == "hardswish" ? y.hardswish() : y.silu();
-          return (conv3d(y, w2, b2, {1, 1, 1}, {1, 1, 1}) + y).relu();
+          return (conv3d(conv3d(y, w3), w2, b2, {1, 1, 1}, {1, 1, 1}) + y).relu();
         },
         x);
     g.optimize();
     g.finalize();
     at::Tensor y = at::conv3d(to_aten(x), to_aten(w1), {}, 1, 1);
     y = act == "tanh" ? at::tanh(y) : act == "hardswish" ? at::hardswish(y) : at::silu(y);
-    const at::Tensor want = at::relu(at::conv3d(y, to_aten(w2), to_aten(b2), 1, 1) + y);
+    const at::Tensor want = at::relu(at::conv3d(at::conv3d(y, to_aten(w3)), to_aten(w2), to_aten(b2), 1, 1) + y);
     EXPECT_LT(max_relative_error(to_aten(g.run({x})[0]), want), 1e-5) << act;
     const auto plan = libtorch_plan(*g.backend());
-    ASSERT_EQ(plan.size(), 2u) << act;
+    ASSERT_EQ(plan.size(), 3u) << act;
     EXPECT_EQ(plan[0].fused_activation, post_op);
-    EXPECT_EQ(plan[1].kernel, "mkldnn::_convolution_pointwise_.binary") << act;
-    EXPECT_EQ(plan[1].fused_activation, "relu") << act;
+    EXPECT_EQ(plan[2].kernel, "mkldnn::_convolution_pointwise_.binary") << act;
+    EXPECT_EQ(plan[2].fused_activation, "relu") << act;
   }
 }
 
