@@ -295,16 +295,6 @@ using tracegraph::testing::max_relative_error;
 
 Tensor randn_tensor(Shape s) { return from_aten(at::randn(s)); }
 
-// The plan step that runs `node`, or null.
-const LibTorchStep* step_running(const std::vector<LibTorchStep>& plan, const std::string& prefix) {
-  for (const LibTorchStep& s : plan) {
-    for (const std::string& n : s.nodes) {
-      if (n.rfind(prefix, 0) == 0) return &s;
-    }
-  }
-  return nullptr;
-}
-
 class OneDnnTest : public ::testing::Test {
  protected:
   void SetUp() override {
