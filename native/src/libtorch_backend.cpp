@@ -267,7 +267,7 @@ class LibTorchBackend final : public Backend {
     std::optional<int> residual;     // a residual add's other operand (its slot): the sum is oneDNN's post-op
     bool residual_in_place = false;  // nothing reads that operand after: the sum goes into its tensor
     std::string unary;               // the fused activation as oneDNN's post-op; empty: applied after
-    std::vector<double> unary_scalars;
+    c10::IValue post_op, post_op_scalars;  // the same as the op's arguments, made once
   };
   // The arguments a constant weight is reordered for, once, at move().
   struct Packing {
@@ -399,18 +399,22 @@ class LibTorchBackend final : public Backend {
   static void set_onednn_unary(Step& step) {
     OneDnnConv& conv = *step.onednn;
     const bool relu = step.fused == "relu" || (step.fused == "clip" && step.fused_min == 0.0 && !step.fused_max);
-    conv.unary.clear();
-    conv.unary_scalars.clear();
-    if (relu) conv.unary = "relu";
-    if (conv.residual) return;
-    if (step.fused == "clip" && step.fused_min && step.fused_max) {
-      conv.unary = "hardtanh";
-      conv.unary_scalars = {*step.fused_min, *step.fused_max};
-    } else if (step.fused == "sigmoid" || step.fused == "hardswish") {
-      conv.unary = step.fused;
-    } else if (step.fused == "silu") {
-      conv.unary = "swish";
+    conv.unary = relu ? "relu" : "";
+    c10::List<std::optional<at::Scalar>> scalars;
+    if (!conv.residual) {
+      if (step.fused == "clip" && step.fused_min && step.fused_max) {
+        conv.unary = "hardtanh";
+        scalars.push_back(at::Scalar(*step.fused_min));
+        scalars.push_back(at::Scalar(*step.fused_max));
+      } else if (step.fused == "sigmoid" || step.fused == "hardswish") {
+        conv.unary = step.fused;
+      } else if (step.fused == "silu") {
+        conv.unary = "swish";
+      }
     }
+    // The plain op takes "none"; after a sum, no activation is None.
+    conv.post_op = !conv.unary.empty() ? c10::IValue(conv.unary) : conv.residual ? c10::IValue() : c10::IValue("none");
+    conv.post_op_scalars = c10::IValue(scalars);
   }
 
   static std::vector<int64_t> conv_output_sizes(const at::Tensor& input, const at::Tensor& weight, const tj::Stack& stack) {
@@ -445,15 +449,13 @@ class LibTorchBackend final : public Backend {
       return false;
     }
     const auto format = conv.spatial == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d;
-    const c10::IValue unary = conv.unary.empty() ? c10::IValue() : c10::IValue(conv.unary);
-    c10::List<std::optional<at::Scalar>> scalars;
-    for (double v : conv.unary_scalars) scalars.push_back(at::Scalar(v));
+    const c10::IValue &unary = conv.post_op, &scalars = conv.post_op_scalars;
     const c10::IValue& bias = stack[2];
     const c10::IValue &stride = stack[3], &padding = stack[4], &dilation = stack[5], &groups = stack[conv.groups_at];
     const at::Tensor x = input.contiguous(format);
     tj::Stack call;
     if (!residual) {
-      call = {x, weight, bias, padding, stride, dilation, groups, conv.unary.empty() ? c10::IValue("none") : unary, scalars, c10::IValue()};
+      call = {x, weight, bias, padding, stride, dilation, groups, unary, scalars, c10::IValue()};
       (*onednn_ops().conv)(call);
     } else if (conv.residual_in_place && residual->is_contiguous(format) && residual->use_count() == 1 &&
                residual->storage().use_count() == 1) {
