@@ -355,8 +355,7 @@ class LibTorchBackend final : public Backend {
   // blocked layout (move()), its activation and a residual add after it
   // (fuse_residual_adds) done in the same pass. Same arguments, same result
   // up to float rounding; what does not fit at run time takes the op's own kernel.
-  void maybe_use_onednn(Step& step, const Node& n, const c10::FunctionSchema& schema, const std::vector<int>& arg_slots,
-                        const std::vector<const Value*>& value_of) {
+  void maybe_use_onednn(Step& step, const Node& n, const c10::FunctionSchema& schema, const std::vector<const Value*>& value_of) {
     if (device_.type != DeviceType::kCPU || !onednn_ops().available) return;
     const std::string& name = schema.name();
     const bool plain = (name == "aten::conv2d" || name == "aten::conv3d") && schema.overload_name().empty();
@@ -366,7 +365,8 @@ class LibTorchBackend final : public Backend {
     OneDnnConv conv;
     conv.groups_at = general ? 8 : 6;
     // The rank, hence 2D or 3D, from the op or the input's known shape.
-    const Value* input = arg_slots[0] >= 0 ? value_of[static_cast<std::size_t>(arg_slots[0])] : nullptr;
+    const bool input_given = !step.args.empty() && step.args[0].kind == Arg::Kind::kValue;
+    const Value* input = input_given ? value_of[static_cast<std::size_t>(step.args[0].slots[0])] : nullptr;
     const std::size_t rank = input && input->shape ? input->shape->size() : 0;
     conv.spatial = name == "aten::conv2d" ? 2 : name == "aten::conv3d" ? 3 : rank >= 2 ? rank - 2 : 0;
     if (conv.spatial != 2 && conv.spatial != 3) return;
@@ -709,9 +709,7 @@ class LibTorchBackend final : public Backend {
     step.operation = op->getOperation();
     step.op_name = schema.overload_name().empty() ? schema.name() : schema.name() + "." + schema.overload_name();
     if (const auto canonical = canonical_op(n); canonical && kAnyLayout.count(canonical->name)) step.layout = Layout::kAny;
-    std::vector<int> arg_slots;
-    for (const Arg& a : step.args) arg_slots.push_back(a.kind == Arg::Kind::kValue ? a.slots[0] : -1);
-    maybe_use_onednn(step, n, schema, arg_slots, value_of);
+    maybe_use_onednn(step, n, schema, value_of);
     if (auto fused = n.attributes.get_string("fused_activation")) {
       static const std::set<std::string> kKnown = {"relu", "clip", "sigmoid", "tanh", "hardswish", "silu"};
       if (!kKnown.count(*fused)) fail(ErrorCode::kUnsupported, step.where + ": fused activation '" + *fused + "' is not one this backend runs");
