@@ -207,6 +207,8 @@ test('profiling gives each node its time', async () => {
     assert.ok(times.filter((t) => /relu/.test(t.op)).every((t) => t.flops === 0 && t.gflops === 0));
     // The UNet is a chain of channels-last ops: no layout change inside it.
     assert.deepEqual(times.filter((t) => t.layoutChanges !== 0 || t.layoutMs !== 0), []);
+    // Its weights are small: every GEMM is one XNNPACK operator.
+    assert.ok(times.every((t) => t.columnBlocks === 0), JSON.stringify(times.find((t) => t.columnBlocks !== 0)));
   } finally {
     g.dispose();
   }

@@ -483,5 +483,111 @@ TEST_P(XnnpackOpTest, MatchesLibTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(op_cases()), [](const auto& info) { return info.param.name; });
 
+// Column blocks: convolutions and linears whose weights outgrow the L2 cache
+// (over 1 MB), over 16 or more rows, run as XNNPACK operators over blocks of
+// their output channels. Each case: its node's blocks in the profile (0: one
+// operator), and its output against LibTorch, at 1 and 2 threads.
+struct BlockCase {
+  std::string name;
+  std::function<ValueId(Builder&)> build;  // the node under test's output
+  int blocks;
+};
+void PrintTo(const BlockCase& c, std::ostream* os) { *os << c.name; }
+
+Attributes conv_attrs(std::size_t rank, std::int64_t stride, std::int64_t padding) {
+  return attrs({{"stride", Ints(rank, stride)}, {"padding", Ints(rank, padding)}, {"dilation", Ints(rank, 1)}, {"groups", std::int64_t{1}}});
+}
+
+std::vector<BlockCase> block_cases() {
+  std::vector<BlockCase> out;
+  // 157 x 3 x 3 inputs per output channel (5.6 KB): blocks of 80 channels, the
+  // last of 10; 5 x 6 output pixels; relu6 fused into each block.
+  out.push_back({"conv2d_strided_relu6_partial_last_block", [](Builder& b) {
+    Attributes a = conv_attrs(2, 2, 1);
+    a.set("fused_activation", std::string("clip"));
+    a.set("fused_min", 0.0);
+    a.set("fused_max", 6.0);
+    return b.op("conv2d", "", {{"input", b.input({1, 157, 9, 11})}, {"weight", b.constant({250, 157, 3, 3}, 0.05)}, {"bias", b.constant({250})}}, a);
+  }, 4});
+  // The same weights over 3 x 3 = 9 output pixels: one operator.
+  out.push_back({"conv2d_few_rows_stays_whole", [](Builder& b) {
+    return b.op("conv2d", "", {{"input", b.input({1, 157, 3, 3})}, {"weight", b.constant({250, 157, 3, 3}, 0.05)}, {"bias", b.constant({250})}},
+                conv_attrs(2, 1, 1));
+  }, 0});
+  // A 1x1 convolution without bias, batch 2, height 1: 1300 x 4 B per channel, blocks of 96.
+  out.push_back({"conv2d_1x1_batch_2_height_1_no_bias", [](Builder& b) {
+    return b.op("conv2d", "", {{"input", b.input({2, 1300, 1, 9})}, {"weight", b.constant({203, 1300, 1, 1}, 0.05)}}, conv_attrs(2, 1, 0));
+  }, 3});
+  // 3D (the depth unfolded into the channels): 100 x 27 per channel, blocks of 48.
+  out.push_back({"conv3d_depth_3", [](Builder& b) {
+    return b.op("conv3d", "", {{"input", b.input({1, 100, 3, 4, 5})}, {"weight", b.constant({101, 100, 3, 3, 3}, 0.05)}, {"bias", b.constant({101})}},
+                conv_attrs(3, 1, 1));
+  }, 3});
+  // A linear over [2, 13] rows, 700 inputs: blocks of 176, the last of 72.
+  out.push_back({"linear_rows_of_a_3d_input", [](Builder& b) {
+    return b.op("linear", "", {{"input", b.input({2, 13, 700})}, {"weight", b.constant({600, 700}, 0.05)}, {"bias", b.constant({600})}});
+  }, 4});
+  out.push_back({"linear_three_rows_stays_whole", [](Builder& b) {
+    return b.op("linear", "", {{"input", b.input({3, 700})}, {"weight", b.constant({600, 700}, 0.05)}, {"bias", b.constant({600})}});
+  }, 0});
+  // torch.export's linear: addmm(bias, x, mat2 [700, 600]), mat2's columns copied per block.
+  out.push_back({"addmm_20_rows", [](Builder& b) {
+    const ValueId x = b.input({20, 700});
+    return b.op("addmm", "", {{"self", b.constant({600})}, {"mat1", x}, {"mat2", b.constant({700, 600}, 0.05)}});
+  }, 4});
+  return out;
+}
+
+class ColumnBlockTest : public ::testing::TestWithParam<BlockCase> {};
+
+TEST_P(ColumnBlockTest, RunsInBlocksAndMatchesLibTorch) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    at::manual_seed(7);
+    Builder b;
+    const ValueId y = GetParam().build(b);
+    b.g.set_outputs({y});
+    const std::string node = b.g.node(*b.g.value(y).producer).name;
+    Graph copy = b.g;
+    TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
+    auto owned = std::make_unique<XnnpackBackend>(Options{threads, true, 0, ConvAlgorithm::kDirect});
+    const XnnpackBackend* backend = owned.get();
+    TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
+    reference.finalize();
+    g.finalize();
+    const Tensor want = reference.run(b.inputs).at(0), got = g.run(b.inputs).at(0);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_LE(max_relative_error(got, want), 1e-5);
+    const auto times = backend->profile();
+    const auto it = std::find_if(times.begin(), times.end(), [&](const NodeTime& t) { return t.node == node; });
+    ASSERT_NE(it, times.end()) << node;
+    EXPECT_EQ(it->column_blocks, GetParam().blocks);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ColumnBlockTest, ::testing::ValuesIn(block_cases()), [](const auto& info) { return info.param.name; });
+
+// One graph, its input's height symbolic: the blocks are made for many rows,
+// the whole operator for few, and the blocks again; each run right.
+TEST(ColumnBlocks, ANewInputShapeChangesTheBlocksAndKeepsTheResultsRight) {
+  at::manual_seed(3);
+  Builder b;
+  const ValueId x = b.g.add_input("x", DType::kFloat32, SymbolicShape{Dim::of(1), Dim::of(157), Dim::sym("H"), Dim::of(5)});
+  const ValueId y = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({250, 157, 3, 3}, 0.05)}, {"bias", b.constant({250})}}, conv_attrs(2, 1, 1));
+  b.g.set_outputs({y});
+  Graph copy = b.g;
+  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
+  auto owned = std::make_unique<XnnpackBackend>(Options{1, true, 0, ConvAlgorithm::kDirect});
+  const XnnpackBackend* backend = owned.get();
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
+  reference.finalize();
+  g.finalize();
+  for (const auto& [height, blocks] : {std::pair{8, 4}, std::pair{1, 0}, std::pair{6, 4}}) {
+    const Tensor in = native::from_aten(at::randn({1, 157, height, 5}));
+    EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "height " << height;
+    EXPECT_EQ(backend->profile().at(0).column_blocks, blocks) << "height " << height;
+  }
+}
+
 }  // namespace
 }  // namespace tracegraph::xnnpack

@@ -164,7 +164,9 @@ export class TracedGraph {
   /** Per-node times of the last run, with finalize({ profile: true }), and what ran
    *  each node: XNNPACK operators, portable kernels of ours, or nothing at run time. */
   /** flops: the node's floating-point operations (convolutions, linears, matrix products; else 0), gflops: flops / time. */
-  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number; layoutChanges: number; layoutMs: number }>;
+  /** layoutChanges, layoutMs: layout changes made for the node's inputs and their time; columnBlocks: XNNPACK operators over
+   *  blocks of the output channels of a convolution or linear whose weights outgrow the cache (0: one operator). */
+  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number; layoutChanges: number; layoutMs: number; columnBlocks: number }>;
   /** Frees the wasm memory this graph holds. */
   dispose(): void;
 }

@@ -106,6 +106,7 @@ std::vector<NodeTime> XnnpackBackend::Impl::profile() const {
       }
       continue;  // the engine is the node's own
     }
+    t.column_blocks = std::max(t.column_blocks, steps_[k].column_blocks);
     if (steps_[k].winograd) t.engine = Engine::kWinograd;
     else if (steps_[k].xnnpack) {
       if (t.engine != Engine::kWinograd) t.engine = Engine::kXnnpack;

@@ -168,6 +168,7 @@ class XnnpackBackend::Impl {
     bool xnnpack = false;   // runs an XNNPACK operator (else a kernel of ours)
     bool winograd = false;  // a Winograd convolution (transforms of ours around XNNPACK's GEMM)
     bool layout_change = false;  // a transpose between channels-last and torch's order
+    int column_blocks = 0;       // XNNPACK operators over blocks of output columns (0: one, or none)
   };
   // What outlives a re-plan: XNNPACK operators with packed weights, and the
   // constants a node derived (batch norm's scale and shift, scalar operands).
@@ -182,7 +183,28 @@ class XnnpackBackend::Impl {
       std::vector<float> weights;
     };
     std::map<int, WinogradGemm> winograd;
+    // A GEMM's operators over blocks of its output columns (column_blocks()),
+    // by the node's operator number: one block, or `width` columns each.
+    struct ColumnBlocks {
+      i64 width = 0;
+      std::vector<XnnOp> ops;
+    };
+    std::map<std::size_t, ColumnBlocks> columns;
   };
+
+  // XNNPACK's GEMMs stream the whole packed weight matrix once per tile of
+  // rows (its microkernel's 1 to 8), so a matrix past the L2 cache,
+  // multiplied into many rows, comes from L3 or memory rows/8 times over.
+  // Split by output columns into blocks of about kColumnBlockBytes, each
+  // block's weights stay in L2 across all rows (a GEMM's cache blocking).
+  // The width of the blocks for `rows` x `depth` times `depth` x `columns`,
+  // or 0: one operator.
+  static i64 column_block_width(i64 rows, i64 depth, i64 columns);
+  // The node's operators number `index` over blocks of `width` output columns
+  // (0: one): `make(first, count, &op)` creates the one for columns
+  // [first, first + count). Made again when the width changes.
+  NodeState::ColumnBlocks& column_blocks(NodeState& st, std::size_t index, i64 width, i64 columns,
+                                         const std::function<void(i64, i64, xnn_operator_t*)>& make);
 
   // ---- planning -------------------------------------------------------
 
@@ -655,6 +677,11 @@ class XnnpackBackend::Impl {
   // once, on the first plan).
   int fully_connected(const Node& n, NodeState& st, std::size_t index, int x, const float* w, const float* b, i64 in_features,
                       i64 out_features, float out_min = -kInf, float out_max = kInf);
+  // out[rows, columns] = x[rows, depth] times a weight matrix, on XNNPACK's
+  // fully connected operators number `index` (column_blocks(): `make`
+  // creates the one for some output columns, out's row stride `columns`).
+  void gemm_step(const Node& n, NodeState& st, std::size_t index, int x, int out, i64 rows, i64 depth, i64 columns,
+                 const std::function<void(i64, i64, xnn_operator_t*)>& make);
   // addmm(self, mat1, mat2): mat1 @ mat2 + self, with mat2 a weight [K, N]
   // (torch.export's linear: addmm(bias, x, permute(weight))).
   void lower_addmm(const Node& n, NodeState& st);

@@ -36,44 +36,73 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
     const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
     const std::size_t h = rank == 3 ? 1 : 0;  // index of H among the spatial args
-    // XNNPACK's direct convolution, made once (again after Winograd ran on other shapes).
-    auto direct_op = [&]() -> xnn_operator_t {
-      if (st.ops.empty()) st.ops.emplace_back();
-      if (st.ops[0].op) return st.ops[0].op;
+    // The GEMM's rows (output pixels) decide whether the output channels go
+    // in column blocks (column_blocks()); only without groups, whose output
+    // channels interleave.
+    const i64 rows = xs[0] * shape_rules::window_output(rank == 3 ? xs[2] : 1, kd, depth.stride, depth.padding, depth.dilation).value_or(0) *
+                     shape_rules::window_output(xs[rank == 3 ? 3 : 2], kh, stride[h], padding[h], dilation[h]).value_or(0) *
+                     shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
+    const i64 block_width = groups == 1 ? column_block_width(rows, kh * kw * kd * cg, out_channels) : 0;
+    // XNNPACK's direct convolution, made once (again after Winograd ran on
+    // other shapes, or for another width of column blocks).
+    auto direct_ops = [&]() -> const NodeState::ColumnBlocks& {
       // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's [g*cog + o][c][kd][kh][kw].
-      std::vector<float> packed(static_cast<std::size_t>(w.numel()));
-      const float* src = w.data_as<float>();
+      std::vector<float> packed;
       const i64 ic = kd * cg;
-      for (i64 o = 0; o < out_channels; ++o)
-        for (i64 c = 0; c < cg; ++c)
-          for (i64 d = 0; d < kd; ++d)
-            for (i64 y = 0; y < kh; ++y)
-              for (i64 x2 = 0; x2 < kw; ++x2)
-                packed[static_cast<std::size_t>(((o * kh + y) * kw + x2) * ic + d * cg + c)] = src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
-      check(xnn_create_convolution2d_nhwc_f32(
-                u32(padding[h]), u32(padding[h + 1]),
-                u32(padding[h]), u32(padding[h + 1]),
-                u32(kh), u32(kw), u32(stride[h]),
-                u32(stride[h + 1]), u32(dilation[h]),
-                u32(dilation[h + 1]), u32(groups),
-                static_cast<std::size_t>(ic), static_cast<std::size_t>(cog), static_cast<std::size_t>(ic * groups),
-                static_cast<std::size_t>(out_channels), packed.data(), b.defined() ? b.data_as<float>() : nullptr,
-                fused.min, fused.max, 0, nullptr, nullptr, &st.ops[0].op),
-            n, "creating a convolution");
-      return st.ops[0].op;
+      return column_blocks(st, 0, block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
+        if (packed.empty()) {
+          packed.resize(static_cast<std::size_t>(w.numel()));
+          const float* src = w.data_as<float>();
+          for (i64 o = 0; o < out_channels; ++o)
+            for (i64 c = 0; c < cg; ++c)
+              for (i64 d = 0; d < kd; ++d)
+                for (i64 y = 0; y < kh; ++y)
+                  for (i64 x2 = 0; x2 < kw; ++x2)
+                    packed[static_cast<std::size_t>(((o * kh + y) * kw + x2) * ic + d * cg + c)] = src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
+        }
+        // Whole: `cog` output channels per group; a block (groups == 1): its `count`.
+        check(xnn_create_convolution2d_nhwc_f32(
+                  u32(padding[h]), u32(padding[h + 1]),
+                  u32(padding[h]), u32(padding[h + 1]),
+                  u32(kh), u32(kw), u32(stride[h]),
+                  u32(stride[h + 1]), u32(dilation[h]),
+                  u32(dilation[h + 1]), u32(groups),
+                  static_cast<std::size_t>(ic), static_cast<std::size_t>(count == out_channels ? cog : count), static_cast<std::size_t>(ic * groups),
+                  static_cast<std::size_t>(out_channels), packed.data() + first * kh * kw * ic, b.defined() ? b.data_as<float>() + first : nullptr,
+                  fused.min, fused.max, 0, nullptr, nullptr, op),
+              n, "creating a convolution");
+      });
     };
+    // Reshapes the blocks for `images` of in_h x in_w; their largest workspace.
+    auto reshape_direct = [&](const NodeState::ColumnBlocks& blocks, i64 images, i64 in_h, i64 in_w, std::size_t& oh, std::size_t& ow) {
+      std::size_t workspace = 0;
+      for (const XnnOp& op : blocks.ops) {
+        std::size_t ws_size = 0, ws_align = 0;
+        check(xnn_reshape_convolution2d_nhwc_f32(op.op, static_cast<std::size_t>(images), static_cast<std::size_t>(in_h),
+                                                 static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, pool()),
+              n, "reshaping a convolution");
+        workspace = std::max(workspace, ws_size);
+      }
+      return workspace;
+    };
+    auto setup_direct = [this, &n](const NodeState::ColumnBlocks& blocks, i64 block, void* workspace, const float* in, float* y) {
+      for (std::size_t k = 0; k < blocks.ops.size(); ++k)
+        check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, workspace, in, y + static_cast<i64>(k) * block), n, "setting up a convolution");
+    };
+    const i64 block = block_width ? block_width : out_channels;
     const bool winograd_shape = groups == 1 && kh == 3 && kw == 3 && (rank == 2 || kd == 3) &&
                                 std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
                                 std::all_of(dilation.begin(), dilation.end(), [](i64 v) { return v == 1; });
     if (winograd_shape) {
       // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
       auto scratch = std::make_shared<std::vector<AlignedFloats>>();
-      DirectRun direct = [this, &n, &direct_op, scratch, rank, in_channels, depth](const float* in, float* y, i64 batch, const i64* sizes) {
-        xnn_operator_t op = direct_op();
+      DirectRun direct = [this, &n, &direct_ops, &reshape_direct, &setup_direct, block, scratch, rank, in_channels, depth](
+                             const float* in, float* y, i64 batch, const i64* sizes) {
+        const NodeState::ColumnBlocks& blocks = direct_ops();
         const float* conv_in = in;
         i64 images = batch;
         const i64 in_h = sizes[rank - 2], in_w = sizes[rank - 1];
-        std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
+        std::size_t oh = 0, ow = 0;
         if (rank == 3) {
           const i64 out_depth = sizes[0] + 2 * depth.padding - 2;
           images = batch * out_depth;
@@ -84,19 +113,17 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
           });
           conv_in = (*scratch)[0].get();
         }
-        check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(images), static_cast<std::size_t>(in_h), static_cast<std::size_t>(in_w),
-                                                 &ws_size, &ws_align, &oh, &ow, pool()),
-              n, "reshaping a convolution");
+        const std::size_t ws_size = reshape_direct(blocks, images, in_h, in_w, oh, ow);
         if (ws_size && scratch->size() < 2) {
           scratch->resize(2);
           (*scratch)[1] = aligned_floats(ws_size);
         }
-        check(xnn_setup_convolution2d_nhwc_f32(op, ws_size ? (*scratch)[1].get() : nullptr, conv_in, y), n, "setting up a convolution");
-        check(xnn_run_operator(op, pool()), n, "running a convolution");
+        setup_direct(blocks, block, ws_size ? (*scratch)[1].get() : nullptr, conv_in, y);
+        for (const XnnOp& op : blocks.ops) check(xnn_run_operator(op.op, pool()), n, "running a convolution");
       };
       if (lower_winograd(n, st, x, w, b, padding, fused, direct)) return;
     }
-    xnn_operator_t op = direct_op();
+    const NodeState::ColumnBlocks& blocks = direct_ops();
     i64 batch = xs[0], out_depth = 1;
     int conv_in = x;
     if (rank == 3) {
@@ -127,19 +154,24 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 expect_h = shape_rules::window_output(in_h, kh, stride[h], padding[h], dilation[h]).value_or(0);
     const i64 expect_w = shape_rules::window_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
     within_budget(Shape{batch, out_channels, expect_h, expect_w});
-    reserve_indirection(n, expect_h, expect_w, kh * kw);
-    std::size_t ws_size = 0, ws_align = 0, oh = 0, ow = 0;
-    check(xnn_reshape_convolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h),
-                                             static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, pool()),
-          n, "reshaping a convolution");
-    workspace_bytes_ = std::max(workspace_bytes_, ws_size);
+    for (std::size_t k = 0; k < blocks.ops.size(); ++k) reserve_indirection(n, expect_h, expect_w, kh * kw);  // one per operator
+    std::size_t oh = 0, ow = 0;
+    workspace_bytes_ = std::max(workspace_bytes_, reshape_direct(blocks, batch, in_h, in_w, oh, ow));
     Shape out_shape = rank == 3 ? Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}
                                 : Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)};
     const int out = new_tensor(std::move(out_shape), true);
+    std::vector<xnn_operator_t> ops;
+    for (const XnnOp& op : blocks.ops) ops.push_back(op.op);
     Step& step = add_step({conv_in}, {out});
-    step.setup = [this, op, conv_in, out, &n] { check(xnn_setup_convolution2d_nhwc_f32(op, workspace_.get(), ptr(conv_in), ptr(out)), n, "setting up a convolution"); };
+    step.setup = [this, ops, block, conv_in, out, &n] {
+      for (std::size_t k = 0; k < ops.size(); ++k)
+        check(xnn_setup_convolution2d_nhwc_f32(ops[k], workspace_.get(), ptr(conv_in), ptr(out) + static_cast<i64>(k) * block), n, "setting up a convolution");
+    };
     step.xnnpack = true;
-    step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a convolution"); };
+    step.column_blocks = block_width ? static_cast<int>(ops.size()) : 0;
+    step.run = [this, ops, &n] {
+      for (xnn_operator_t op : ops) check(xnn_run_operator(op, pool()), n, "running a convolution");
+    };
     post_activation(n, st, 1, fused, out);
     define(n.outputs[0], out);
     return;

@@ -19,28 +19,78 @@ void XnnpackBackend::Impl::lower_linear(const Node& n, NodeState& st) {
   define(n.outputs[0], out);
 }
 
+namespace {
+// Column blocks whose packed weights take about this much of the L2 cache
+// (measured on 2D convolutions and linears of 0.5 to 9.4 MB: best between
+// 256 KB and 1.2 MB, natively 0.5-0.8x the time of one operator).
+constexpr i64 kColumnBlockBytes = i64{512} << 10;
+// Weight matrices up to this size stay whole.
+constexpr i64 kWholeWeightBytes = i64{1} << 20;
+// Narrower blocks cost more in XNNPACK's per-operator work than they save.
+constexpr i64 kMinColumnBlock = 32;
+// Fewer rows than this are one or two of XNNPACK's row tiles: nothing to save.
+constexpr i64 kMinBlockedRows = 16;
+}  // namespace
+
+i64 XnnpackBackend::Impl::column_block_width(i64 rows, i64 depth, i64 columns) {
+  const i64 row_bytes = depth * static_cast<i64>(sizeof(float));  // one output column's weights
+  if (rows < kMinBlockedRows || row_bytes <= 0 || columns <= kWholeWeightBytes / row_bytes) return 0;
+  const i64 width = std::max(kMinColumnBlock, kColumnBlockBytes / row_bytes / 16 * 16);
+  return width < columns ? width : 0;
+}
+
+XnnpackBackend::Impl::NodeState::ColumnBlocks& XnnpackBackend::Impl::column_blocks(
+    NodeState& st, std::size_t index, i64 width, i64 columns, const std::function<void(i64, i64, xnn_operator_t*)>& make) {
+  NodeState::ColumnBlocks& blocks = st.columns[index];
+  if (!blocks.ops.empty() && blocks.width == width) return blocks;
+  blocks.ops.clear();  // another width: the old blocks' packed weights go first
+  std::vector<XnnOp> ops;
+  const i64 block = std::max<i64>(width ? width : columns, 1);
+  for (i64 first = 0; first == 0 || first < columns; first += block) {
+    ops.emplace_back();
+    make(first, std::min(block, columns - first), &ops.back().op);
+  }
+  blocks.ops = std::move(ops);
+  blocks.width = width;
+  return blocks;
+}
+
 int XnnpackBackend::Impl::fully_connected(const Node& n, NodeState& st, std::size_t index, int x, const float* w, const float* b, i64 in_features,
                     i64 out_features, float out_min, float out_max) {
-  if (st.ops.size() <= index) st.ops.resize(index + 1);
-  if (!st.ops[index].op) {
-    check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
-                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features), w, b,
-                                            out_min, out_max, 0, nullptr, nullptr, &st.ops[index].op),
-          n, "creating a fully connected op");
-  }
-  xnn_operator_t op = st.ops[index].op;
   x = as_layout(x, false);
   const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
   const i64 batch = numel(xs) / std::max<i64>(in_features, 1);
-  check(xnn_reshape_fully_connected_nc_f32(op, static_cast<std::size_t>(batch), pool()), n, "reshaping a fully connected op");
   Shape out_shape = xs;
   out_shape.back() = out_features;
   const int out = new_tensor(out_shape, false);
-  Step& step = add_step({x}, {out});
-  step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
-  step.xnnpack = true;
-  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
+  gemm_step(n, st, index, x, out, batch, in_features, out_features, [&](i64 first, i64 count, xnn_operator_t* op) {
+    check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(count),
+                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features), w + first * in_features,
+                                            b ? b + first : nullptr, out_min, out_max, 0, nullptr, nullptr, op),
+          n, "creating a fully connected op");
+  });
   return out;
+}
+
+void XnnpackBackend::Impl::gemm_step(const Node& n, NodeState& st, std::size_t index, int x, int out, i64 rows, i64 depth, i64 columns,
+                                     const std::function<void(i64, i64, xnn_operator_t*)>& make) {
+  const NodeState::ColumnBlocks& blocks = column_blocks(st, index, column_block_width(rows, depth, columns), columns, make);
+  const i64 block = blocks.width ? blocks.width : columns;
+  std::vector<xnn_operator_t> ops;
+  for (const XnnOp& op : blocks.ops) {
+    check(xnn_reshape_fully_connected_nc_f32(op.op, static_cast<std::size_t>(rows), pool()), n, "reshaping a fully connected op");
+    ops.push_back(op.op);
+  }
+  Step& step = add_step({x}, {out});
+  step.setup = [this, ops, block, x, out, &n] {
+    for (std::size_t k = 0; k < ops.size(); ++k)
+      check(xnn_setup_fully_connected_nc_f32(ops[k], ptr(x), ptr(out) + static_cast<i64>(k) * block), n, "setting up a fully connected op");
+  };
+  step.xnnpack = true;
+  step.column_blocks = blocks.width ? static_cast<int>(ops.size()) : 0;
+  step.run = [this, ops, &n] {
+    for (xnn_operator_t op : ops) check(xnn_run_operator(op, pool()), n, "running a fully connected op");
+  };
 }
 
 void XnnpackBackend::Impl::lower_addmm(const Node& n, NodeState& st) {
@@ -58,21 +108,18 @@ void XnnpackBackend::Impl::lower_addmm(const Node& n, NodeState& st) {
   if (b.numel() != out_features || b.dim() > 2 || (b.dim() == 2 && b.shape()[0] != 1))
     fail(ErrorCode::kUnsupported, where(n) + ": 'self' " + shape_str(b.shape()) + " is not a bias of " + std::to_string(out_features));
   const Fused fused = fused_of(n);
-  if (st.ops.empty()) {
-    st.ops.emplace_back();
-    check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
-                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
-                                            ms.constant, b.data_as<float>(), fused.min, fused.max, XNN_FLAG_TRANSPOSE_WEIGHTS,
-                                            nullptr, nullptr, &st.ops[0].op),
-          n, "creating a fully connected op");
-  }
-  xnn_operator_t op = st.ops[0].op;
-  check(xnn_reshape_fully_connected_nc_f32(op, static_cast<std::size_t>(xs[0]), pool()), n, "reshaping a fully connected op");
   const int out = new_tensor(Shape{xs[0], out_features}, false);
-  Step& step = add_step({x}, {out});
-  step.setup = [this, op, x, out, &n] { check(xnn_setup_fully_connected_nc_f32(op, ptr(x), ptr(out)), n, "setting up a fully connected op"); };
-  step.xnnpack = true;
-  step.run = [this, op, &n] { check(xnn_run_operator(op, pool()), n, "running a fully connected op"); };
+  const float* weights = ms.constant;
+  gemm_step(n, st, 0, x, out, xs[0], in_features, out_features, [&](i64 first, i64 count, xnn_operator_t* op) {
+    // mat2's columns [first, first + count) as a [K, count] matrix of their own.
+    std::vector<float> block(static_cast<std::size_t>(in_features * count));
+    for (i64 r = 0; r < in_features; ++r)
+      std::copy_n(weights + r * out_features + first, count, block.begin() + r * count);
+    check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(count),
+                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features), block.data(),
+                                            b.data_as<float>() + first, fused.min, fused.max, XNN_FLAG_TRANSPOSE_WEIGHTS, nullptr, nullptr, op),
+          n, "creating a fully connected op");
+  });
   post_activation(n, st, 1, fused, out);
   define(n.outputs[0], out);
 }

@@ -248,7 +248,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   }
 
   // The direct convolution's packed weights are not needed while Winograd runs.
-  if (!st.ops.empty() && st.ops[0].op) xnn_delete_operator(std::exchange(st.ops[0].op, nullptr));
+  st.columns.erase(0);
   const winograd::Geometry g = *real[form.tile / 4];
   const i64 chunk = chunk_for(g, form.channel_rows);
   NodeState::WinogradGemm& made = st.winograd[form.key()];

@@ -74,6 +74,10 @@ struct NodeTime {
   // channels-last ops; a graph input's change (the graph's edge) is not counted.
   int layout_changes = 0;
   double layout_milliseconds = 0;
+  // A convolution or linear whose weights outgrow the L2 cache, over many
+  // rows, runs as this many XNNPACK operators over blocks of its output
+  // channels (each block's weights stay in cache); 0: one operator.
+  int column_blocks = 0;
 };
 
 class XnnpackBackend : public Backend {
