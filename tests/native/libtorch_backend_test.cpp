@@ -395,7 +395,7 @@ TEST_F(OneDnnTest, ThreeDimensionalConvolutionsWithResidualAndActivations) {
   const Tensor w1 = randn_tensor({3, 1, 3, 3, 3}), w2 = randn_tensor({3, 3, 3, 3, 3}), b2 = randn_tensor({3});
   const Tensor w3 = randn_tensor({3, 3, 1, 1, 1});
   const Tensor x = randn_tensor({1, 1, 1, 5, 6});  // depth 1
-  const std::vector<std::pair<std::string, std::string>> activations = {{"tanh", ""}, {"hardswish", "hardswish"}, {"silu", "swish"}};  // tanh: after the op
+  const std::vector<std::pair<std::string, std::string>> activations = {{"tanh", ""}, {"hardswish", "hardswish"}, {"silu", ""}};  // tanh, silu: after the op
   for (const auto& [act, post_op] : activations) {
     TracedGraph g = trace(
         [&](const SymbolicTensor& in) {
@@ -448,6 +448,22 @@ TracedGraph convolutions(const Tensor& weight, const std::vector<std::int64_t>& 
   }
   graph.set_outputs({*sum});
   return TracedGraph(std::move(graph), std::nullopt, std::nullopt, make_libtorch_backend());
+}
+
+TEST_F(OneDnnTest, SiluIsThePostOpSwishIn2DAndAppliedAfterIn3D) {
+  for (const Shape& s : {Shape{1, 3, 5, 6}, Shape{1, 3, 2, 5, 6}}) {
+    const bool three = s.size() == 5;
+    const Tensor w = randn_tensor(three ? Shape{4, 3, 3, 3, 3} : Shape{4, 3, 3, 3}), x = randn_tensor(s);
+    TracedGraph g = trace([&](const SymbolicTensor& in) { return (three ? conv3d(in, w, std::nullopt, {1, 1, 1}, {1, 1, 1}) : conv2d(in, w, std::nullopt, {1, 1}, {1, 1})).silu(); }, x);
+    g.optimize();
+    g.finalize();
+    const at::Tensor want = at::silu(three ? at::conv3d(to_aten(x), to_aten(w), {}, 1, 1) : at::conv2d(to_aten(x), to_aten(w), {}, 1, 1));
+    EXPECT_LT(max_relative_error(to_aten(g.run({x})[0]), want), 1e-5) << s.size();
+    const auto plan = libtorch_plan(*g.backend());
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].kernel, "mkldnn::_convolution_pointwise");
+    EXPECT_EQ(plan[0].fused_activation, three ? "" : "swish");
+  }
 }
 
 TEST_F(OneDnnTest, AWeightSharedWithOtherArgumentsStaysInTorchsLayout) {
