@@ -195,8 +195,8 @@ class XnnpackBackend::Impl {
   // XNNPACK's GEMMs stream the whole packed weight matrix once per tile of
   // rows (its microkernel's 1 to 8), so a matrix past the L2 cache,
   // multiplied into many rows, comes from L3 or memory rows/8 times over.
-  // Split by output columns into blocks of about kColumnBlockBytes, each
-  // block's weights stay in L2 across all rows (a GEMM's cache blocking).
+  // Split by output columns into blocks of about 512 KB, each block's
+  // weights stay in L2 across all rows (a GEMM's cache blocking).
   // The width of the blocks for `rows` x `depth` times `depth` x `columns`,
   // or 0: one operator.
   static i64 column_block_width(i64 rows, i64 depth, i64 columns);
