@@ -484,7 +484,7 @@ TEST_P(XnnpackOpTest, MatchesLibTorch) {
 INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(op_cases()), [](const auto& info) { return info.param.name; });
 
 // Column blocks: convolutions and linears whose weights outgrow the L2 cache
-// (over 2 MB), over 16 or more rows, run as XNNPACK operators over blocks of
+// (over 2 MB), over 32 or more rows, run as XNNPACK operators over blocks of
 // their output channels. Each case: its node's blocks in the profile (0: one
 // operator), and its output against LibTorch, at 1 and 2 threads.
 struct BlockCase {
@@ -501,38 +501,38 @@ Attributes conv_attrs(std::size_t rank, std::int64_t stride, std::int64_t paddin
 std::vector<BlockCase> block_cases() {
   std::vector<BlockCase> out;
   // 157 x 3 x 3 inputs per output channel (5.6 KB): blocks of 64 channels, the
-  // last of 16; 5 x 6 output pixels; relu6 fused into each block.
+  // last of 16; 6 x 6 output pixels; relu6 fused into each block.
   out.push_back({"conv2d_strided_relu6_partial_last_block", [](Builder& b) {
     Attributes a = conv_attrs(2, 2, 1);
     a.set("fused_activation", std::string("clip"));
     a.set("fused_min", 0.0);
     a.set("fused_max", 6.0);
-    return b.op("conv2d", "", {{"input", b.input({1, 157, 9, 11})}, {"weight", b.constant({400, 157, 3, 3}, 0.05)}, {"bias", b.constant({400})}}, a);
+    return b.op("conv2d", "", {{"input", b.input({1, 157, 11, 11})}, {"weight", b.constant({400, 157, 3, 3}, 0.05)}, {"bias", b.constant({400})}}, a);
   }, 7});
   // The same weights over 3 x 3 = 9 output pixels: one operator.
   out.push_back({"conv2d_few_rows_stays_whole", [](Builder& b) {
     return b.op("conv2d", "", {{"input", b.input({1, 157, 3, 3})}, {"weight", b.constant({400, 157, 3, 3}, 0.05)}, {"bias", b.constant({400})}},
                 conv_attrs(2, 1, 1));
   }, 0});
-  // A 1x1 convolution without bias, batch 2, height 1: 1300 x 4 B per channel, blocks of 96, the last of 66.
+  // A 1x1 convolution without bias, batch 2, height 1, 34 pixels: 1300 x 4 B per channel, blocks of 96, the last of 66.
   out.push_back({"conv2d_1x1_batch_2_height_1_no_bias", [](Builder& b) {
-    return b.op("conv2d", "", {{"input", b.input({2, 1300, 1, 9})}, {"weight", b.constant({450, 1300, 1, 1}, 0.05)}}, conv_attrs(2, 1, 0));
+    return b.op("conv2d", "", {{"input", b.input({2, 1300, 1, 17})}, {"weight", b.constant({450, 1300, 1, 1}, 0.05)}}, conv_attrs(2, 1, 0));
   }, 5});
   // 3D (the depth unfolded into the channels): 100 x 27 per channel, blocks of 32, the last of 18.
   out.push_back({"conv3d_depth_3", [](Builder& b) {
     return b.op("conv3d", "", {{"input", b.input({1, 100, 3, 4, 5})}, {"weight", b.constant({210, 100, 3, 3, 3}, 0.05)}, {"bias", b.constant({210})}},
                 conv_attrs(3, 1, 1));
   }, 7});
-  // A linear over [2, 13] rows, 700 inputs: blocks of 160, the last of 10.
+  // A linear over [2, 17] rows, 700 inputs: blocks of 160, the last of 10.
   out.push_back({"linear_rows_of_a_3d_input", [](Builder& b) {
-    return b.op("linear", "", {{"input", b.input({2, 13, 700})}, {"weight", b.constant({810, 700}, 0.05)}, {"bias", b.constant({810})}});
+    return b.op("linear", "", {{"input", b.input({2, 17, 700})}, {"weight", b.constant({810, 700}, 0.05)}, {"bias", b.constant({810})}});
   }, 6});
   out.push_back({"linear_three_rows_stays_whole", [](Builder& b) {
     return b.op("linear", "", {{"input", b.input({3, 700})}, {"weight", b.constant({810, 700}, 0.05)}, {"bias", b.constant({810})}});
   }, 0});
   // torch.export's linear: addmm(bias, x, mat2 [700, 810]), mat2's columns copied per block.
-  out.push_back({"addmm_20_rows", [](Builder& b) {
-    const ValueId x = b.input({20, 700});
+  out.push_back({"addmm_40_rows", [](Builder& b) {
+    const ValueId x = b.input({40, 700});
     return b.op("addmm", "", {{"self", b.constant({810})}, {"mat1", x}, {"mat2", b.constant({700, 810}, 0.05)}});
   }, 6});
   return out;
@@ -582,7 +582,7 @@ TEST(ColumnBlocks, ANewInputShapeChangesTheBlocksAndKeepsTheResultsRight) {
   TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
   reference.finalize();
   g.finalize();
-  for (const auto& [height, blocks] : {std::pair{8, 7}, std::pair{1, 0}, std::pair{6, 7}}) {
+  for (const auto& [height, blocks] : {std::pair{8, 7}, std::pair{1, 0}, std::pair{7, 7}}) {
     const Tensor in = native::from_aten(at::randn({1, 157, height, 5}));
     EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "height " << height;
     EXPECT_EQ(backend->profile().at(0).column_blocks, blocks) << "height " << height;

@@ -85,10 +85,6 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
       }
       return workspace;
     };
-    auto setup_direct = [this, &n](const NodeState::ColumnBlocks& blocks, i64 block, void* workspace, const float* in, float* y) {
-      for (std::size_t k = 0; k < blocks.ops.size(); ++k)
-        check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, workspace, in, y + static_cast<i64>(k) * block), n, "setting up a convolution");
-    };
     const i64 block = block_width ? block_width : out_channels;
     const bool winograd_shape = groups == 1 && kh == 3 && kw == 3 && (rank == 2 || kd == 3) &&
                                 std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
@@ -96,7 +92,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     if (winograd_shape) {
       // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
       auto scratch = std::make_shared<std::vector<AlignedFloats>>();
-      DirectRun direct = [this, &n, &direct_ops, &reshape_direct, &setup_direct, block, scratch, rank, in_channels, depth](
+      DirectRun direct = [this, &n, &direct_ops, &reshape_direct, block, scratch, rank, in_channels, depth](
                              const float* in, float* y, i64 batch, const i64* sizes) {
         const NodeState::ColumnBlocks& blocks = direct_ops();
         const float* conv_in = in;
@@ -118,7 +114,9 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
           scratch->resize(2);
           (*scratch)[1] = aligned_floats(ws_size);
         }
-        setup_direct(blocks, block, ws_size ? (*scratch)[1].get() : nullptr, conv_in, y);
+        for (std::size_t k = 0; k < blocks.ops.size(); ++k)
+          check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, ws_size ? (*scratch)[1].get() : nullptr, conv_in, y + static_cast<i64>(k) * block), n,
+                "setting up a convolution");
         for (const XnnOp& op : blocks.ops) check(xnn_run_operator(op.op, pool()), n, "running a convolution");
       };
       if (lower_winograd(n, st, x, w, b, padding, fused, direct)) return;

@@ -27,11 +27,13 @@ constexpr i64 kColumnBlockBytes = i64{512} << 10;
 // Weight matrices up to this size (the L2 cache of a core here) stay whole:
 // 1.4 and 1.7 MB measured 0.95-1.1x in blocks.
 constexpr i64 kWholeWeightBytes = i64{2} << 20;
-// Blocks are whole multiples of this many channels: 16 or 48 wide ran up to
-// 2x slower than 32 or 64 (XNNPACK's AVX-512 tiles are 16 wide).
+// Blocks are whole multiples of this many channels: 16 or 48 wide measured
+// up to 2x slower than 32 or 64 on the same convolutions.
 constexpr i64 kColumnBlockStep = 32;
-// Fewer rows than this are one or two of XNNPACK's row tiles: nothing to save.
-constexpr i64 kMinBlockedRows = 16;
+// Fewer rows than this are four or fewer of XNNPACK's row tiles: little to
+// save, and in a graph 16 rows (resnet18's third stage at 64x64) ran 1.18x
+// slower in blocks; 49 rows (its fourth stage at 224x224) 0.6-0.7x.
+constexpr i64 kMinBlockedRows = 32;
 }  // namespace
 
 i64 XnnpackBackend::Impl::column_block_width(i64 rows, i64 depth, i64 columns) {
