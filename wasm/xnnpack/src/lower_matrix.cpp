@@ -102,25 +102,29 @@ void XnnpackBackend::Impl::lower_addmm(const Node& n, NodeState& st) {
     fail(ErrorCode::kUnsupported, where(n) + ": addmm with alpha or beta other than 1");
   const int x = as_layout(tensor_arg(n, "mat1", 1), false);
   const int m = as_layout(tensor_arg(n, "mat2", 2), false);
-  const Slot& ms = slots_[static_cast<std::size_t>(m)];
-  if (!ms.constant) fail(ErrorCode::kUnsupported, where(n) + ": 'mat2' must be a constant (weights are packed once, at finalize)");
+  const float* weights = slots_[static_cast<std::size_t>(m)].constant;  // copied: new_tensor() below may move the slots
+  const Shape ms = slots_[static_cast<std::size_t>(m)].shape;
+  if (!weights) fail(ErrorCode::kUnsupported, where(n) + ": 'mat2' must be a constant (weights are packed once, at finalize)");
   const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
-  if (ms.shape.size() != 2 || xs.size() != 2 || xs[1] != ms.shape[0])
-    fail(ErrorCode::kShapeMismatch, where(n) + ": mat1 " + shape_str(xs) + " and mat2 " + shape_str(ms.shape));
-  const i64 in_features = ms.shape[0], out_features = ms.shape[1];
+  if (ms.size() != 2 || xs.size() != 2 || xs[1] != ms[0])
+    fail(ErrorCode::kShapeMismatch, where(n) + ": mat1 " + shape_str(xs) + " and mat2 " + shape_str(ms));
+  const i64 in_features = ms[0], out_features = ms[1];
   const Tensor& b = constant_arg(n, "self", 0, true);
   if (b.numel() != out_features || b.dim() > 2 || (b.dim() == 2 && b.shape()[0] != 1))
     fail(ErrorCode::kUnsupported, where(n) + ": 'self' " + shape_str(b.shape()) + " is not a bias of " + std::to_string(out_features));
   const Fused fused = fused_of(n);
   const int out = new_tensor(Shape{xs[0], out_features}, false);
-  const float* weights = ms.constant;
   gemm_step(n, st, 0, x, out, xs[0], in_features, out_features, [&](i64 first, i64 count, xnn_operator_t* op) {
-    // mat2's columns [first, first + count) as a [K, count] matrix of their own.
-    std::vector<float> block(static_cast<std::size_t>(in_features * count));
-    for (i64 r = 0; r < in_features; ++r)
-      std::copy_n(weights + r * out_features + first, count, block.begin() + r * count);
+    // A block: mat2's columns [first, first + count) as a [K, count] matrix of their own.
+    std::vector<float> block;
+    if (count < out_features) {
+      block.resize(static_cast<std::size_t>(in_features * count));
+      for (i64 r = 0; r < in_features; ++r)
+        std::copy_n(weights + r * out_features + first, count, block.begin() + r * count);
+    }
     check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(count),
-                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features), block.data(),
+                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                            block.empty() ? weights : block.data(),
                                             b.data_as<float>() + first, fused.min, fused.max, XNN_FLAG_TRANSPOSE_WEIGHTS, nullptr, nullptr, op),
           n, "creating a fully connected op");
   });
