@@ -538,30 +538,40 @@ std::vector<BlockCase> block_cases() {
   return out;
 }
 
+// Runs the graph `build` makes on XNNPACK's direct convolutions and on
+// LibTorch, checks the output within 1e-5, and returns the profile of the
+// node under test (`build`'s output).
+NodeTime profile_against_libtorch(const std::function<ValueId(Builder&)>& build, int threads) {
+  at::manual_seed(7);
+  Builder b;
+  const ValueId y = build(b);
+  b.g.set_outputs({y});
+  const std::string node = b.g.node(*b.g.value(y).producer).name;
+  Graph copy = b.g;
+  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
+  auto owned = std::make_unique<XnnpackBackend>(Options{threads, true, 0, ConvAlgorithm::kDirect});
+  const XnnpackBackend* backend = owned.get();
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
+  reference.finalize();
+  g.finalize();
+  const Tensor want = reference.run(b.inputs).at(0), got = g.run(b.inputs).at(0);
+  EXPECT_EQ(got.shape(), want.shape());
+  EXPECT_LE(max_relative_error(got, want), 1e-5);
+  const auto times = backend->profile();
+  const auto it = std::find_if(times.begin(), times.end(), [&](const NodeTime& t) { return t.node == node; });
+  if (it == times.end()) {
+    ADD_FAILURE() << node << " is not in the profile";
+    return {};
+  }
+  return *it;
+}
+
 class ColumnBlockTest : public ::testing::TestWithParam<BlockCase> {};
 
 TEST_P(ColumnBlockTest, RunsInBlocksAndMatchesLibTorch) {
   for (int threads : {1, 2}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
-    at::manual_seed(7);
-    Builder b;
-    const ValueId y = GetParam().build(b);
-    b.g.set_outputs({y});
-    const std::string node = b.g.node(*b.g.value(y).producer).name;
-    Graph copy = b.g;
-    TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
-    auto owned = std::make_unique<XnnpackBackend>(Options{threads, true, 0, ConvAlgorithm::kDirect});
-    const XnnpackBackend* backend = owned.get();
-    TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
-    reference.finalize();
-    g.finalize();
-    const Tensor want = reference.run(b.inputs).at(0), got = g.run(b.inputs).at(0);
-    EXPECT_EQ(got.shape(), want.shape());
-    EXPECT_LE(max_relative_error(got, want), 1e-5);
-    const auto times = backend->profile();
-    const auto it = std::find_if(times.begin(), times.end(), [&](const NodeTime& t) { return t.node == node; });
-    ASSERT_NE(it, times.end()) << node;
-    EXPECT_EQ(it->column_blocks, GetParam().blocks);
+    EXPECT_EQ(profile_against_libtorch(GetParam().build, threads).column_blocks, GetParam().blocks);
   }
 }
 
@@ -586,6 +596,85 @@ TEST(ColumnBlocks, ANewInputShapeChangesTheBlocksAndKeepsTheResultsRight) {
     const Tensor in = native::from_aten(at::randn({1, 157, height, 5}));
     EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "height " << height;
     EXPECT_EQ(backend->profile().at(0).column_blocks, blocks) << "height " << height;
+  }
+}
+
+// Pixel folding: a convolution with few output channels computes
+// neighbouring output pixels of a row as one, to fill XNNPACK's tiles of
+// output channels (32 wide with AVX-512, 16 with AVX, 8 in wasm and on Arm).
+// Each case: the fold its node's profile shows for each tile width, and its
+// output against LibTorch, at 1 and 2 threads.
+struct FoldCase {
+  std::string name;
+  std::function<ValueId(Builder&)> build;
+  std::map<int, int> fold;  // by XnnpackBackend::gemm_tile_columns()
+};
+void PrintTo(const FoldCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<FoldCase> fold_cases() {
+  std::vector<FoldCase> out;
+  auto conv2d = [](Shape in, Shape weight, std::int64_t stride, std::int64_t padding, std::int64_t dilation = 1) {
+    return [=](Builder& b) {
+      Attributes a = conv_attrs(2, stride, padding);
+      a.set("dilation", Ints(2, dilation));
+      return b.op("conv2d", "", {{"input", b.input(in)}, {"weight", b.constant(weight, 0.2)}, {"bias", b.constant({weight[0]})}}, a);
+    };
+  };
+  // 16 channels, 5 inputs, 14 columns: two pixels fill a tile of 32.
+  out.push_back({"conv2d_16_channels", conv2d({1, 5, 7, 14}, {16, 5, 3, 3}, 1, 1), {{32, 2}, {16, 1}, {8, 1}}});
+  // 13 output columns do not pair: one operator as it was.
+  out.push_back({"conv2d_16_channels_odd_width_stays", conv2d({1, 5, 7, 13}, {16, 5, 3, 3}, 1, 1), {{32, 1}, {16, 1}, {8, 1}}});
+  // Stride 2, 8 channels, 8 columns: four pixels under a kernel 9 wide with stride 8.
+  out.push_back({"conv2d_8_channels_stride_2", conv2d({1, 3, 9, 16}, {8, 3, 3, 3}, 2, 1), {{32, 4}, {16, 1}, {8, 1}}});
+  // 2 channels (a head), batch 2: up to 16 pixels.
+  out.push_back({"conv2d_2_channels_batch_2", conv2d({2, 3, 5, 34}, {2, 3, 3, 3}, 1, 0), {{32, 16}, {16, 8}, {8, 4}}});
+  // A 5x5 kernel: two pixels widen it to 6 columns only.
+  out.push_back({"conv2d_5x5_16_channels", conv2d({1, 4, 6, 10}, {16, 4, 5, 5}, 1, 2), {{32, 2}, {16, 1}, {8, 1}}});
+  // A 1x1 kernel would widen with the pixels: nothing gained.
+  out.push_back({"conv2d_1x1_stays", conv2d({1, 6, 4, 8}, {16, 6, 1, 1}, 1, 0), {{32, 1}, {16, 1}, {8, 1}}});
+  out.push_back({"conv2d_dilated_stays", conv2d({1, 5, 9, 12}, {16, 5, 3, 3}, 1, 2, 2), {{32, 1}, {16, 1}, {8, 1}}});
+  // 3D (the depth unfolded into the channels), 12 channels from 1: 24 of a tile of 32.
+  out.push_back({"conv3d_12_channels", [](Builder& b) {
+    Attributes a = conv_attrs(3, 1, 0);
+    a.set("fused_activation", std::string("relu"));
+    return b.op("conv3d", "", {{"input", b.input({1, 1, 5, 6, 8})}, {"weight", b.constant({12, 1, 3, 3, 3}, 0.2)}, {"bias", b.constant({12})}}, a);
+  }, {{32, 2}, {16, 1}, {8, 1}}});
+  return out;
+}
+
+class PixelFoldTest : public ::testing::TestWithParam<FoldCase> {};
+
+TEST_P(PixelFoldTest, FoldsPixelsAndMatchesLibTorch) {
+  const int nr = XnnpackBackend::gemm_tile_columns();
+  ASSERT_TRUE(GetParam().fold.count(nr)) << "tile width " << nr;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    EXPECT_EQ(profile_against_libtorch(GetParam().build, threads).pixel_fold, GetParam().fold.at(nr)) << "tile width " << nr;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PixelFoldTest, ::testing::ValuesIn(fold_cases()), [](const auto& info) { return info.param.name; });
+
+// The input's width symbolic: an even output width folds, an odd one runs
+// unfolded, and the even one folds again; each run right.
+TEST(PixelFold, ANewInputWidthChangesTheFoldAndKeepsTheResultsRight) {
+  at::manual_seed(5);
+  Builder b;
+  const ValueId x = b.g.add_input("x", DType::kFloat32, SymbolicShape{Dim::of(1), Dim::of(5), Dim::of(6), Dim::sym("W")});
+  const ValueId y = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({16, 5, 3, 3}, 0.2)}, {"bias", b.constant({16})}}, conv_attrs(2, 1, 0));
+  b.g.set_outputs({y});
+  Graph copy = b.g;
+  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
+  auto owned = std::make_unique<XnnpackBackend>(Options{1, true, 0, ConvAlgorithm::kDirect});
+  const XnnpackBackend* backend = owned.get();
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
+  reference.finalize();
+  g.finalize();
+  const int even_fold = XnnpackBackend::gemm_tile_columns() == 32 ? 2 : 1;
+  for (const auto& [width, fold] : {std::pair{12, even_fold}, std::pair{11, 1}, std::pair{8, even_fold}}) {
+    const Tensor in = native::from_aten(at::randn({1, 5, 6, width}));
+    EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "width " << width;
+    EXPECT_EQ(backend->profile().at(0).pixel_fold, fold) << "width " << width;
   }
 }
 

@@ -240,7 +240,7 @@ EMSCRIPTEN_KEEPALIVE const char* tg_result_dtype(Result* r, int i) {
 }
 EMSCRIPTEN_KEEPALIVE void tg_result_free(Result* r) { delete r; }
 
-// [{"node", "op", "ms", "engine", "flops", "gflops", "layoutChanges", "layoutMs", "columnBlocks"}] of the last run, when finalized with profiling.
+// [{"node", "op", "ms", "engine", "flops", "gflops", "layoutChanges", "layoutMs", "columnBlocks", "pixelFold"}] of the last run, when finalized with profiling.
 EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
   return guarded(
       [&]() -> char* {
@@ -253,7 +253,8 @@ EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
                    ",\"engine\":" + quote(std::string(tg::xnnpack::engine_name(t.engine))) +
                    ",\"flops\":" + nlohmann::json(t.flops).dump() + ",\"gflops\":" + nlohmann::json(t.gflops()).dump() +
                    ",\"layoutChanges\":" + std::to_string(t.layout_changes) + ",\"layoutMs\":" + nlohmann::json(t.layout_milliseconds).dump() +
-                   ",\"columnBlocks\":" + std::to_string(t.column_blocks) + "}";
+                   ",\"columnBlocks\":" + std::to_string(t.column_blocks) +
+                   ",\"pixelFold\":" + std::to_string(t.pixel_fold) + "}";
             first = false;
           }
         }

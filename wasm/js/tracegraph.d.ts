@@ -165,8 +165,9 @@ export class TracedGraph {
    *  each node: XNNPACK operators, portable kernels of ours, or nothing at run time. */
   /** flops: the node's floating-point operations (convolutions, linears, matrix products; else 0), gflops: flops / time. */
   /** layoutChanges, layoutMs: layout changes made for the node's inputs and their time; columnBlocks: XNNPACK operators over
-   *  blocks of the output channels of a convolution or linear whose weights outgrow the cache (0: one operator). */
-  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number; layoutChanges: number; layoutMs: number; columnBlocks: number }>;
+   *  blocks of the output channels of a convolution or linear whose weights outgrow the cache (0: one operator); pixelFold:
+   *  neighbouring output pixels a convolution with few output channels computes as one, to fill XNNPACK's tiles (1: none). */
+  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number; layoutChanges: number; layoutMs: number; columnBlocks: number; pixelFold: number }>;
   /** Frees the wasm memory this graph holds. */
   dispose(): void;
 }

@@ -107,6 +107,7 @@ std::vector<NodeTime> XnnpackBackend::Impl::profile() const {
       continue;  // the engine is the node's own
     }
     t.column_blocks = std::max(t.column_blocks, steps_[k].column_blocks);
+    t.pixel_fold = std::max(t.pixel_fold, steps_[k].pixel_fold);
     if (steps_[k].winograd) t.engine = Engine::kWinograd;
     else if (steps_[k].xnnpack) {
       if (t.engine != Engine::kWinograd) t.engine = Engine::kXnnpack;

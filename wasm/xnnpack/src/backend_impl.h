@@ -169,6 +169,7 @@ class XnnpackBackend::Impl {
     bool winograd = false;  // a Winograd convolution (transforms of ours around XNNPACK's GEMM)
     bool layout_change = false;  // a transpose between channels-last and torch's order
     int column_blocks = 0;       // XNNPACK operators over blocks of output columns (0: one, or none)
+    int pixel_fold = 1;          // output pixels folded into one of XNNPACK's (pixel_fold())
   };
   // What outlives a re-plan: XNNPACK operators with packed weights, and the
   // constants a node derived (batch norm's scale and shift, scalar operands).
@@ -205,6 +206,16 @@ class XnnpackBackend::Impl {
   // [first, first + count). Made again when the width changes.
   NodeState::ColumnBlocks& column_blocks(NodeState& st, std::size_t index, i64 width, i64 columns,
                                          const std::function<void(i64, i64, xnn_operator_t*)>& make);
+
+  // Pixel folding. XNNPACK computes output channels in tiles of
+  // gemm_tile_columns(); a convolution with fewer, or not a multiple, computes
+  // the rest of its last tile for nothing. `fold` neighbouring output pixels
+  // of a row computed as one pixel of fold x the channels, by a kernel
+  // (fold - 1) strides wider with fold x the stride, fill the tiles; in
+  // channels-last order that output is the same memory. The fold (2 to 16)
+  // that fills them best where it does at least kMinFoldGain x the useful
+  // work per multiply-add; else 1.
+  static i64 pixel_fold(i64 channels, i64 kernel_w, i64 stride_w, i64 out_w);
 
   // ---- planning -------------------------------------------------------
 

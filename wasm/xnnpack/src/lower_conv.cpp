@@ -2,6 +2,39 @@
 #include "backend_impl.h"
 
 namespace tracegraph::xnnpack {
+namespace {
+
+// A fold must promise at least this much more useful work per multiply-add.
+constexpr double kMinFoldGain = 1.25;
+
+}  // namespace
+
+int XnnpackBackend::gemm_tile_columns() {
+  // As XNNPACK 2024-11-08's init_f32_gemm_config() picks its microkernels (its nr).
+#if defined(__x86_64__) || defined(__i386__)
+  static const int nr = __builtin_cpu_supports("avx512f") ? 32 : __builtin_cpu_supports("fma") || __builtin_cpu_supports("avx") ? 16 : 8;
+  return nr;
+#else
+  return 8;  // wasm SIMD, Arm NEON
+#endif
+}
+
+i64 XnnpackBackend::Impl::pixel_fold(i64 channels, i64 kernel_w, i64 stride_w, i64 out_w) {
+  const i64 nr = XnnpackBackend::gemm_tile_columns();
+  // The useful share of the multiply-adds: the folded channels over whole
+  // tiles, times the kernel's columns over the widened kernel's.
+  auto useful = [&](i64 fold) {
+    const i64 c = fold * channels;
+    return static_cast<double>(c) / static_cast<double>((c + nr - 1) / nr * nr) * static_cast<double>(kernel_w) /
+           static_cast<double>(kernel_w + (fold - 1) * stride_w);
+  };
+  i64 best = 1;
+  double best_useful = kMinFoldGain * useful(1);
+  for (i64 fold = 2; fold <= 16 && fold * channels <= 2 * nr && fold <= out_w; fold *= 2) {
+    if (out_w % fold == 0 && useful(fold) > best_useful) best = fold, best_useful = useful(fold);
+  }
+  return best;
+}
 
 void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
   const std::string base = base_op(n.op);
@@ -43,32 +76,46 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
                      shape_rules::window_output(xs[rank == 3 ? 3 : 2], kh, stride[h], padding[h], dilation[h]).value_or(0) *
                      shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
     const i64 block_width = groups == 1 ? column_block_width(rows, kh * kw * kd * cg, out_channels) : 0;
+    // Few output channels fill XNNPACK's tiles better with neighbouring
+    // pixels folded into them (pixel_fold()); not with groups or column
+    // blocks (many channels), nor dilated rows.
+    const i64 out_w = shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
+    const i64 fold = groups == 1 && block_width == 0 && dilation[h + 1] == 1 ? pixel_fold(out_channels, kw, stride[h + 1], out_w) : 1;
+    const i64 fold_kw = kw + (fold - 1) * stride[h + 1];  // the folded kernel's width
     // XNNPACK's direct convolution, made once (again after Winograd ran on
-    // other shapes, or for another width of column blocks).
+    // other shapes, or for another width of column blocks); a folded one is
+    // the node's operator 1, so that shapes that fold and shapes that do not
+    // each keep theirs.
     auto direct_ops = [&]() -> const NodeState::ColumnBlocks& {
-      // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's [g*cog + o][c][kd][kh][kw].
-      std::vector<float> packed;
+      // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's
+      // [g*cog + o][c][kd][kh][kw]; folded, output channel j * out_channels + o
+      // is pixel j's channel o: the kernel shifted j strides right, zeros around.
+      std::vector<float> packed, bias;
       const i64 ic = kd * cg;
-      return column_blocks(st, 0, block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
+      return column_blocks(st, fold > 1 ? 1 : 0, block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
         if (packed.empty()) {
-          packed.resize(static_cast<std::size_t>(w.numel()));
+          packed.assign(static_cast<std::size_t>(w.numel() / kw * fold_kw * fold), 0.0f);
           const float* src = w.data_as<float>();
-          for (i64 o = 0; o < out_channels; ++o)
-            for (i64 c = 0; c < cg; ++c)
-              for (i64 d = 0; d < kd; ++d)
-                for (i64 y = 0; y < kh; ++y)
-                  for (i64 x2 = 0; x2 < kw; ++x2)
-                    packed[static_cast<std::size_t>(((o * kh + y) * kw + x2) * ic + d * cg + c)] = src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
+          for (i64 j = 0; j < fold; ++j)
+            for (i64 o = 0; o < out_channels; ++o)
+              for (i64 c = 0; c < cg; ++c)
+                for (i64 d = 0; d < kd; ++d)
+                  for (i64 y = 0; y < kh; ++y)
+                    for (i64 x2 = 0; x2 < kw; ++x2)
+                      packed[static_cast<std::size_t>((((j * out_channels + o) * kh + y) * fold_kw + x2 + j * stride[h + 1]) * ic + d * cg + c)] =
+                          src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
+          if (b.defined())
+            for (i64 j = 0; j < fold; ++j) bias.insert(bias.end(), b.data_as<float>(), b.data_as<float>() + out_channels);
         }
-        // Whole: `cog` output channels per group; a block (groups == 1): its `count`.
+        // Whole: `cog` output channels per group (folded: fold x); a block (groups == 1): its `count`.
         check(xnn_create_convolution2d_nhwc_f32(
                   u32(padding[h]), u32(padding[h + 1]),
                   u32(padding[h]), u32(padding[h + 1]),
-                  u32(kh), u32(kw), u32(stride[h]),
-                  u32(stride[h + 1]), u32(dilation[h]),
+                  u32(kh), u32(fold_kw), u32(stride[h]),
+                  u32(fold * stride[h + 1]), u32(dilation[h]),
                   u32(dilation[h + 1]), u32(groups),
-                  static_cast<std::size_t>(ic), static_cast<std::size_t>(count == out_channels ? cog : count), static_cast<std::size_t>(ic * groups),
-                  static_cast<std::size_t>(out_channels), packed.data() + first * kh * kw * ic, b.defined() ? b.data_as<float>() + first : nullptr,
+                  static_cast<std::size_t>(ic), static_cast<std::size_t>(count == out_channels ? cog * fold : count), static_cast<std::size_t>(ic * groups),
+                  static_cast<std::size_t>(out_channels * fold), packed.data() + first * kh * fold_kw * ic, bias.empty() ? nullptr : bias.data() + first,
                   fused.min, fused.max, 0, nullptr, nullptr, op),
               n, "creating a convolution");
       });
@@ -83,6 +130,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
               n, "reshaping a convolution");
         workspace = std::max(workspace, ws_size);
       }
+      ow *= static_cast<std::size_t>(fold);  // folded pixels: fold each
       return workspace;
     };
     const i64 block = block_width ? block_width : out_channels;
@@ -152,7 +200,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 expect_h = shape_rules::window_output(in_h, kh, stride[h], padding[h], dilation[h]).value_or(0);
     const i64 expect_w = shape_rules::window_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
     within_budget(Shape{batch, out_channels, expect_h, expect_w});
-    for (std::size_t k = 0; k < blocks.ops.size(); ++k) reserve_indirection(n, expect_h, expect_w, kh * kw);  // one per operator
+    for (std::size_t k = 0; k < blocks.ops.size(); ++k) reserve_indirection(n, expect_h, expect_w / fold, kh * fold_kw);  // one per operator
     std::size_t oh = 0, ow = 0;
     workspace_bytes_ = std::max(workspace_bytes_, reshape_direct(blocks, batch, in_h, in_w, oh, ow));
     Shape out_shape = rank == 3 ? Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}
@@ -167,6 +215,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     };
     step.xnnpack = true;
     step.column_blocks = block_width ? static_cast<int>(ops.size()) : 0;
+    step.pixel_fold = static_cast<int>(fold);
     step.run = [this, ops, &n] {
       for (xnn_operator_t op : ops) check(xnn_run_operator(op, pool()), n, "running a convolution");
     };

@@ -249,6 +249,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
 
   // The direct convolution's packed weights are not needed while Winograd runs.
   st.columns.erase(0);
+  st.columns.erase(1);
   const winograd::Geometry g = *real[form.tile / 4];
   const i64 chunk = chunk_for(g, form.channel_rows);
   NodeState::WinogradGemm& made = st.winograd[form.key()];

@@ -78,6 +78,10 @@ struct NodeTime {
   // rows, runs as this many XNNPACK operators over blocks of its output
   // channels (each block's weights stay in cache); 0: one operator.
   int column_blocks = 0;
+  // A convolution with few output channels computes this many neighbouring
+  // output pixels of a row as one, their channels side by side, to fill
+  // XNNPACK's tiles of output channels; 1: none folded.
+  int pixel_fold = 1;
 };
 
 class XnnpackBackend : public Backend {
@@ -94,6 +98,10 @@ class XnnpackBackend : public Backend {
 
   // Threads actually used.
   int threads() const;
+  // XNNPACK's f32 GEMMs compute output channels in tiles of this many on this
+  // machine (32 with AVX-512, 16 with AVX or FMA3, 8 in wasm and on Arm): a
+  // convolution with fewer channels folds neighbouring pixels into a tile.
+  static int gemm_tile_columns();
   // Per-node times of the last run, in graph order; empty unless Options::profile.
   std::vector<NodeTime> profile() const;
   // Bytes of intermediate buffers the current plan holds (weights not included).
