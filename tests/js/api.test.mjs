@@ -5,7 +5,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { api, inputsOf, jsDir, modelFiles, outputsOf, relativeError } from './helpers.mjs';
+import { api, assertOutputsMatch, inputsOf, jsDir, modelFiles, outputsOf, relativeError } from './helpers.mjs';
 
 const { loadGraph, TracegraphError } = api;
 
@@ -209,6 +209,22 @@ test('profiling gives each node its time', async () => {
     assert.deepEqual(times.filter((t) => t.layoutChanges !== 0 || t.layoutMs !== 0), []);
     // Its weights are small: every GEMM is one XNNPACK operator.
     assert.ok(times.every((t) => t.columnBlocks === 0), JSON.stringify(times.find((t) => t.columnBlocks !== 0)));
+    // 8 and 16 output channels fill wasm's XNNPACK tiles of 8: no pixels folded.
+    assert.ok(times.every((t) => t.pixelFold === 1), JSON.stringify(times.find((t) => t.pixelFold !== 1)));
+  } finally {
+    g.dispose();
+  }
+});
+
+test('3D convolutions with 4 output channels fold two pixels into a tile of 8, and the output stays right', async () => {
+  const f = modelFiles('unet3d_sigmoid_traced');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    g.finalize({ profile: true, convAlgorithm: 'direct' });
+    assertOutputsMatch(g.run(inputsOf(f.io)), f);
+    // The UNet's 3x3x3 convolutions: four with 4 output channels (even widths), two with 8.
+    const folds = g.profile().filter((t) => /convolution/.test(t.op) && t.flops > 0 && t.pixelFold > 1).map((t) => t.pixelFold);
+    assert.deepEqual(folds, [2, 2, 2, 2]);
   } finally {
     g.dispose();
   }
