@@ -655,13 +655,14 @@ TEST_P(PixelFoldTest, FoldsPixelsAndMatchesLibTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PixelFoldTest, ::testing::ValuesIn(fold_cases()), [](const auto& info) { return info.param.name; });
 
-// The input's width symbolic: an even output width folds, an odd one runs
-// unfolded, and the even one folds again; each run right.
+// The input's width symbolic, 8 output channels: output widths that four
+// divide fold four pixels (AVX-512), other even ones two, odd ones none; each
+// run right.
 TEST(PixelFold, ANewInputWidthChangesTheFoldAndKeepsTheResultsRight) {
   at::manual_seed(5);
   Builder b;
   const ValueId x = b.g.add_input("x", DType::kFloat32, SymbolicShape{Dim::of(1), Dim::of(5), Dim::of(6), Dim::sym("W")});
-  const ValueId y = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({16, 5, 3, 3}, 0.2)}, {"bias", b.constant({16})}}, conv_attrs(2, 1, 0));
+  const ValueId y = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({8, 5, 3, 3}, 0.2)}, {"bias", b.constant({8})}}, conv_attrs(2, 1, 0));
   b.g.set_outputs({y});
   Graph copy = b.g;
   TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
@@ -670,11 +671,15 @@ TEST(PixelFold, ANewInputWidthChangesTheFoldAndKeepsTheResultsRight) {
   TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
   reference.finalize();
   g.finalize();
-  const int even_fold = XnnpackBackend::gemm_tile_columns() == 32 ? 2 : 1;
-  for (const auto& [width, fold] : {std::pair{12, even_fold}, std::pair{11, 1}, std::pair{8, even_fold}}) {
-    const Tensor in = native::from_aten(at::randn({1, 5, 6, width}));
-    EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "width " << width;
-    EXPECT_EQ(backend->profile().at(0).pixel_fold, fold) << "width " << width;
+  // Output widths 12, 10, 11, 8 (inputs 2 wider), their folds by tile width.
+  const std::map<int, std::vector<int>> folds{{32, {4, 2, 1, 4}}, {16, {2, 2, 1, 2}}, {8, {1, 1, 1, 1}}};
+  const int nr = XnnpackBackend::gemm_tile_columns();
+  ASSERT_TRUE(folds.count(nr)) << "tile width " << nr;
+  const std::vector<int> widths{12, 10, 11, 8};
+  for (std::size_t k = 0; k < widths.size(); ++k) {
+    const Tensor in = native::from_aten(at::randn({1, 5, 6, widths[k] + 2}));
+    EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "output width " << widths[k];
+    EXPECT_EQ(backend->profile().at(0).pixel_fold, folds.at(nr)[k]) << "output width " << widths[k];
   }
 }
 

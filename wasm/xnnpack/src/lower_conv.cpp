@@ -83,16 +83,15 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const i64 fold = groups == 1 && block_width == 0 && dilation[h + 1] == 1 ? pixel_fold(out_channels, kw, stride[h + 1], out_w) : 1;
     const i64 fold_kw = kw + (fold - 1) * stride[h + 1];  // the folded kernel's width
     // XNNPACK's direct convolution, made once (again after Winograd ran on
-    // other shapes, or for another width of column blocks); a folded one is
-    // the node's operator 1, so that shapes that fold and shapes that do not
-    // each keep theirs.
+    // other shapes, or for another width of column blocks); the node's
+    // operator fold - 1, so that shapes that fold differently each keep theirs.
     auto direct_ops = [&]() -> const NodeState::ColumnBlocks& {
       // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's
       // [g*cog + o][c][kd][kh][kw]; folded, output channel j * out_channels + o
       // is pixel j's channel o: the kernel shifted j strides right, zeros around.
       std::vector<float> packed, bias;
       const i64 ic = kd * cg;
-      return column_blocks(st, fold > 1 ? 1 : 0, block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
+      return column_blocks(st, static_cast<std::size_t>(fold - 1), block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
         if (packed.empty()) {
           packed.assign(static_cast<std::size_t>(w.numel() / kw * fold_kw * fold), 0.0f);
           const float* src = w.data_as<float>();

@@ -247,9 +247,8 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     form = *known;
   }
 
-  // The direct convolution's packed weights are not needed while Winograd runs.
-  st.columns.erase(0);
-  st.columns.erase(1);
+  // The direct convolution's packed weights (folded or not) are not needed while Winograd runs.
+  st.columns.clear();
   const winograd::Geometry g = *real[form.tile / 4];
   const i64 chunk = chunk_for(g, form.channel_rows);
   NodeState::WinogradGemm& made = st.winograd[form.key()];
