@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <optional>
 #include <tuple>
 
 #include "native/test_models.h"
@@ -538,26 +539,38 @@ std::vector<BlockCase> block_cases() {
   return out;
 }
 
-// Runs the graph `build` makes on XNNPACK's direct convolutions and on
-// LibTorch, checks the output within 1e-5, and returns the profile of the
-// node under test (`build`'s output).
+// A graph on LibTorch (the reference) and on XNNPACK's direct convolutions
+// with profiling, both finalized.
+struct AgainstLibTorch {
+  AgainstLibTorch(const Graph& graph, int threads) {
+    auto owned = std::make_unique<XnnpackBackend>(Options{threads, true, 0, ConvAlgorithm::kDirect});
+    backend = owned.get();
+    reference.emplace(Graph(graph), std::nullopt, std::nullopt, native::make_libtorch_backend());
+    xnnpack.emplace(Graph(graph), std::nullopt, std::nullopt, std::move(owned));
+    reference->finalize();
+    xnnpack->finalize();
+  }
+  // Runs both; checks the output's shape and values within 1e-5.
+  void run_and_check(const std::vector<Tensor>& inputs, const std::string& what = "") {
+    const Tensor want = reference->run(inputs).at(0), got = xnnpack->run(inputs).at(0);
+    EXPECT_EQ(got.shape(), want.shape()) << what;
+    EXPECT_LE(max_relative_error(got, want), 1e-5) << what;
+  }
+  std::optional<TracedGraph> reference, xnnpack;
+  const XnnpackBackend* backend = nullptr;
+};
+
+// Runs the graph `build` makes against LibTorch and returns the profile of
+// the node under test (`build`'s output).
 NodeTime profile_against_libtorch(const std::function<ValueId(Builder&)>& build, int threads) {
   at::manual_seed(7);
   Builder b;
   const ValueId y = build(b);
   b.g.set_outputs({y});
   const std::string node = b.g.node(*b.g.value(y).producer).name;
-  Graph copy = b.g;
-  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
-  auto owned = std::make_unique<XnnpackBackend>(Options{threads, true, 0, ConvAlgorithm::kDirect});
-  const XnnpackBackend* backend = owned.get();
-  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
-  reference.finalize();
-  g.finalize();
-  const Tensor want = reference.run(b.inputs).at(0), got = g.run(b.inputs).at(0);
-  EXPECT_EQ(got.shape(), want.shape());
-  EXPECT_LE(max_relative_error(got, want), 1e-5);
-  const auto times = backend->profile();
+  AgainstLibTorch graphs(b.g, threads);
+  graphs.run_and_check(b.inputs);
+  const auto times = graphs.backend->profile();
   const auto it = std::find_if(times.begin(), times.end(), [&](const NodeTime& t) { return t.node == node; });
   if (it == times.end()) {
     ADD_FAILURE() << node << " is not in the profile";
@@ -585,17 +598,10 @@ TEST(ColumnBlocks, ANewInputShapeChangesTheBlocksAndKeepsTheResultsRight) {
   const ValueId x = b.g.add_input("x", DType::kFloat32, SymbolicShape{Dim::of(1), Dim::of(157), Dim::sym("H"), Dim::of(5)});
   const ValueId y = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({400, 157, 3, 3}, 0.05)}, {"bias", b.constant({400})}}, conv_attrs(2, 1, 1));
   b.g.set_outputs({y});
-  Graph copy = b.g;
-  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
-  auto owned = std::make_unique<XnnpackBackend>(Options{1, true, 0, ConvAlgorithm::kDirect});
-  const XnnpackBackend* backend = owned.get();
-  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
-  reference.finalize();
-  g.finalize();
+  AgainstLibTorch graphs(b.g, 1);
   for (const auto& [height, blocks] : {std::pair{8, 7}, std::pair{1, 0}, std::pair{7, 7}}) {
-    const Tensor in = native::from_aten(at::randn({1, 157, height, 5}));
-    EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "height " << height;
-    EXPECT_EQ(backend->profile().at(0).column_blocks, blocks) << "height " << height;
+    graphs.run_and_check({native::from_aten(at::randn({1, 157, height, 5}))}, "height " + std::to_string(height));
+    EXPECT_EQ(graphs.backend->profile().at(0).column_blocks, blocks) << "height " << height;
   }
 }
 
@@ -664,22 +670,15 @@ TEST(PixelFold, ANewInputWidthChangesTheFoldAndKeepsTheResultsRight) {
   const ValueId x = b.g.add_input("x", DType::kFloat32, SymbolicShape{Dim::of(1), Dim::of(5), Dim::of(6), Dim::sym("W")});
   const ValueId y = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({8, 5, 3, 3}, 0.2)}, {"bias", b.constant({8})}}, conv_attrs(2, 1, 0));
   b.g.set_outputs({y});
-  Graph copy = b.g;
-  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
-  auto owned = std::make_unique<XnnpackBackend>(Options{1, true, 0, ConvAlgorithm::kDirect});
-  const XnnpackBackend* backend = owned.get();
-  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, std::move(owned));
-  reference.finalize();
-  g.finalize();
+  AgainstLibTorch graphs(b.g, 1);
   // Output widths 12, 10, 11, 8 (inputs 2 wider), their folds by tile width.
   const std::map<int, std::vector<int>> folds{{32, {4, 2, 1, 4}}, {16, {2, 2, 1, 2}}, {8, {1, 1, 1, 1}}};
   const int nr = XnnpackBackend::gemm_tile_columns();
   ASSERT_TRUE(folds.count(nr)) << "tile width " << nr;
   const std::vector<int> widths{12, 10, 11, 8};
   for (std::size_t k = 0; k < widths.size(); ++k) {
-    const Tensor in = native::from_aten(at::randn({1, 5, 6, widths[k] + 2}));
-    EXPECT_LE(max_relative_error(g.run({in}).at(0), reference.run({in}).at(0)), 1e-5) << "output width " << widths[k];
-    EXPECT_EQ(backend->profile().at(0).pixel_fold, folds.at(nr)[k]) << "output width " << widths[k];
+    graphs.run_and_check({native::from_aten(at::randn({1, 5, 6, widths[k] + 2}))}, "output width " + std::to_string(widths[k]));
+    EXPECT_EQ(graphs.backend->profile().at(0).pixel_fold, folds.at(nr)[k]) << "output width " << widths[k];
   }
 }
 
