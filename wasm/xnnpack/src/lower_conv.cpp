@@ -72,14 +72,13 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     // The GEMM's rows (output pixels) decide whether the output channels go
     // in column blocks (column_blocks()); only without groups, whose output
     // channels interleave.
+    const i64 out_w = shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
     const i64 rows = xs[0] * shape_rules::window_output(rank == 3 ? xs[2] : 1, kd, depth.stride, depth.padding, depth.dilation).value_or(0) *
-                     shape_rules::window_output(xs[rank == 3 ? 3 : 2], kh, stride[h], padding[h], dilation[h]).value_or(0) *
-                     shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
+                     shape_rules::window_output(xs[rank == 3 ? 3 : 2], kh, stride[h], padding[h], dilation[h]).value_or(0) * out_w;
     const i64 block_width = groups == 1 ? column_block_width(rows, kh * kw * kd * cg, out_channels) : 0;
     // Few output channels fill XNNPACK's tiles better with neighbouring
     // pixels folded into them (pixel_fold()); not with groups or column
     // blocks (many channels), nor dilated rows.
-    const i64 out_w = shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
     const i64 fold = groups == 1 && block_width == 0 && dilation[h + 1] == 1 ? pixel_fold(out_channels, kw, stride[h + 1], out_w) : 1;
     const i64 fold_kw = kw + (fold - 1) * stride[h + 1];  // the folded kernel's width
     // XNNPACK's direct convolution, made once (again after Winograd ran on
