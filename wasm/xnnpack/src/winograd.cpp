@@ -1,74 +1,127 @@
 #include "winograd.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace tracegraph::xnnpack::winograd {
 namespace {
 
-// Channels transformed together: a tile's 64 points of a block fit in L1, and
-// every inner loop runs over the block's contiguous channels (wasm SIMD).
-constexpr i64 kBlock = 32;
-// The most transformed points of a tile: 6x6 (F(4,3) in 2D) or 4x4x4 (F(2,3) in 3D).
-constexpr i64 kMaxPoints = 64;
+// Four channels at a time: GCC's and Clang's vector extension, SSE natively
+// and wasm SIMD in the browser. A tile's points live in these registers (or
+// the stack) from the gather to the store; a channel count that is not a
+// multiple of 4 loads and stores its last group partly.
+using v4 = float __attribute__((vector_size(16)));
 
-// B^T along one axis of `points` (4 or 6) values, in place.
-inline void input_1d(int points, float* d, i64 stride, i64 cb) {
-  if (points == 4) {
-    float* __restrict d0 = d;
-    float* __restrict d1 = d + stride;
-    float* __restrict d2 = d + 2 * stride;
-    float* __restrict d3 = d + 3 * stride;
-    for (i64 i = 0; i < cb; ++i) {
-      const float a = d0[i], b = d1[i], c = d2[i], e = d3[i];
-      d0[i] = a - c;
-      d1[i] = b + c;
-      d2[i] = c - b;
-      d3[i] = b - e;
-    }
-    return;
-  }
-  float* __restrict d0 = d;
-  float* __restrict d1 = d + stride;
-  float* __restrict d2 = d + 2 * stride;
-  float* __restrict d3 = d + 3 * stride;
-  float* __restrict d4 = d + 4 * stride;
-  float* __restrict d5 = d + 5 * stride;
-  for (i64 i = 0; i < cb; ++i) {
-    const float a = d0[i], b = d1[i], c = d2[i], e = d3[i], f = d4[i], h = d5[i];
-    d0[i] = 4 * a - 5 * c + f;
-    d1[i] = -4 * (b + c) + e + f;
-    d2[i] = 4 * (b - c) - e + f;
-    d3[i] = 2 * (e - b) - c + f;
-    d4[i] = 2 * (b - e) - c + f;
-    d5[i] = 4 * b - 5 * e + h;
+using v4i = std::int32_t __attribute__((vector_size(16)));
+
+// a < b ? b : a per lane (std::max's rule, NaN in a kept), and its mirror.
+inline v4 max_of(v4 a, v4 b) {
+  const v4i less = a < b;
+  return reinterpret_cast<v4>((reinterpret_cast<v4i>(a) & ~less) | (reinterpret_cast<v4i>(b) & less));
+}
+inline v4 min_of(v4 a, v4 b) {
+  const v4i greater = b < a;
+  return reinterpret_cast<v4>((reinterpret_cast<v4i>(a) & ~greater) | (reinterpret_cast<v4i>(b) & greater));
+}
+
+inline v4 load(const float* p, int n) {
+  v4 v{};
+  if (n == 4) std::memcpy(&v, p, sizeof v);  // a constant size: one vector load
+  else
+    for (int i = 0; i < n; ++i) v[i] = p[i];
+  return v;
+}
+inline void store(float* p, v4 v, int n) {
+  if (n == 4) std::memcpy(p, &v, sizeof v);
+  else
+    for (int i = 0; i < n; ++i) p[i] = v[i];
+}
+
+// B^T along one axis: A (4 or 6) values.
+template <int A>
+inline void input_1d(const v4* d, v4* o) {
+  if constexpr (A == 4) {
+    o[0] = d[0] - d[2];
+    o[1] = d[1] + d[2];
+    o[2] = d[2] - d[1];
+    o[3] = d[1] - d[3];
+  } else {
+    const v4 a = d[0], b = d[1], c = d[2], e = d[3], f = d[4], h = d[5];
+    o[0] = 4.0f * a - 5.0f * c + f;
+    o[1] = -4.0f * (b + c) + e + f;
+    o[2] = 4.0f * (b - c) - e + f;
+    o[3] = 2.0f * (e - b) - c + f;
+    o[4] = 2.0f * (b - e) - c + f;
+    o[5] = 4.0f * b - 5.0f * e + h;
   }
 }
 
-// A^T along one axis, into the first 2 (of 4) or 4 (of 6) values.
-inline void output_1d(int points, float* m, i64 stride, i64 cb) {
-  float* __restrict m0 = m;
-  float* __restrict m1 = m + stride;
-  float* __restrict m2 = m + 2 * stride;
-  float* __restrict m3 = m + 3 * stride;
-  if (points == 4) {
-    for (i64 i = 0; i < cb; ++i) {
-      const float a = m0[i], b = m1[i], c = m2[i], e = m3[i];
-      m0[i] = a + b + c;
-      m1[i] = b - c - e;
+// A^T along one axis: A values to A - 2.
+template <int A>
+inline void output_1d(const v4* m, v4* o) {
+  if constexpr (A == 4) {
+    o[0] = m[0] + m[1] + m[2];
+    o[1] = m[1] - m[2] - m[3];
+  } else {
+    const v4 sum = m[1] + m[2], diff = m[1] - m[2], sum2 = m[3] + m[4], diff2 = m[3] - m[4];
+    o[0] = m[0] + sum + sum2;
+    o[1] = diff + 2.0f * diff2;
+    o[2] = sum + 4.0f * sum2;
+    o[3] = diff + 8.0f * diff2 + m[5];
+  }
+}
+
+// The B^T d B (B) transform of the points in d, [Z][A][A] with Z = A in 3D and
+// 1 in 2D, in place: along W, H, then D.
+template <int A, int Z>
+inline void input_points(v4* d) {
+  v4 line[A], out[A];
+  for (int z = 0; z < Z; ++z)
+    for (int y = 0; y < A; ++y) {
+      v4* row = d + (z * A + y) * A;
+      input_1d<A>(row, out);
+      for (int i = 0; i < A; ++i) row[i] = out[i];
     }
-    return;
-  }
-  const float* __restrict m4 = m + 4 * stride;
-  const float* __restrict m5 = m + 5 * stride;
-  for (i64 i = 0; i < cb; ++i) {
-    const float a = m0[i], b = m1[i], c = m2[i], e = m3[i], f = m4[i], h = m5[i];
-    const float sum = b + c, diff = b - c, sum2 = e + f, diff2 = e - f;
-    m0[i] = a + sum + sum2;
-    m1[i] = diff + 2 * diff2;
-    m2[i] = sum + 4 * sum2;
-    m3[i] = diff + 8 * diff2 + h;
-  }
+  for (int z = 0; z < Z; ++z)
+    for (int x = 0; x < A; ++x) {
+      for (int i = 0; i < A; ++i) line[i] = d[(z * A + i) * A + x];
+      input_1d<A>(line, out);
+      for (int i = 0; i < A; ++i) d[(z * A + i) * A + x] = out[i];
+    }
+  if constexpr (Z > 1)
+    for (int y = 0; y < A; ++y)
+      for (int x = 0; x < A; ++x) {
+        for (int i = 0; i < A; ++i) line[i] = d[(i * A + y) * A + x];
+        input_1d<A>(line, out);
+        for (int i = 0; i < A; ++i) d[(i * A + y) * A + x] = out[i];
+      }
+}
+
+// A^T m A (A) of the points in m, [Z][A][A], into its first N = A - 2 (per axis).
+template <int A, int Z>
+inline void output_points(v4* m) {
+  constexpr int N = A - 2;
+  v4 line[A], out[N];
+  for (int z = 0; z < Z; ++z)
+    for (int y = 0; y < A; ++y) {
+      v4* row = m + (z * A + y) * A;
+      output_1d<A>(row, out);
+      for (int i = 0; i < N; ++i) row[i] = out[i];
+    }
+  for (int z = 0; z < Z; ++z)
+    for (int x = 0; x < N; ++x) {
+      for (int i = 0; i < A; ++i) line[i] = m[(z * A + i) * A + x];
+      output_1d<A>(line, out);
+      for (int i = 0; i < N; ++i) m[(z * A + i) * A + x] = out[i];
+    }
+  if constexpr (Z > 1)
+    for (int y = 0; y < N; ++y)
+      for (int x = 0; x < N; ++x) {
+        for (int i = 0; i < A; ++i) line[i] = m[(i * A + y) * A + x];
+        output_1d<A>(line, out);
+        for (int i = 0; i < N; ++i) m[(i * A + y) * A + x] = out[i];
+      }
 }
 
 // G along one axis: three taps to `points` (4 or 6) values.
@@ -168,10 +221,36 @@ std::vector<float> transform_weights(const Geometry& g, const float* weight, boo
   return u;
 }
 
-void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count) {
+namespace {
+
+// One tile's input points, every channel, into its row of V. Inside: the tile
+// reads no padding (no bounds checks).
+template <int A, int Z, bool Inside>
+void input_tile(const Geometry& g, const float* x, float* row, i64 chunk, const Tile& tile) {
+  const i64 C = g.in_channels;
+  i64 origin[3];
+  for (int axis = 0; axis < 3; ++axis) origin[axis] = tile.origin[axis] - g.pad[axis];
+  v4 d[Z * A * A];
+  for (i64 c0 = 0; c0 < C; c0 += 4) {
+    const int cb = static_cast<int>(std::min<i64>(4, C - c0));
+    for (int dz = 0; dz < Z; ++dz)
+      for (int dy = 0; dy < A; ++dy) {
+        const i64 z = origin[0] + dz, y = origin[1] + dy;
+        const bool row_in = Inside || (z >= 0 && z < g.in[0] && y >= 0 && y < g.in[1]);
+        const i64 start = (((tile.n * g.in[0] + z) * g.in[1] + y) * g.in[2] + origin[2]) * C + c0;
+        for (int dx = 0; dx < A; ++dx) {
+          const i64 xx = origin[2] + dx;
+          d[(dz * A + dy) * A + dx] = row_in && (Inside || (xx >= 0 && xx < g.in[2])) ? load(x + start + dx * C, cb) : v4{};
+        }
+      }
+    input_points<A, Z>(d);
+    for (int p = 0; p < Z * A * A; ++p) store(row + p * chunk * C + c0, d[p], cb);
+  }
+}
+
+template <int A, int Z>
+void input_tiles(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count) {
   const i64 C = g.in_channels, P = g.points(), tiles = g.tiles();
-  const int a = g.span(), td = g.rank == 3 ? a : 1;
-  alignas(64) float buf[kMaxPoints * kBlock];
   for (i64 t = first; t < first + count; ++t) {
     float* row = v + (t - chunk_start) * C;
     if (t >= tiles) {
@@ -179,90 +258,69 @@ void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_star
       continue;
     }
     const Tile tile = tile_at(g, t);
-    i64 origin[3];
-    for (int axis = 0; axis < 3; ++axis) origin[axis] = tile.origin[axis] - g.pad[axis];
-    for (i64 c0 = 0; c0 < C; c0 += kBlock) {
-      const i64 cb = std::min(kBlock, C - c0);
-      for (int dz = 0; dz < td; ++dz) {
-        const i64 z = origin[0] + dz;
-        for (int dy = 0; dy < a; ++dy) {
-          const i64 y = origin[1] + dy;
-          for (int dx = 0; dx < a; ++dx) {
-            const i64 xx = origin[2] + dx;
-            float* d = buf + ((dz * a + dy) * a + dx) * kBlock;
-            if (z < 0 || z >= g.in[0] || y < 0 || y >= g.in[1] || xx < 0 || xx >= g.in[2]) {
-              std::memset(d, 0, sizeof(float) * static_cast<std::size_t>(cb));
-              continue;
-            }
-            const float* s = x + (((tile.n * g.in[0] + z) * g.in[1] + y) * g.in[2] + xx) * C + c0;
-            for (i64 i = 0; i < cb; ++i) d[i] = s[i];
-          }
+    bool inside = true;
+    for (int axis = 3 - g.rank; axis < 3; ++axis)
+      inside = inside && tile.origin[axis] >= g.pad[axis] && tile.origin[axis] - g.pad[axis] + A <= g.in[axis];
+    if (inside) input_tile<A, Z, true>(g, x, row, chunk, tile);
+    else input_tile<A, Z, false>(g, x, row, chunk, tile);
+  }
+}
+
+template <int A, int Z>
+void output_tiles(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
+                  i64 chunk_start, i64 chunk, i64 first, i64 count) {
+  constexpr int N = A - 2, P = Z * A * A, NZ = Z > 1 ? N : 1;
+  const i64 O = g.out_channels;
+  const v4 lo{min, min, min, min}, hi{max, max, max, max};
+  v4 d[P];
+  for (i64 t = first; t < first + count; ++t) {
+    const Tile tile = tile_at(g, t);
+    for (i64 c0 = 0; c0 < O; c0 += 4) {
+      const int cb = static_cast<int>(std::min<i64>(4, O - c0));
+      for (int p = 0; p < P; ++p) {
+        if (output_major) {  // [P][O][chunk]: the channels a chunk apart
+          const float* src = m + (p * O + c0) * chunk + (t - chunk_start);
+          v4 v{};
+          for (int i = 0; i < cb; ++i) v[i] = src[i * chunk];
+          d[p] = v;
+        } else {
+          d[p] = load(m + (p * chunk + (t - chunk_start)) * O + c0, cb);
         }
       }
-      for (int dz = 0; dz < td; ++dz)  // along W
-        for (int dy = 0; dy < a; ++dy) input_1d(a, buf + (dz * a + dy) * a * kBlock, kBlock, cb);
-      for (int dz = 0; dz < td; ++dz)  // along H
-        for (int dx = 0; dx < a; ++dx) input_1d(a, buf + (dz * a * a + dx) * kBlock, a * kBlock, cb);
-      if (g.rank == 3)  // along D
-        for (int dy = 0; dy < a; ++dy)
-          for (int dx = 0; dx < a; ++dx) input_1d(a, buf + (dy * a + dx) * kBlock, a * a * kBlock, cb);
-      for (i64 p = 0; p < P; ++p) {
-        float* dst = row + p * chunk * C + c0;
-        const float* src = buf + p * kBlock;
-        for (i64 i = 0; i < cb; ++i) dst[i] = src[i];
+      output_points<A, Z>(d);
+      v4 b{};
+      if (bias) b = load(bias + c0, cb);
+      for (int dz = 0; dz < NZ; ++dz) {
+        const i64 z = tile.origin[0] + dz;
+        if (z >= g.out[0]) continue;
+        for (int dy = 0; dy < N; ++dy) {
+          const i64 yy = tile.origin[1] + dy;
+          if (yy >= g.out[1]) continue;
+          for (int dx = 0; dx < N; ++dx) {
+            const i64 xx = tile.origin[2] + dx;
+            if (xx >= g.out[2]) continue;
+            const v4 clamped = min_of(max_of(d[(dz * A + dy) * A + dx] + b, lo), hi);
+            store(y + (((tile.n * g.out[0] + z) * g.out[1] + yy) * g.out[2] + xx) * O + c0, clamped, cb);
+          }
+        }
       }
     }
   }
 }
 
+}  // namespace
+
+void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count) {
+  if (g.rank == 3) input_tiles<4, 4>(g, x, v, chunk_start, chunk, first, count);
+  else if (g.tile == 4) input_tiles<6, 1>(g, x, v, chunk_start, chunk, first, count);
+  else input_tiles<4, 1>(g, x, v, chunk_start, chunk, first, count);
+}
+
 void transform_output(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
                       i64 chunk_start, i64 chunk, i64 first, i64 count) {
-  const i64 O = g.out_channels, P = g.points();
-  const int a = g.span(), n = g.tile, td = g.rank == 3 ? a : 1, od = g.rank == 3 ? n : 1;
-  alignas(64) float buf[kMaxPoints * kBlock];
-  for (i64 t = first; t < first + count; ++t) {
-    const Tile tile = tile_at(g, t);
-    for (i64 c0 = 0; c0 < O; c0 += kBlock) {
-      const i64 cb = std::min(kBlock, O - c0);
-      for (i64 p = 0; p < P; ++p) {
-        float* dst = buf + p * kBlock;
-        if (output_major) {
-          const float* src = m + (p * O + c0) * chunk + (t - chunk_start);
-          for (i64 i = 0; i < cb; ++i) dst[i] = src[i * chunk];
-        } else {
-          const float* src = m + (p * chunk + (t - chunk_start)) * O + c0;
-          for (i64 i = 0; i < cb; ++i) dst[i] = src[i];
-        }
-      }
-      for (int dz = 0; dz < td; ++dz)  // along W: every row's first n values
-        for (int dy = 0; dy < a; ++dy) output_1d(a, buf + (dz * a + dy) * a * kBlock, kBlock, cb);
-      for (int dz = 0; dz < td; ++dz)  // along H, the first n columns
-        for (int dx = 0; dx < n; ++dx) output_1d(a, buf + (dz * a * a + dx) * kBlock, a * kBlock, cb);
-      if (g.rank == 3)  // along D
-        for (int dy = 0; dy < n; ++dy)
-          for (int dx = 0; dx < n; ++dx) output_1d(a, buf + (dy * a + dx) * kBlock, a * a * kBlock, cb);
-      for (int dz = 0; dz < od; ++dz) {
-        const i64 z = tile.origin[0] + dz;
-        if (z >= g.out[0]) continue;
-        for (int dy = 0; dy < n; ++dy) {
-          const i64 yy = tile.origin[1] + dy;
-          if (yy >= g.out[1]) continue;
-          for (int dx = 0; dx < n; ++dx) {
-            const i64 xx = tile.origin[2] + dx;
-            if (xx >= g.out[2]) continue;
-            const float* src = buf + ((dz * a + dy) * a + dx) * kBlock;
-            float* dst = y + (((tile.n * g.out[0] + z) * g.out[1] + yy) * g.out[2] + xx) * O + c0;
-            if (bias) {
-              const float* bb = bias + c0;
-              for (i64 i = 0; i < cb; ++i) dst[i] = std::min(std::max(src[i] + bb[i], min), max);
-            } else {
-              for (i64 i = 0; i < cb; ++i) dst[i] = std::min(std::max(src[i], min), max);
-            }
-          }
-        }
-      }
-    }
-  }
+  if (g.rank == 3) output_tiles<4, 4>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
+  else if (g.tile == 4) output_tiles<6, 1>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
+  else output_tiles<4, 1>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
 }
 
 }  // namespace tracegraph::xnnpack::winograd
