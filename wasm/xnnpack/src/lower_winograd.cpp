@@ -22,12 +22,20 @@ constexpr i64 kMeasureBytes = i64{8} << 20;
 constexpr i64 kMaxTransposedTiles = 256;
 
 // How a convolution runs: directly (tile 0), or as Winograd F(tile,3) with
-// M = V U (tiles as the GEMM's rows) or M^T = U^T V^T (output channels as its rows).
+// M = V U (tiles as the GEMM's rows; by our kernel, or XNNPACK's) or
+// M^T = U^T V^T (output channels as its rows; XNNPACK's).
 struct Form {
   int tile = 0;
   bool channel_rows = false;
+  bool ours = false;
   bool direct() const { return tile == 0; }
-  int key() const { return tile * 2 + (channel_rows ? 1 : 0); }
+  int key() const { return tile * 4 + (channel_rows ? 1 : 0) + (ours ? 2 : 0); }
+};
+
+// A form's GEMM: XNNPACK's operator, or our kernel on the padded U.
+struct Gemm {
+  xnn_operator_t op = nullptr;
+  const float* ours = nullptr;
 };
 
 struct Chunked {
@@ -35,7 +43,8 @@ struct Chunked {
   const float* x;
   float* y;
   float* v;
-  const float* m;
+  float* m;
+  const float* ours;
   bool channel_rows;
   const float* bias;
   float min, max;
@@ -46,23 +55,33 @@ void input_tiles(void* context, std::size_t first, std::size_t count) {
   const auto* c = static_cast<const Chunked*>(context);
   winograd::transform_input(*c->g, c->x, c->v, c->start, c->chunk, c->start + static_cast<i64>(first), static_cast<i64>(count));
 }
+void gemm_rows(void* context, std::size_t point, std::size_t first, std::size_t count) {
+  const auto* c = static_cast<const Chunked*>(context);
+  winograd::gemm(*c->g, c->v, c->ours, c->m, c->chunk, static_cast<i64>(point), static_cast<i64>(first), static_cast<i64>(count));
+}
 void output_tiles(void* context, std::size_t first, std::size_t count) {
   const auto* c = static_cast<const Chunked*>(context);
   winograd::transform_output(*c->g, c->m, c->channel_rows, c->y, c->bias, c->min, c->max, c->start, c->chunk,
                              c->start + static_cast<i64>(first), static_cast<i64>(count));
 }
 
-// The whole convolution, chunk by chunk: the GEMM was set up on v and m.
-void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, bool channel_rows, const float* x, float* y, float* v,
-                float* m, const float* bias, float min, float max, pthreadpool_t pool) {
+// The whole convolution, chunk by chunk: XNNPACK's GEMM was set up on v and m.
+void run_chunks(const winograd::Geometry& g, i64 chunk, Gemm gemm, bool channel_rows, const float* x, float* y, float* v, float* m,
+                const float* bias, float min, float max, pthreadpool_t pool) {
   const i64 tiles = g.tiles();
   for (i64 start = 0; start < tiles; start += chunk) {
-    Chunked c{&g, x, y, v, m, channel_rows, bias, min, max, start, chunk};
-    // The last chunk's tiles past the end are zeros for the GEMM, never written out.
+    Chunked c{&g, x, y, v, m, gemm.ours, channel_rows, bias, min, max, start, chunk};
+    const auto rows = static_cast<std::size_t>(std::min(chunk, tiles - start));
+    // The last chunk's tiles past the end are zeros for XNNPACK's GEMM (ours
+    // skips them), never written out.
     pthreadpool_parallelize_1d_tile_1d(pool, input_tiles, &c, static_cast<std::size_t>(chunk), 8, 0);
-    const xnn_status status = xnn_run_operator(gemm, pool);
-    if (status != xnn_status_success) fail(ErrorCode::kInternal, "xnnpack: running a Winograd convolution's GEMM failed (status " + std::to_string(status) + ")");
-    pthreadpool_parallelize_1d_tile_1d(pool, output_tiles, &c, static_cast<std::size_t>(std::min(chunk, tiles - start)), 8, 0);
+    if (gemm.ours) {
+      pthreadpool_parallelize_2d_tile_1d(pool, gemm_rows, &c, static_cast<std::size_t>(g.points()), rows, 64, 0);
+    } else {
+      const xnn_status status = xnn_run_operator(gemm.op, pool);
+      if (status != xnn_status_success) fail(ErrorCode::kInternal, "xnnpack: running a Winograd convolution's GEMM failed (status " + std::to_string(status) + ")");
+    }
+    pthreadpool_parallelize_1d_tile_1d(pool, output_tiles, &c, rows, 8, 0);
   }
 }
 
@@ -112,8 +131,9 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   for (int tile : {2, 4}) {
     const auto& g = real[tile / 4];
     if (!g) continue;
-    forms.push_back({tile, false});
-    if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true}), few_tiles = true;
+    forms.push_back({tile, false, true});
+    forms.push_back({tile, false, false});
+    if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true, false}), few_tiles = true;
   }
   if (forms.empty()) return false;
   {  // the output against the budget before anything is sized for it (as the direct convolution does)
@@ -124,12 +144,17 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   const float* bias = b.defined() ? b.data_as<float>() : nullptr;
   const auto C = static_cast<std::size_t>(in_channels), O = static_cast<std::size_t>(out_channels);
 
-  // A form's GEMM: tile rows pack U inside XNNPACK; channel rows keep U^T as
-  // the left operand and pack V (as B, transposed) on each run. A trial for
-  // the measurement takes zeros: the time does not depend on the weights.
+  // A form's GEMM: our kernel keeps U with padded rows; XNNPACK's tile rows
+  // pack U inside XNNPACK; channel rows keep U^T as the left operand and pack
+  // V (as B, transposed) on each run. A trial for the measurement takes
+  // zeros: the time does not depend on the weights.
   auto make_gemm = [&](Form form, const winograd::Geometry& g, NodeState::WinogradGemm& made, bool trial) {
     const std::vector<float> u = trial ? std::vector<float>(static_cast<std::size_t>(g.points()) * C * O)
                                        : winograd::transform_weights(g, w.data_as<float>(), form.channel_rows);
+    if (form.ours) {
+      made.weights = winograd::pad_columns(g, u);
+      return;
+    }
     if (!form.channel_rows) {
       check(xnn_create_batch_matrix_multiply_nc_f32_const_weights(static_cast<std::size_t>(g.points()), C, O, u.data(), 0, &made.op.op), n,
             "creating a Winograd convolution's GEMM");
@@ -139,9 +164,10 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     std::copy(u.begin(), u.end(), made.weights.begin());
     check(xnn_create_batch_matrix_multiply_nc_f32(XNN_FLAG_TRANSPOSE_B, &made.op.op), n, "creating a Winograd convolution's GEMM");
   };
-  // Reshapes a form's GEMM for `chunk` tiles; returns its workspace bytes.
+  // Reshapes a form's XNNPACK GEMM for `chunk` tiles; returns its workspace bytes.
   auto reshape = [&](xnn_operator_t op, Form form, const winograd::Geometry& g, i64 chunk) {
     std::size_t ws_size = 0, ws_align = 0;
+    if (form.ours) return ws_size;
     const std::size_t batch_dims[1] = {static_cast<std::size_t>(g.points())};
     const std::size_t rows = form.channel_rows ? O : static_cast<std::size_t>(chunk), cols = form.channel_rows ? static_cast<std::size_t>(chunk) : O;
     check(xnn_reshape_batch_matrix_multiply_nc_f32(op, 1, batch_dims, batch_dims, rows, C, cols, &ws_size, &ws_align, pool()), n,
@@ -150,11 +176,13 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   };
 
   // Forced: the tile asked for where it applies (else F(2,3)), with channel
-  // rows where few tiles meet many output channels.
+  // rows where few tiles meet many output channels, else our GEMM.
   const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && real[1] ? 4 : 2;
   Form form = forms.front();
-  if (const auto& g = real[forced_tile / 4]; g)
-    form = {forced_tile, g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels};
+  if (const auto& g = real[forced_tile / 4]; g) {
+    const bool channel_rows = g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels;
+    form = {forced_tile, channel_rows, !channel_rows};
+  }
   if (algorithm == ConvAlgorithm::kFastest) {
     std::vector<i64> key{rank, batch, in_channels, out_channels, threads_};
     for (std::size_t axis = 0; axis < static_cast<std::size_t>(rank); ++axis) key.insert(key.end(), {xs[axis + 2], padding[axis]});
@@ -217,10 +245,13 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
           runs.push_back([&, f = f, g = g] {
             const NodeState::WinogradGemm& trial = trials[f.key()];
             const i64 chunk = chunk_for(g, f.channel_rows);
-            reshape(trial.op.op, f, g, chunk);
-            check(setup_gemm(trial.op.op, f.channel_rows ? trial.weights.data() : nullptr, wsm.get(), vm.get(), mm.get()), n,
-                  "setting up a Winograd convolution's GEMM");
-            run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
+            if (!f.ours) {
+              reshape(trial.op.op, f, g, chunk);
+              check(setup_gemm(trial.op.op, f.channel_rows ? trial.weights.data() : nullptr, wsm.get(), vm.get(), mm.get()), n,
+                    "setting up a Winograd convolution's GEMM");
+            }
+            const Gemm gemm{trial.op.op, f.ours ? trial.weights.data() : nullptr};
+            run_chunks(g, chunk, gemm, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
           });
         }
         // A first run each untimed (it makes the direct convolution's operator
@@ -252,7 +283,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   const winograd::Geometry g = *real[form.tile / 4];
   const i64 chunk = chunk_for(g, form.channel_rows);
   NodeState::WinogradGemm& made = st.winograd[form.key()];
-  if (!made.op.op) make_gemm(form, g, made, false);
+  if (!made.op.op && made.weights.empty()) make_gemm(form, g, made, false);
   workspace_bytes_ = std::max(workspace_bytes_, reshape(made.op.op, form, g, chunk));
   Shape out_shape{batch, out_channels};
   for (int axis = 3 - rank; axis < 3; ++axis) out_shape.push_back(g.out[axis]);
@@ -262,15 +293,17 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   Step& step = add_step({x}, {out, v, m});
   xnn_operator_t op = made.op.op;
   const float* weights = form.channel_rows ? made.weights.data() : nullptr;
-  step.setup = [this, op, weights, v, m, &n] {
-    check(setup_gemm(op, weights, workspace_.get(), ptr(v), ptr(m)), n, "setting up a Winograd convolution's GEMM");
-  };
+  if (!form.ours)
+    step.setup = [this, op, weights, v, m, &n] {
+      check(setup_gemm(op, weights, workspace_.get(), ptr(v), ptr(m)), n, "setting up a Winograd convolution's GEMM");
+    };
   step.xnnpack = true;
   step.winograd = true;
   const float min = fused.min, max = fused.max;
   const bool channel_rows = form.channel_rows;
-  step.run = [this, g, chunk, op, channel_rows, x, out, v, m, bias, min, max] {
-    run_chunks(g, chunk, op, channel_rows, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool());
+  const Gemm gemm{op, form.ours ? made.weights.data() : nullptr};
+  step.run = [this, g, chunk, gemm, channel_rows, x, out, v, m, bias, min, max] {
+    run_chunks(g, chunk, gemm, channel_rows, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool());
   };
   post_activation(n, st, 1, fused, out);
   define(n.outputs[0], out);

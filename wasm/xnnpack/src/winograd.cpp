@@ -25,17 +25,25 @@ inline v4 min_of(v4 a, v4 b) {
   return reinterpret_cast<v4>((reinterpret_cast<v4i>(a) & ~greater) | (reinterpret_cast<v4i>(b) & greater));
 }
 
+// Constant sizes throughout: a memcpy of a variable size is a call in wasm.
 inline v4 load(const float* p, int n) {
-  v4 v{};
-  if (n == 4) std::memcpy(&v, p, sizeof v);  // a constant size: one vector load
-  else
-    for (int i = 0; i < n; ++i) v[i] = p[i];
-  return v;
+  if (n == 4) {
+    v4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  if (n == 3) return v4{p[0], p[1], p[2], 0.0f};
+  if (n == 2) return v4{p[0], p[1], 0.0f, 0.0f};
+  return v4{p[0], 0.0f, 0.0f, 0.0f};
 }
 inline void store(float* p, v4 v, int n) {
-  if (n == 4) std::memcpy(p, &v, sizeof v);
-  else
-    for (int i = 0; i < n; ++i) p[i] = v[i];
+  if (n == 4) {
+    std::memcpy(p, &v, sizeof v);
+    return;
+  }
+  p[0] = v[0];
+  if (n > 1) p[1] = v[1];
+  if (n > 2) p[2] = v[2];
 }
 
 // B^T along one axis: A (4 or 6) values.
@@ -321,6 +329,55 @@ void transform_output(const Geometry& g, const float* m, bool output_major, floa
   if (g.rank == 3) output_tiles<4, 4>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
   else if (g.tile == 4) output_tiles<6, 1>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
   else output_tiles<4, 1>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
+}
+
+std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u) {
+  const i64 rows = g.points() * g.in_channels, O = g.out_channels, padded = (O + 3) / 4 * 4;
+  std::vector<float> out(static_cast<std::size_t>(rows * padded));
+  for (i64 r = 0; r < rows; ++r) std::copy_n(u.begin() + r * O, O, out.begin() + r * padded);
+  return out;
+}
+
+namespace {
+
+// R rows of M by NB vectors of columns (the last holding `cols` - 4 (NB - 1)
+// of them), over all C: R x NB accumulators, NB weight vectors and a splat in
+// registers (11 for 4 x 2: wasm's 16 SIMD registers on x86 hold them).
+template <int R, int NB>
+inline void gemm_block(const float* v, i64 C, const float* u, i64 ldu, float* m, i64 O, int cols) {
+  v4 acc[R][NB] = {};
+  for (i64 c = 0; c < C; ++c) {
+    v4 w[NB];
+    for (int j = 0; j < NB; ++j) std::memcpy(&w[j], u + c * ldu + 4 * j, sizeof(v4));
+    for (int r = 0; r < R; ++r) {
+      const float x = v[r * C + c];
+      const v4 s{x, x, x, x};  // a splat (v4{} + x would add a zero: -0 + 0 is not -0)
+      for (int j = 0; j < NB; ++j) acc[r][j] += s * w[j];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < NB; ++j) store(m + r * O + 4 * j, acc[r][j], std::min(4, cols - 4 * j));
+}
+
+template <int R>
+inline void gemm_rows(const float* v, i64 C, const float* u, i64 ldu, float* m, i64 O) {
+  for (i64 o0 = 0; o0 < O; o0 += 8) {
+    const int cols = static_cast<int>(std::min<i64>(8, O - o0));
+    if (cols > 4) gemm_block<R, 2>(v, C, u + o0, ldu, m + o0, O, cols);
+    else gemm_block<R, 1>(v, C, u + o0, ldu, m + o0, O, cols);
+  }
+}
+
+}  // namespace
+
+void gemm(const Geometry& g, const float* v, const float* u, float* m, i64 chunk, i64 p, i64 first, i64 count) {
+  const i64 C = g.in_channels, O = g.out_channels, ldu = (O + 3) / 4 * 4;
+  const float* vp = v + (p * chunk + first) * C;
+  const float* up = u + p * C * ldu;
+  float* mp = m + (p * chunk + first) * O;
+  i64 r = 0;
+  for (; r + 4 <= count; r += 4) gemm_rows<4>(vp + r * C, C, up, ldu, mp + r * O, O);
+  for (; r < count; ++r) gemm_rows<1>(vp + r * C, C, up, ldu, mp + r * O, O);
 }
 
 }  // namespace tracegraph::xnnpack::winograd

@@ -6,7 +6,7 @@
 // tile; with P = 16 or 36 (2D) or 64 (3D) transformed points, the convolution is
 //   V[p][t][c]  = (B^T d B)      input tiles, per point p, tile t, channel c
 //   U[p][c][o]  = (G g G^T)      weights, once at finalize
-//   M[p][t][o]  = sum_c V[p][t][c] * U[p][c][o]   (P GEMMs: XNNPACK)
+//   M[p][t][o]  = sum_c V[p][t][c] * U[p][c][o]   (P GEMMs: ours or XNNPACK's)
 //     or its transpose M^T = U^T V^T, where few tiles meet many channels:
 //     then the weights are the GEMM's rows, streamed once, and V is the
 //     small packed operand that stays in cache
@@ -54,5 +54,14 @@ void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_star
 // added and the result clamped to [min, max].
 void transform_output(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
                       i64 chunk_start, i64 chunk, i64 first, i64 count);
+
+// U [P][C][O] as [P][C][O rounded up to 4] (zeros past O), for gemm().
+std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u);
+
+// M[p] = V[p] U[p] for point p and rows [first, first + count) of a chunk,
+// with our kernel: V [P][chunk][C], U from pad_columns(), M [P][chunk][O].
+// Blocks of 4 rows by 8 columns, each over all of C in registers; every
+// column block computes only real channels (no XNNPACK tile of 8 or 32).
+void gemm(const Geometry& g, const float* v, const float* u, float* m, i64 chunk, i64 p, i64 first, i64 count);
 
 }  // namespace tracegraph::xnnpack::winograd
