@@ -10,6 +10,10 @@ namespace {
 
 // V and M of one chunk of tiles stay about this small (L2-sized).
 constexpr i64 kChunkBytes = i64{2} << 20;
+// Our GEMM's fused run: a block of tiles goes through the input transform,
+// the products and the output transform on one thread, its V and M about
+// this small (L2, where the chunks' passes each stream through memory).
+constexpr i64 kBlockBytes = i64{128} << 10;
 // Past this, even the smallest chunk is not worth it: the direct convolution.
 constexpr i64 kMaxChunkBytes = i64{64} << 20;
 // A measurement crops the input so that the direct convolution does about
@@ -32,11 +36,7 @@ struct Form {
   int key() const { return tile * 4 + (channel_rows ? 1 : 0) + (ours ? 2 : 0); }
 };
 
-// A form's GEMM: XNNPACK's operator, or our kernel on the padded U.
-struct Gemm {
-  xnn_operator_t op = nullptr;
-  const float* ours = nullptr;
-};
+
 
 struct Chunked {
   const winograd::Geometry* g;
@@ -44,7 +44,6 @@ struct Chunked {
   float* y;
   float* v;
   float* m;
-  const float* ours;
   bool channel_rows;
   const float* bias;
   float min, max;
@@ -55,10 +54,6 @@ void input_tiles(void* context, std::size_t first, std::size_t count) {
   const auto* c = static_cast<const Chunked*>(context);
   winograd::transform_input(*c->g, c->x, c->v, c->start, c->chunk, c->start + static_cast<i64>(first), static_cast<i64>(count));
 }
-void gemm_rows(void* context, std::size_t point, std::size_t first, std::size_t count) {
-  const auto* c = static_cast<const Chunked*>(context);
-  winograd::gemm(*c->g, c->v, c->ours, c->m, c->chunk, static_cast<i64>(point), static_cast<i64>(first), static_cast<i64>(count));
-}
 void output_tiles(void* context, std::size_t first, std::size_t count) {
   const auto* c = static_cast<const Chunked*>(context);
   winograd::transform_output(*c->g, c->m, c->channel_rows, c->y, c->bias, c->min, c->max, c->start, c->chunk,
@@ -66,23 +61,47 @@ void output_tiles(void* context, std::size_t first, std::size_t count) {
 }
 
 // The whole convolution, chunk by chunk: XNNPACK's GEMM was set up on v and m.
-void run_chunks(const winograd::Geometry& g, i64 chunk, Gemm gemm, bool channel_rows, const float* x, float* y, float* v, float* m,
-                const float* bias, float min, float max, pthreadpool_t pool) {
+void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, bool channel_rows, const float* x, float* y, float* v,
+                float* m, const float* bias, float min, float max, pthreadpool_t pool) {
   const i64 tiles = g.tiles();
   for (i64 start = 0; start < tiles; start += chunk) {
-    Chunked c{&g, x, y, v, m, gemm.ours, channel_rows, bias, min, max, start, chunk};
-    const auto rows = static_cast<std::size_t>(std::min(chunk, tiles - start));
-    // The last chunk's tiles past the end are zeros for XNNPACK's GEMM (ours
-    // skips them), never written out.
+    Chunked c{&g, x, y, v, m, channel_rows, bias, min, max, start, chunk};
+    // The last chunk's tiles past the end are zeros for the GEMM, never written out.
     pthreadpool_parallelize_1d_tile_1d(pool, input_tiles, &c, static_cast<std::size_t>(chunk), 8, 0);
-    if (gemm.ours) {
-      pthreadpool_parallelize_2d_tile_1d(pool, gemm_rows, &c, static_cast<std::size_t>(g.points()), rows, 64, 0);
-    } else {
-      const xnn_status status = xnn_run_operator(gemm.op, pool);
-      if (status != xnn_status_success) fail(ErrorCode::kInternal, "xnnpack: running a Winograd convolution's GEMM failed (status " + std::to_string(status) + ")");
-    }
-    pthreadpool_parallelize_1d_tile_1d(pool, output_tiles, &c, rows, 8, 0);
+    const xnn_status status = xnn_run_operator(gemm, pool);
+    if (status != xnn_status_success) fail(ErrorCode::kInternal, "xnnpack: running a Winograd convolution's GEMM failed (status " + std::to_string(status) + ")");
+    pthreadpool_parallelize_1d_tile_1d(pool, output_tiles, &c, static_cast<std::size_t>(std::min(chunk, tiles - start)), 8, 0);
   }
+}
+
+// Our GEMM's run: one task per block of tiles, each on its thread's own V and M.
+struct Blocked {
+  const winograd::Geometry* g;
+  const float* x;
+  float* y;
+  float* v;  // [threads][P][block][C]
+  float* m;  // [threads][P][block][O]
+  const float* u;
+  const float* bias;
+  float min, max;
+  i64 block;
+};
+
+void block_task(void* context, std::size_t thread, std::size_t index) {
+  const auto* c = static_cast<const Blocked*>(context);
+  const winograd::Geometry& g = *c->g;
+  const i64 start = static_cast<i64>(index) * c->block, count = std::min(c->block, g.tiles() - start);
+  float* v = c->v + static_cast<i64>(thread) * g.points() * c->block * g.in_channels;
+  float* m = c->m + static_cast<i64>(thread) * g.points() * c->block * g.out_channels;
+  winograd::transform_input(g, c->x, v, start, c->block, start, count);
+  for (i64 p = 0; p < g.points(); ++p) winograd::gemm(g, v, c->u, m, c->block, p, 0, count);
+  winograd::transform_output(g, m, false, c->y, c->bias, c->min, c->max, start, c->block, start, count);
+}
+
+void run_blocked(const winograd::Geometry& g, i64 block, const float* u, const float* x, float* y, float* v, float* m, const float* bias,
+                 float min, float max, pthreadpool_t pool) {
+  Blocked c{&g, x, y, v, m, u, bias, min, max, block};
+  pthreadpool_parallelize_1d_with_thread(pool, block_task, &c, static_cast<std::size_t>((g.tiles() + block - 1) / block), 0);
 }
 
 // Points a form's GEMM at V and M: channel rows (weights given: U^T, the left
@@ -90,6 +109,11 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, Gemm gemm, bool channel_
 xnn_status setup_gemm(xnn_operator_t op, const float* weights, void* workspace, const float* v, float* m) {
   return weights ? xnn_setup_batch_matrix_multiply_nc_f32(op, workspace, weights, v, m)
                  : xnn_setup_batch_matrix_multiply_nc_f32(op, workspace, v, nullptr, m);
+}
+
+i64 block_for(const winograd::Geometry& g) {
+  const i64 per_tile = g.points() * (g.in_channels + g.out_channels) * static_cast<i64>(sizeof(float));
+  return std::min(std::max<i64>(kBlockBytes / per_tile / 4 * 4, 4), (g.tiles() + 3) / 4 * 4);
 }
 
 i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
@@ -175,6 +199,11 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     return ws_size;
   };
 
+  // The rows of V and M a form keeps: a chunk of tiles, or a block per thread for ours.
+  auto rows_for = [&](Form form, const winograd::Geometry& g) {
+    return form.ours ? block_for(g) * static_cast<i64>(pthreadpool_get_threads_count(pool())) : chunk_for(g, form.channel_rows);
+  };
+
   // Forced: the tile asked for where it applies (else F(2,3)), with channel
   // rows where few tiles meet many output channels, else our GEMM.
   const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && real[1] ? 4 : 2;
@@ -218,9 +247,9 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
       i64 in_numel = images * in_channels, out_numel = images * out_channels, v_numel = 0, m_numel = 0;
       for (int axis = 0; axis < rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
       for (const auto& [f, g] : measured) {
-        const i64 chunk = chunk_for(g, f.channel_rows);
-        v_numel = std::max(v_numel, g.points() * chunk * in_channels);
-        m_numel = std::max(m_numel, g.points() * chunk * out_channels);
+        const i64 rows = rows_for(f, g);
+        v_numel = std::max(v_numel, g.points() * rows * in_channels);
+        m_numel = std::max(m_numel, g.points() * rows * out_channels);
       }
       double bytes = 4.0 * (static_cast<double>(in_numel) + static_cast<double>(out_numel) + static_cast<double>(v_numel) + static_cast<double>(m_numel));
       const double out_pixels = static_cast<double>(out_numel) / static_cast<double>(out_channels);
@@ -244,14 +273,15 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
         for (const auto& [f, g] : measured) {
           runs.push_back([&, f = f, g = g] {
             const NodeState::WinogradGemm& trial = trials[f.key()];
-            const i64 chunk = chunk_for(g, f.channel_rows);
-            if (!f.ours) {
-              reshape(trial.op.op, f, g, chunk);
-              check(setup_gemm(trial.op.op, f.channel_rows ? trial.weights.data() : nullptr, wsm.get(), vm.get(), mm.get()), n,
-                    "setting up a Winograd convolution's GEMM");
+            if (f.ours) {
+              run_blocked(g, block_for(g), trial.weights.data(), xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
+              return;
             }
-            const Gemm gemm{trial.op.op, f.ours ? trial.weights.data() : nullptr};
-            run_chunks(g, chunk, gemm, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
+            const i64 chunk = chunk_for(g, f.channel_rows);
+            reshape(trial.op.op, f, g, chunk);
+            check(setup_gemm(trial.op.op, f.channel_rows ? trial.weights.data() : nullptr, wsm.get(), vm.get(), mm.get()), n,
+                  "setting up a Winograd convolution's GEMM");
+            run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
           });
         }
         // A first run each untimed (it makes the direct convolution's operator
@@ -281,15 +311,16 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   // The direct convolution's packed weights (folded or not) are not needed while Winograd runs.
   st.columns.clear();
   const winograd::Geometry g = *real[form.tile / 4];
-  const i64 chunk = chunk_for(g, form.channel_rows);
   NodeState::WinogradGemm& made = st.winograd[form.key()];
   if (!made.op.op && made.weights.empty()) make_gemm(form, g, made, false);
+  const i64 chunk = chunk_for(g, form.channel_rows), block = block_for(g);
   workspace_bytes_ = std::max(workspace_bytes_, reshape(made.op.op, form, g, chunk));
   Shape out_shape{batch, out_channels};
   for (int axis = 3 - rank; axis < 3; ++axis) out_shape.push_back(g.out[axis]);
   const int out = new_tensor(std::move(out_shape), true);
-  const int v = new_tensor(Shape{g.points(), chunk, in_channels}, false);
-  const int m = new_tensor(Shape{g.points(), chunk, out_channels}, false);
+  const i64 rows = rows_for(form, g);
+  const int v = new_tensor(Shape{g.points(), rows, in_channels}, false);
+  const int m = new_tensor(Shape{g.points(), rows, out_channels}, false);
   Step& step = add_step({x}, {out, v, m});
   xnn_operator_t op = made.op.op;
   const float* weights = form.channel_rows ? made.weights.data() : nullptr;
@@ -301,10 +332,14 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   step.winograd = true;
   const float min = fused.min, max = fused.max;
   const bool channel_rows = form.channel_rows;
-  const Gemm gemm{op, form.ours ? made.weights.data() : nullptr};
-  step.run = [this, g, chunk, gemm, channel_rows, x, out, v, m, bias, min, max] {
-    run_chunks(g, chunk, gemm, channel_rows, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool());
-  };
+  if (form.ours) {
+    const float* u = made.weights.data();
+    step.run = [this, g, block, u, x, out, v, m, bias, min, max] { run_blocked(g, block, u, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool()); };
+  } else {
+    step.run = [this, g, chunk, op, channel_rows, x, out, v, m, bias, min, max] {
+      run_chunks(g, chunk, op, channel_rows, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool());
+    };
+  }
   post_activation(n, st, 1, fused, out);
   define(n.outputs[0], out);
   return true;
