@@ -1,8 +1,9 @@
 // Winograd convolutions, F(2,3) and F(4,3) (ConvAlgorithm::kWinograd,
 // kWinogradF4), alone, on odd
-// shapes: size-1 outputs, partial tiles, channels past the transforms' block
-// and not a multiple of 4, padding 0 and 2, batches, several chunks of tiles,
-// fused activations, 2D and 3D, one thread and two, the GEMM either way round; each against the LibTorch
+// shapes: size-1 outputs, partial tiles, channels not a multiple of 4 (the
+// transforms' vectors), padding 0 and 2, batches, several chunks and blocks of tiles,
+// fused activations, 2D and 3D, one thread and two, the GEMM either way round
+// (ours, or XNNPACK's with 256 channels); each against the LibTorch
 // backend on the same graph, and against the direct convolution.
 #include <gtest/gtest.h>
 
@@ -130,6 +131,8 @@ std::vector<ConvCase> cases() {
       conv("several_chunks_two_threads", {1, 64, 40, 38}, 64, 1, 1, true, "", 2),
       conv("several_chunks_one_thread", {2, 48, 33, 30}, 40),
       conv("strided_runs_directly", {1, 4, 9, 9}, 6, 1, 2),
+      // 256 channels over many tiles: XNNPACK's GEMM for the tile rows (ours below 256).
+      conv("xnnpack_gemm_256_channels", {1, 256, 34, 33}, 257, 1, 1, true, "relu"),
       // Few tiles, many output channels: the transposed GEMM (output channels as rows).
       conv("channel_rows_2d", {1, 40, 5, 5}, 72, 1, 1, true, "relu"),
       conv("channel_rows_2d_batch_3_two_threads", {3, 19, 3, 4}, 66, 1, 1, false, "", 2),

@@ -24,6 +24,11 @@ constexpr i64 kMeasureBytes = i64{8} << 20;
 
 // Up to this many tiles, the transposed GEMM (M^T = U^T V^T) is a candidate too.
 constexpr i64 kMaxTransposedTiles = 256;
+// A forced Winograd convolution takes XNNPACK's GEMM over our 4x8 blocks from
+// this many channels in and out, where XNNPACK's blocking of K measured
+// faster in wasm (resnet18's 256- and 512-channel layers); the measured
+// choice weighs both everywhere.
+constexpr i64 kMaxOursChannels = 256;
 
 // How a convolution runs: directly (tile 0), or as Winograd F(tile,3) with
 // M = V U (tiles as the GEMM's rows; by our kernel, or XNNPACK's) or
@@ -205,12 +210,13 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   };
 
   // Forced: the tile asked for where it applies (else F(2,3)), with channel
-  // rows where few tiles meet many output channels, else our GEMM.
+  // rows where few tiles meet many output channels, else our GEMM up to
+  // kMaxOursChannels and XNNPACK's past it.
   const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && real[1] ? 4 : 2;
   Form form = forms.front();
   if (const auto& g = real[forced_tile / 4]; g) {
     const bool channel_rows = g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels;
-    form = {forced_tile, channel_rows, !channel_rows};
+    form = {forced_tile, channel_rows, !channel_rows && std::min(in_channels, out_channels) < kMaxOursChannels};
   }
   if (algorithm == ConvAlgorithm::kFastest) {
     std::vector<i64> key{rank, batch, in_channels, out_channels, threads_};
