@@ -66,7 +66,13 @@ function compile(tf, doc, weights) {
       if (depthwise) return (x) => tf.fused.depthwiseConv2d({ x, filter, strides: [sh, sw], pad, dilations: [dh, dw], bias: b, activation });
       return (x) => tf.fused.conv2d({ x, filter, strides: [sh, sw], pad, dilations: [dh, dw], bias: b, activation });
     }
-    if (op === 'add') return (a, b) => tf.add(a, b);
+    if (op === 'add') {  // the optimizer fuses a following ReLU (or clamp) into a residual add
+      const fused = attr(n, 'fused_activation');
+      if (!fused) return (a, b) => tf.add(a, b);
+      if (fused === 'relu') return (a, b) => tf.relu(tf.add(a, b));
+      if (fused === 'clip') return (a, b) => tf.clipByValue(tf.add(a, b), attr(n, 'fused_min') ?? -Infinity, attr(n, 'fused_max') ?? Infinity);
+      throw new Error(`${n.name}: fused ${fused} after an add is not in this tfjs interpreter`);
+    }
     if (op === 'relu') return (x) => tf.relu(x);
     if (op === 'max_pool2d') {
       const [k, s, p] = ['kernel_size', 'stride', 'padding'].map((a) => attr(n, a));
