@@ -652,6 +652,12 @@ class XnnpackBackend::Impl {
   using DirectRun = std::function<void(const float* x, float* y, i64 batch, const i64* in_sizes)>;
   bool lower_winograd(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& padding,
                       const Fused& fused, const DirectRun& direct);
+  // lower_conv.cpp: a 3x3 depthwise convolution (2D, stride 1 or 2, not
+  // dilated) on our kernel (kernels::depthwise3x3) where it measures faster
+  // than XNNPACK's on this shape (`direct`; remembered for the process), under
+  // ConvAlgorithm::kFastest only; false: XNNPACK's runs it.
+  bool lower_depthwise(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                       const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct);
 
   // ---- lower_norm.cpp --------------------------------------------------
 

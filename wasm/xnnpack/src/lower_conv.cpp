@@ -135,7 +135,11 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const bool winograd_shape = groups == 1 && kh == 3 && kw == 3 && (rank == 2 || kd == 3) &&
                                 std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
                                 std::all_of(dilation.begin(), dilation.end(), [](i64 v) { return v == 1; });
-    if (winograd_shape) {
+    // A 3x3 depthwise convolution may run on our kernel (lower_depthwise());
+    // one channel alone is an ordinary convolution (Winograd's, or XNNPACK's).
+    const bool depthwise_shape = rank == 2 && groups > 1 && groups == in_channels && out_channels == in_channels && kh == 3 && kw == 3 &&
+                                 dilation[0] == 1 && dilation[1] == 1 && stride[0] <= 2 && stride[1] <= 2;
+    if (winograd_shape || depthwise_shape) {
       // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
       auto scratch = std::make_shared<std::vector<AlignedFloats>>();
       DirectRun direct = [this, &n, &direct_ops, &reshape_direct, block, scratch, rank, in_channels, depth](
@@ -165,7 +169,8 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
                 "setting up a convolution");
         for (const XnnOp& op : blocks.ops) check(xnn_run_operator(op.op, pool()), n, "running a convolution");
       };
-      if (lower_winograd(n, st, x, w, b, padding, fused, direct)) return;
+      if (winograd_shape && lower_winograd(n, st, x, w, b, padding, fused, direct)) return;
+      if (depthwise_shape && lower_depthwise(n, st, x, w, b, stride, padding, fused, direct)) return;
     }
     const NodeState::ColumnBlocks& blocks = direct_ops();
     i64 batch = xs[0], out_depth = 1;
@@ -298,6 +303,87 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
   post_clamp(n, st, 1, fused, out);
   post_activation(n, st, 2, fused, out);
   define(n.outputs[0], out);
+}
+
+namespace {
+
+// Measured choices for depthwise convolutions, for the process: by shape,
+// stride, padding and threads; true where ours is faster.
+std::mutex depthwise_mutex;
+std::map<std::vector<i64>, bool> depthwise_choices;
+
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                                           const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct) {
+  if (options_.conv_algorithm != ConvAlgorithm::kFastest) return false;
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  kernels::Depthwise d;
+  d.batch = xs[0], d.channels = xs[1], d.in_h = xs[2], d.in_w = xs[3];
+  d.stride_h = stride[0], d.stride_w = stride[1], d.pad_h = padding[0], d.pad_w = padding[1];
+  d.out_h = shape_rules::window_output(d.in_h, 3, d.stride_h, d.pad_h, 1).value_or(0);
+  d.out_w = shape_rules::window_output(d.in_w, 3, d.stride_w, d.pad_w, 1).value_or(0);
+  if (d.out_h <= 0 || d.out_w <= 0) return false;  // XNNPACK's path says why
+  const Shape out_shape{d.batch, d.channels, d.out_h, d.out_w};
+  within_budget(out_shape);
+  // Weights [9][C padded to 4] from torch's [C][1][3][3]; the bias padded alike.
+  const i64 padded = (d.channels + 3) / 4 * 4;
+  auto weights = std::make_shared<std::vector<float>>(static_cast<std::size_t>(10 * padded), 0.0f);
+  const float* src = w.data_as<float>();
+  for (i64 c = 0; c < d.channels; ++c) {
+    for (i64 t = 0; t < 9; ++t) (*weights)[static_cast<std::size_t>(t * padded + c)] = src[c * 9 + t];
+    if (b.defined()) (*weights)[static_cast<std::size_t>(9 * padded + c)] = b.data_as<float>()[c];
+  }
+  const float min = fused.min, max = fused.max;
+  auto run = [this, d, weights, padded, min, max](const float* in, float* out) {
+    parallel_slices(d.batch * d.out_h, [&](i64 first, i64 count) {
+      kernels::depthwise3x3(in, out, weights->data(), weights->data() + 9 * padded, d, min, max, first, count);
+    });
+  };
+  std::vector<i64> key{d.batch, d.channels, d.in_h, d.in_w, d.stride_h, d.stride_w, d.pad_h, d.pad_w, threads_};
+  std::optional<bool> ours;
+  {
+    std::lock_guard<std::mutex> lock(depthwise_mutex);
+    if (auto it = depthwise_choices.find(key); it != depthwise_choices.end()) ours = it->second;
+  }
+  if (!ours) {
+    // Both on the real shape (a depthwise convolution is cheap): a first run
+    // each untimed, then the best of three taking turns; a tie keeps XNNPACK's.
+    const double bytes = 4.0 * static_cast<double>(d.batch * d.channels) * static_cast<double>(d.in_h * d.in_w + d.out_h * d.out_w);
+    ours = false;
+    if (bytes <= static_cast<double>(memory_budget()) / 4) {
+      AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(d.batch * d.channels * d.in_h * d.in_w));
+      AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(d.batch * d.channels * d.out_h * d.out_w));
+      for (i64 i = 0; i < d.batch * d.channels * d.in_h * d.in_w; ++i) xm[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+      const i64 sizes[2] = {d.in_h, d.in_w};
+      auto xnnpack = [&] { direct(xm.get(), ym.get(), d.batch, sizes); };
+      auto mine = [&] { run(xm.get(), ym.get()); };
+      xnnpack();
+      mine();
+      double best_xnnpack = 1e30, best_mine = 1e30;
+      for (int round = 0; round < 3; ++round) {
+        best_xnnpack = std::min(best_xnnpack, seconds_of(xnnpack));
+        best_mine = std::min(best_mine, seconds_of(mine));
+      }
+      ours = best_mine < 0.95 * best_xnnpack;
+    }
+    std::lock_guard<std::mutex> lock(depthwise_mutex);
+    depthwise_choices[key] = *ours;
+  }
+  if (!*ours) return false;
+  st.columns.clear();  // XNNPACK's packed weights, made for the measurement
+  const int out = new_tensor(out_shape, true);
+  Step& step = add_step({x}, {out});
+  step.run = [this, run, x, out] { run(ptr(x), ptr(out)); };
+  post_activation(n, st, 1, fused, out);
+  define(n.outputs[0], out);
+  return true;
 }
 
 void XnnpackBackend::Impl::lower_conv1d(const Node& n, NodeState& st) {

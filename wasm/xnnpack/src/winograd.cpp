@@ -4,47 +4,16 @@
 #include <cstdint>
 #include <cstring>
 
+#include "simd.h"
+
 namespace tracegraph::xnnpack::winograd {
 namespace {
 
-// Four channels at a time: GCC's and Clang's vector extension, SSE natively
-// and wasm SIMD in the browser. A tile's points live in these registers (or
-// the stack) from the gather to the store; a channel count that is not a
-// multiple of 4 loads and stores its last group partly.
-using v4 = float __attribute__((vector_size(16)));
-
-using v4i = std::int32_t __attribute__((vector_size(16)));
-
-// a < b ? b : a per lane (std::max's rule, NaN in a kept), and its mirror.
-inline v4 max_of(v4 a, v4 b) {
-  const v4i less = a < b;
-  return reinterpret_cast<v4>((reinterpret_cast<v4i>(a) & ~less) | (reinterpret_cast<v4i>(b) & less));
-}
-inline v4 min_of(v4 a, v4 b) {
-  const v4i greater = b < a;
-  return reinterpret_cast<v4>((reinterpret_cast<v4i>(a) & ~greater) | (reinterpret_cast<v4i>(b) & greater));
-}
-
-// Constant sizes throughout: a memcpy of a variable size is a call in wasm.
-inline v4 load(const float* p, int n) {
-  if (n == 4) {
-    v4 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-  if (n == 3) return v4{p[0], p[1], p[2], 0.0f};
-  if (n == 2) return v4{p[0], p[1], 0.0f, 0.0f};
-  return v4{p[0], 0.0f, 0.0f, 0.0f};
-}
-inline void store(float* p, v4 v, int n) {
-  if (n == 4) {
-    std::memcpy(p, &v, sizeof v);
-    return;
-  }
-  p[0] = v[0];
-  if (n > 1) p[1] = v[1];
-  if (n > 2) p[2] = v[2];
-}
+using simd::load;
+using simd::max_of;
+using simd::min_of;
+using simd::store;
+using simd::v4;
 
 // B^T along one axis: A (4 or 6) values.
 template <int A>
@@ -350,8 +319,7 @@ inline void gemm_block(const float* v, i64 C, const float* u, i64 ldu, float* m,
     v4 w[NB];
     for (int j = 0; j < NB; ++j) std::memcpy(&w[j], u + c * ldu + 4 * j, sizeof(v4));
     for (int r = 0; r < R; ++r) {
-      const float x = v[r * C + c];
-      const v4 s{x, x, x, x};  // a splat (v4{} + x would add a zero: -0 + 0 is not -0)
+      const v4 s = simd::splat(v[r * C + c]);
       for (int j = 0; j < NB; ++j) acc[r][j] += s * w[j];
     }
   }
