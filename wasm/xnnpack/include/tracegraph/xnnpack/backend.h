@@ -29,7 +29,9 @@ namespace tracegraph::xnnpack {
 // kFastest times the direct convolution and Winograd F(2,3) and, in 2D,
 // F(4,3) on each new shape while planning and keeps the fastest, remembered
 // for the process by shape and thread count. kWinograd forces F(2,3),
-// kWinogradF4 F(4,3) in 2D (F(2,3) in 3D), where they apply.
+// kWinogradF4 F(4,3) in 2D (F(2,3) in 3D), where they apply. kFastest also
+// times 3x3 depthwise convolutions (stride 1 or 2) on a kernel of ours
+// against XNNPACK's; every other choice leaves those to XNNPACK.
 enum class ConvAlgorithm { kFastest, kDirect, kWinograd, kWinogradF4 };
 // "fastest", "direct", "winograd", "winograd4"
 std::string_view conv_algorithm_name(ConvAlgorithm a);
