@@ -41,14 +41,12 @@ struct Form {
   int key() const { return tile * 4 + (channel_rows ? 1 : 0) + (ours ? 2 : 0); }
 };
 
-
-
 struct Chunked {
   const winograd::Geometry* g;
   const float* x;
   float* y;
   float* v;
-  float* m;
+  const float* m;
   bool channel_rows;
   const float* bias;
   float min, max;

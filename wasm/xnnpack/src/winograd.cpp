@@ -49,8 +49,8 @@ inline void output_1d(const v4* m, v4* o) {
   }
 }
 
-// The B^T d B (B) transform of the points in d, [Z][A][A] with Z = A in 3D and
-// 1 in 2D, in place: along W, H, then D.
+// B^T d B of the points in d, [Z][A][A] with Z = A in 3D and 1 in 2D, in
+// place: the 1D transform along W, H, then D.
 template <int A, int Z>
 inline void input_points(v4* d) {
   v4 line[A], out[A];
@@ -75,7 +75,7 @@ inline void input_points(v4* d) {
       }
 }
 
-// A^T m A (A) of the points in m, [Z][A][A], into its first N = A - 2 (per axis).
+// A^T m A of the points in m, [Z][A][A], into its first N = A - 2 per axis.
 template <int A, int Z>
 inline void output_points(v4* m) {
   constexpr int N = A - 2;
@@ -248,7 +248,7 @@ void output_tiles(const Geometry& g, const float* m, bool output_major, float* y
                   i64 chunk_start, i64 chunk, i64 first, i64 count) {
   constexpr int N = A - 2, P = Z * A * A, NZ = Z > 1 ? N : 1;
   const i64 O = g.out_channels;
-  const v4 lo{min, min, min, min}, hi{max, max, max, max};
+  const v4 lo = simd::splat(min), hi = simd::splat(max);
   v4 d[P];
   for (i64 t = first; t < first + count; ++t) {
     const Tile tile = tile_at(g, t);
