@@ -78,6 +78,33 @@ inline AlignedFloats aligned_floats(std::size_t bytes) {
   return AlignedFloats(static_cast<float*>(::operator new[](bytes + kTailBytes, std::align_val_t(kAlignment))));
 }
 
+// Choices measured while planning (Winograd's form, the depthwise kernel),
+// remembered for the process by a key of sizes; graphs on any thread share them.
+template <typename T>
+class MeasuredChoices {
+ public:
+  std::optional<T> find(const std::vector<i64>& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = choices_.find(key);
+    return it == choices_.end() ? std::nullopt : std::optional<T>(it->second);
+  }
+  void put(const std::vector<i64>& key, T choice) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    choices_[key] = choice;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::vector<i64>, T> choices_;
+};
+
+// The wall-clock seconds f takes.
+inline double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 inline i64 numel(const Shape& shape) { return checked_numel(shape); }
 inline i64 prod(const Shape& shape, std::size_t from, std::size_t to) {
   i64 p = 1;

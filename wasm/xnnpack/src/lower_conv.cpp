@@ -309,14 +309,7 @@ namespace {
 
 // Measured choices for depthwise convolutions, for the process: by shape,
 // stride, padding and threads; true where ours is faster.
-std::mutex depthwise_mutex;
-std::map<std::vector<i64>, bool> depthwise_choices;
-
-double seconds_of(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+MeasuredChoices<bool> depthwise_choices;
 
 }  // namespace
 
@@ -347,11 +340,7 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
     });
   };
   std::vector<i64> key{d.batch, d.channels, d.in_h, d.in_w, d.stride_h, d.stride_w, d.pad_h, d.pad_w, threads_};
-  std::optional<bool> ours;
-  {
-    std::lock_guard<std::mutex> lock(depthwise_mutex);
-    if (auto it = depthwise_choices.find(key); it != depthwise_choices.end()) ours = it->second;
-  }
+  std::optional<bool> ours = depthwise_choices.find(key);
   if (!ours) {
     // Both on the real shape (a depthwise convolution is cheap): a first run
     // each untimed, then the best of three taking turns; a tie keeps XNNPACK's.
@@ -373,8 +362,7 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
       }
       ours = best_mine < 0.95 * best_xnnpack;
     }
-    std::lock_guard<std::mutex> lock(depthwise_mutex);
-    depthwise_choices[key] = *ours;
+    depthwise_choices.put(key, *ours);
   }
   if (!*ours) return false;
   st.columns.clear();  // XNNPACK's packed weights, made for the measurement

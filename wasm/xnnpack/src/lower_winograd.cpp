@@ -126,14 +126,7 @@ i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
 }
 
 // Measured choices, for the process: by shape, padding and threads.
-std::mutex choices_mutex;
-std::map<std::vector<i64>, Form> choices;
-
-double seconds(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+MeasuredChoices<Form> choices;
 
 }  // namespace
 
@@ -219,11 +212,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   if (algorithm == ConvAlgorithm::kFastest) {
     std::vector<i64> key{rank, batch, in_channels, out_channels, threads_};
     for (std::size_t axis = 0; axis < static_cast<std::size_t>(rank); ++axis) key.insert(key.end(), {xs[axis + 2], padding[axis]});
-    std::optional<Form> known;
-    {
-      std::lock_guard<std::mutex> lock(choices_mutex);
-      if (auto it = choices.find(key); it != choices.end()) known = it->second;
-    }
+    std::optional<Form> known = choices.find(key);
     if (!known) {
       // Large shapes (many tiles) are measured on batch 1 with the outermost
       // spatial axis cropped to about kMeasureMacs of direct work, or more
@@ -293,20 +282,19 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
         // turns, of those within 1.25x of the best; each keeps its fastest.
         std::vector<double> best(runs.size());
         for (auto& run : runs) run();
-        for (std::size_t k = 0; k < runs.size(); ++k) best[k] = seconds(runs[k]);
+        for (std::size_t k = 0; k < runs.size(); ++k) best[k] = seconds_of(runs[k]);
         const double cut = 1.25 * *std::min_element(best.begin(), best.end());
         std::vector<std::size_t> close;
         for (std::size_t k = 0; k < runs.size(); ++k)
           if (best[k] <= cut) close.push_back(k);
         for (int round = 0; round < 3 && close.size() > 1; ++round)
-          for (std::size_t k : close) best[k] = std::min(best[k], seconds(runs[k]));
+          for (std::size_t k : close) best[k] = std::min(best[k], seconds_of(runs[k]));
         double fastest_seconds = 0.95 * best[0];  // a tie keeps the direct convolution
         for (std::size_t k = 0; k < measured.size(); ++k)
           if (best[k + 1] < fastest_seconds) fastest = measured[k].first, fastest_seconds = best[k + 1];
       }
       known = fastest;
-      std::lock_guard<std::mutex> lock(choices_mutex);
-      choices[key] = fastest;
+      choices.put(key, fastest);
     }
     if (known->direct()) return false;
     form = *known;

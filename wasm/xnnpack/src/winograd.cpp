@@ -49,55 +49,31 @@ inline void output_1d(const v4* m, v4* o) {
   }
 }
 
-// B^T d B of the points in d, [Z][A][A] with Z = A in 3D and 1 in 2D, in
-// place: the 1D transform along W, H, then D.
-template <int A, int Z>
-inline void input_points(v4* d) {
-  v4 line[A], out[A];
-  for (int z = 0; z < Z; ++z)
-    for (int y = 0; y < A; ++y) {
-      v4* row = d + (z * A + y) * A;
-      input_1d<A>(row, out);
-      for (int i = 0; i < A; ++i) row[i] = out[i];
-    }
-  for (int z = 0; z < Z; ++z)
-    for (int x = 0; x < A; ++x) {
-      for (int i = 0; i < A; ++i) line[i] = d[(z * A + i) * A + x];
-      input_1d<A>(line, out);
-      for (int i = 0; i < A; ++i) d[(z * A + i) * A + x] = out[i];
-    }
-  if constexpr (Z > 1)
-    for (int y = 0; y < A; ++y)
-      for (int x = 0; x < A; ++x) {
-        for (int i = 0; i < A; ++i) line[i] = d[(i * A + y) * A + x];
-        input_1d<A>(line, out);
-        for (int i = 0; i < A; ++i) d[(i * A + y) * A + x] = out[i];
-      }
-}
-
-// A^T m A of the points in m, [Z][A][A], into its first N = A - 2 per axis.
-template <int A, int Z>
-inline void output_points(v4* m) {
-  constexpr int N = A - 2;
+// A separable transform of the points in d, [Z][A][A] with Z = A in 3D and 1
+// in 2D, in place: the 1D transform Line (A values to N) along W, H, then D,
+// each pass over the first N of the axes already done. B^T d B with
+// input_1d (N = A), A^T m A with output_1d (N = A - 2).
+template <int A, int Z, int N, void (*Line)(const v4*, v4*)>
+inline void separable(v4* d) {
   v4 line[A], out[N];
   for (int z = 0; z < Z; ++z)
     for (int y = 0; y < A; ++y) {
-      v4* row = m + (z * A + y) * A;
-      output_1d<A>(row, out);
+      v4* row = d + (z * A + y) * A;
+      Line(row, out);
       for (int i = 0; i < N; ++i) row[i] = out[i];
     }
   for (int z = 0; z < Z; ++z)
     for (int x = 0; x < N; ++x) {
-      for (int i = 0; i < A; ++i) line[i] = m[(z * A + i) * A + x];
-      output_1d<A>(line, out);
-      for (int i = 0; i < N; ++i) m[(z * A + i) * A + x] = out[i];
+      for (int i = 0; i < A; ++i) line[i] = d[(z * A + i) * A + x];
+      Line(line, out);
+      for (int i = 0; i < N; ++i) d[(z * A + i) * A + x] = out[i];
     }
   if constexpr (Z > 1)
     for (int y = 0; y < N; ++y)
       for (int x = 0; x < N; ++x) {
-        for (int i = 0; i < A; ++i) line[i] = m[(i * A + y) * A + x];
-        output_1d<A>(line, out);
-        for (int i = 0; i < N; ++i) m[(i * A + y) * A + x] = out[i];
+        for (int i = 0; i < A; ++i) line[i] = d[(i * A + y) * A + x];
+        Line(line, out);
+        for (int i = 0; i < N; ++i) d[(i * A + y) * A + x] = out[i];
       }
 }
 
@@ -220,7 +196,7 @@ void input_tile(const Geometry& g, const float* x, float* row, i64 chunk, const 
           d[(dz * A + dy) * A + dx] = row_in && (Inside || (xx >= 0 && xx < g.in[2])) ? load(x + start + dx * C, cb) : v4{};
         }
       }
-    input_points<A, Z>(d);
+    separable<A, Z, A, input_1d<A>>(d);
     for (int p = 0; p < Z * A * A; ++p) store(row + p * chunk * C + c0, d[p], cb);
   }
 }
@@ -264,7 +240,7 @@ void output_tiles(const Geometry& g, const float* m, bool output_major, float* y
           d[p] = load(m + (p * chunk + (t - chunk_start)) * O + c0, cb);
         }
       }
-      output_points<A, Z>(d);
+      separable<A, Z, A - 2, output_1d<A>>(d);
       v4 b{};
       if (bias) b = load(bias + c0, cb);
       for (int dz = 0; dz < NZ; ++dz) {
