@@ -47,6 +47,7 @@ void depthwise_pixels(const float* const rows[3], float* out, const simd::v4* k,
 // in wasm) and the three kernel rows summed apart (shorter dependency chains).
 void depthwise_inner(const float* const rows[3], float* out, const simd::v4* k, simd::v4 bias, const Depthwise& d, i64 c0, i64 from,
                      i64 to, simd::v4 lo, simd::v4 hi) {
+  if (from >= to) return;  // (the pointers below would start past the row)
   using simd::load;
   const std::ptrdiff_t C = static_cast<std::ptrdiff_t>(d.channels), step = static_cast<std::ptrdiff_t>(d.stride_w) * C;
   const std::ptrdiff_t start = static_cast<std::ptrdiff_t>(from * d.stride_w - d.pad_w) * C + static_cast<std::ptrdiff_t>(c0);
