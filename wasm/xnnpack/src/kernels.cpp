@@ -86,6 +86,7 @@ void depthwise3x3(const float* x, float* y, const float* weights, const float* b
                   i64 count) {
   const i64 C = d.channels;
   const simd::v4 lo = simd::splat(min), hi = simd::splat(max);
+  const Window rows_window{3, d.stride_h, d.pad_h, 1};
   // The output columns whose three taps all read the input: [inner_from, inner_to).
   const i64 inner_from = std::min(d.out_w, (d.pad_w + d.stride_w - 1) / d.stride_w);
   const i64 last = d.in_w - 3 + d.pad_w;  // the last ox with ox * stride <= last
@@ -94,8 +95,8 @@ void depthwise3x3(const float* x, float* y, const float* weights, const float* b
     const i64 n = row / d.out_h, oy = row % d.out_h;
     const float* rows[3];
     for (int ky = 0; ky < 3; ++ky) {
-      const i64 iy = oy * d.stride_h - d.pad_h + ky;
-      rows[ky] = iy >= 0 && iy < d.in_h ? x + (n * d.in_h + iy) * d.in_w * C : nullptr;
+      const i64 iy = tap(oy, ky, d.in_h, rows_window);
+      rows[ky] = iy >= 0 ? x + (n * d.in_h + iy) * d.in_w * C : nullptr;
     }
     float* out = y + row * d.out_w * C;
     i64 c0 = 0;

@@ -1,6 +1,7 @@
-// 3x3 and 3x3x3 stride-1 convolutions as Winograd F(2,3) (winograd.h): the
-// transforms of ours, parallel over tiles, around XNNPACK's batched GEMM over
-// the transformed weights; chosen per shape by measuring it against the direct
+// 3x3 and 3x3x3 stride-1 convolutions as Winograd F(2,3) or F(4,3)
+// (winograd.h): the transforms of ours around our GEMM (fused, per block of
+// tiles) or XNNPACK's batched GEMM (per chunk of tiles) over the transformed
+// weights; chosen per shape by measuring each form against the direct
 // convolution, unless Options::conv_algorithm says which.
 #include "backend_impl.h"
 #include "winograd.h"
