@@ -209,7 +209,8 @@ void print_xnnpack_profile(TracedGraph& g, const std::vector<at::Tensor>& inputs
     std::printf("  %-32s %-28s %9.3f %8.1f%% %10s  %s\n", t.node.substr(0, 32).c_str(), t.op.substr(0, 28).c_str(), t.milliseconds,
                 total_ms > 0 ? 100 * t.milliseconds / total_ms : 0.0, gflops,
                 (std::string(xnnpack::engine_name(t.engine)) + (t.column_blocks ? " in " + std::to_string(t.column_blocks) + " column blocks" : "") +
-                 (t.pixel_fold > 1 ? ", " + std::to_string(t.pixel_fold) + " pixels folded" : ""))
+                 (t.pixel_fold > 1 ? ", " + std::to_string(t.pixel_fold) + " pixels folded" : "") +
+                 (t.winograd.empty() ? "" : ", " + t.winograd))
                     .c_str());
   }
 }

@@ -238,9 +238,17 @@ test('finalize takes the convolution algorithm; Winograd and direct agree', asyn
     try {
       g.finalize({ profile: true, convAlgorithm });
       outputs[convAlgorithm] = g.run(inputsOf(f.io))[0].data;
-      const engines = new Set(g.profile().filter((t) => /convolution/.test(t.op)).map((t) => t.engine));
+      const convs = g.profile().filter((t) => /convolution/.test(t.op));
+      const engines = new Set(convs.map((t) => t.engine));
       if (convAlgorithm === 'direct') assert.deepEqual([...engines], ['xnnpack']);
       if (convAlgorithm.startsWith('winograd')) assert.ok(engines.has('winograd'), [...engines].join());
+      // Each Winograd convolution says its tile and GEMM (wasm: 4 lanes); no other node does.
+      const tile = convAlgorithm === 'winograd4' ? 'F(4,3)' : 'F(2,3)';
+      for (const t of convs) {
+        if (t.engine !== 'winograd') assert.equal(t.winograd, '', t.node);
+        else if (convAlgorithm !== 'fastest') assert.equal(t.winograd, `${tile}, our GEMM, 4 lanes`, t.node);
+        else assert.match(t.winograd, /^F\([24],3\), (our GEMM, 4 lanes|XNNPACK's GEMM)/, t.node);
+      }
     } finally {
       g.dispose();
     }

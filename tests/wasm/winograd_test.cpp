@@ -4,10 +4,14 @@
 // transforms' vectors), padding 0 and 2, batches, several chunks and blocks of tiles,
 // fused activations, 2D and 3D, one thread and two, the GEMM either way round
 // (ours, or XNNPACK's with 256 channels); each against the LibTorch
-// backend on the same graph, and against the direct convolution.
+// backend on the same graph, and against the direct convolution. Then the
+// kernels alone at each vector width (4 lanes, and 8 where the CPU has AVX2):
+// transforms and our GEMM block by block, against LibTorch's convolution.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+
+#include <limits>
 
 #include "native/test_models.h"
 #include "tracegraph/error.h"
@@ -16,6 +20,7 @@
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
+#include "winograd.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -83,7 +88,12 @@ std::pair<Tensor, Engine> run_on_xnnpack(const ConvCase& c, ConvAlgorithm algori
   g.finalize();
   Tensor out = g.run(b.inputs).at(0);
   for (const NodeTime& t : backend->profile())
-    if (t.node == "conv") return {out, t.engine};
+    if (t.node == "conv") {
+      // A Winograd convolution says its tile and GEMM; a direct one nothing.
+      if (t.engine == Engine::kWinograd) EXPECT_EQ(t.winograd.rfind("F(", 0), 0u) << t.winograd;
+      else EXPECT_EQ(t.winograd, "");
+      return {out, t.engine};
+    }
   ADD_FAILURE() << "no profile entry for the convolution";
   return {out, Engine::kNone};
 }
@@ -145,6 +155,82 @@ std::vector<ConvCase> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, WinogradTest, ::testing::ValuesIn(cases()), [](const auto& info) { return info.param.name; });
+
+// The kernels alone: one convolution through transform_input, gemm and
+// transform_output, block by block as run_blocked() does, at a vector width.
+struct KernelCase {
+  std::string name;
+  int tile;
+  std::int64_t in_channels, out_channels;
+  Ints sizes;  // H, W or D, H, W
+  std::int64_t padding;
+  bool bias_and_clamp;
+};
+void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.name; }
+
+class WinogradKernelsTest : public ::testing::TestWithParam<std::tuple<KernelCase, int>> {};
+
+TEST_P(WinogradKernelsTest, MatchLibTorch) {
+  const auto& [c, lanes] = GetParam();
+  const winograd::Kernels* k = winograd::kernels(lanes);
+  if (!k) GTEST_SKIP() << lanes << "-lane Winograd kernels: not in this build or not on this CPU";
+  ASSERT_EQ(k->lanes, lanes);
+  const int rank = static_cast<int>(c.sizes.size());
+  Ints padding(3, c.padding);
+  winograd::Geometry g;
+  ASSERT_TRUE(winograd::Geometry::make(rank, c.tile, 2, c.in_channels, c.out_channels, c.sizes.data(), padding.data(), g));
+
+  at::manual_seed(3);
+  Ints xs{2, c.in_channels}, ws{c.out_channels, c.in_channels};
+  xs.insert(xs.end(), c.sizes.begin(), c.sizes.end());
+  ws.insert(ws.end(), static_cast<std::size_t>(rank), 3);
+  const at::Tensor x = at::randn(xs), w = at::randn(ws) * 0.3, b = at::randn({c.out_channels});
+  const Ints pads(static_cast<std::size_t>(rank), c.padding), ones(static_cast<std::size_t>(rank), 1);
+  at::Tensor want = rank == 3 ? at::conv3d(x, w, c.bias_and_clamp ? b : at::Tensor(), ones, pads)
+                              : at::conv2d(x, w, c.bias_and_clamp ? b : at::Tensor(), ones, pads);
+  const float lo = c.bias_and_clamp ? -0.5f : -std::numeric_limits<float>::infinity();
+  const float hi = c.bias_and_clamp ? 1.0f : std::numeric_limits<float>::infinity();
+  want = at::clamp(want, lo, hi);
+  // Channels-last, as the backend keeps them.
+  const at::Tensor xl = x.movedim(1, -1).contiguous(), wc = w.contiguous();
+  const at::Tensor want_l = want.movedim(1, -1).contiguous();
+
+  const std::vector<float> u = winograd::pad_columns(g, winograd::transform_weights(g, wc.data_ptr<float>(), false), lanes);
+  const std::int64_t block = 2 * k->rows, P = g.points();  // several blocks, the last partial
+  std::vector<float> v(static_cast<std::size_t>(P * block * c.in_channels)), m(static_cast<std::size_t>(P * block * c.out_channels));
+  std::vector<float> y(static_cast<std::size_t>(want_l.numel()), std::numeric_limits<float>::quiet_NaN());
+  for (std::int64_t start = 0; start < g.tiles(); start += block) {
+    const std::int64_t count = std::min(block, g.tiles() - start);
+    k->transform_input(g, xl.data_ptr<float>(), v.data(), start, block, start, count);
+    for (std::int64_t p = 0; p < P; ++p) k->gemm(g, v.data(), u.data(), m.data(), block, p, 0, count);
+    k->transform_output(g, m.data(), false, y.data(), c.bias_and_clamp ? b.data_ptr<float>() : nullptr, lo, hi, start, block, start, count);
+  }
+  const float* expected = want_l.data_ptr<float>();
+  double worst = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    ASSERT_FALSE(std::isnan(y[i])) << "output " << i << " never written";
+    worst = std::max(worst, std::abs(static_cast<double>(y[i]) - expected[i]) / (1.0 + std::abs(expected[i])));
+  }
+  EXPECT_LE(worst, 1e-4);
+}
+
+std::vector<KernelCase> kernel_cases() {
+  return {
+      {"f2_one_channel_one_pixel", 2, 1, 1, {1, 1}, 1, false},
+      {"f2_channels_5_to_13", 2, 5, 13, {7, 9}, 1, true},
+      {"f2_channels_9_to_17_no_padding", 2, 9, 17, {6, 5}, 0, true},
+      {"f4_channels_3_to_7", 4, 3, 7, {11, 10}, 1, false},
+      {"f4_channels_12_padding_2", 4, 12, 12, {9, 9}, 2, true},
+      {"f4_channels_16_to_20", 4, 16, 20, {13, 6}, 1, true},
+      {"f4_channels_33_to_8_height_1", 4, 33, 8, {1, 14}, 1, false},
+      {"f2_3d_channels_12", 2, 12, 12, {5, 6, 7}, 1, true},
+      {"f2_3d_one_voxel", 2, 1, 3, {3, 3, 3}, 0, false},
+      {"f2_3d_channels_13_to_9", 2, 13, 9, {4, 5, 3}, 1, true},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WinogradKernelsTest, ::testing::Combine(::testing::ValuesIn(kernel_cases()), ::testing::Values(4, 8)),
+                         [](const auto& info) { return std::get<0>(info.param).name + "_lanes_" + std::to_string(std::get<1>(info.param)); });
 
 TEST(ConvAlgorithm, NamesRoundTripAndAnUnknownOneIsRefused) {
   for (ConvAlgorithm a : {ConvAlgorithm::kFastest, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd, ConvAlgorithm::kWinogradF4})

@@ -254,7 +254,7 @@ EMSCRIPTEN_KEEPALIVE char* tg_profile(Handle* h) {
                    ",\"flops\":" + nlohmann::json(t.flops).dump() + ",\"gflops\":" + nlohmann::json(t.gflops()).dump() +
                    ",\"layoutChanges\":" + std::to_string(t.layout_changes) + ",\"layoutMs\":" + nlohmann::json(t.layout_milliseconds).dump() +
                    ",\"columnBlocks\":" + std::to_string(t.column_blocks) +
-                   ",\"pixelFold\":" + std::to_string(t.pixel_fold) + "}";
+                   ",\"pixelFold\":" + std::to_string(t.pixel_fold) + ",\"winograd\":" + quote(t.winograd) + "}";
             first = false;
           }
         }

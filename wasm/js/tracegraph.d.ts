@@ -166,8 +166,9 @@ export class TracedGraph {
   /** flops: the node's floating-point operations (convolutions, linears, matrix products; else 0), gflops: flops / time. */
   /** layoutChanges, layoutMs: layout changes made for the node's inputs and their time; columnBlocks: XNNPACK operators over
    *  blocks of the output channels of a convolution or linear whose weights outgrow the cache (0: one operator); pixelFold:
-   *  neighbouring output pixels a convolution with few output channels computes as one, to fill XNNPACK's tiles (1: none). */
-  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number; layoutChanges: number; layoutMs: number; columnBlocks: number; pixelFold: number }>;
+   *  neighbouring output pixels a convolution with few output channels computes as one, to fill XNNPACK's tiles (1: none);
+   *  winograd: how a Winograd convolution ran, e.g. 'F(4,3), our GEMM, 4 lanes' ('' for other nodes). */
+  profile(): Array<{ node: string; op: string; ms: number; engine: 'xnnpack' | 'portable' | 'winograd' | 'none'; flops: number; gflops: number; layoutChanges: number; layoutMs: number; columnBlocks: number; pixelFold: number; winograd: string }>;
   /** Frees the wasm memory this graph holds. */
   dispose(): void;
 }

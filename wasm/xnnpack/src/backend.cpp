@@ -108,7 +108,7 @@ std::vector<NodeTime> XnnpackBackend::Impl::profile() const {
     }
     t.column_blocks = std::max(t.column_blocks, steps_[k].column_blocks);
     t.pixel_fold = std::max(t.pixel_fold, steps_[k].pixel_fold);
-    if (steps_[k].winograd) t.engine = Engine::kWinograd;
+    if (steps_[k].winograd) t.engine = Engine::kWinograd, t.winograd = steps_[k].winograd_form;
     else if (steps_[k].xnnpack) {
       if (t.engine != Engine::kWinograd) t.engine = Engine::kXnnpack;
     } else if (t.engine == Engine::kNone) t.engine = Engine::kPortable;

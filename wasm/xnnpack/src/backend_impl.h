@@ -193,7 +193,8 @@ class XnnpackBackend::Impl {
     std::function<void()> setup;
     std::function<void()> run;
     bool xnnpack = false;   // runs an XNNPACK operator (else a kernel of ours)
-    bool winograd = false;  // a Winograd convolution (transforms of ours around XNNPACK's GEMM)
+    bool winograd = false;  // a Winograd convolution (transforms of ours around our GEMM or XNNPACK's)
+    std::string winograd_form;  // NodeTime::winograd
     bool layout_change = false;  // a transpose between channels-last and torch's order
     int column_blocks = 0;       // XNNPACK operators over blocks of output columns (0: one, or none)
     int pixel_fold = 1;          // output pixels folded into one of XNNPACK's (pixel_fold())

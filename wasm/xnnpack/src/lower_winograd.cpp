@@ -14,7 +14,7 @@ constexpr i64 kChunkBytes = i64{2} << 20;
 // Our GEMM's fused run: a block of tiles goes through the input transform,
 // the products and the output transform on one thread, its V and M about
 // this small (L2, where the chunks' passes each stream through memory).
-constexpr i64 kBlockBytes = i64{128} << 10;
+constexpr i64 kBlockBytes = i64{256} << 10;
 // Past this, even the smallest chunk is not worth it: the direct convolution.
 constexpr i64 kMaxChunkBytes = i64{64} << 20;
 // A measurement crops the input so that the direct convolution does about
@@ -33,17 +33,22 @@ constexpr i64 kMaxOursChannels = 256;
 
 // How a convolution runs: directly (tile 0), or as Winograd F(tile,3) with
 // M = V U (tiles as the GEMM's rows; by our kernel, or XNNPACK's) or
-// M^T = U^T V^T (output channels as its rows; XNNPACK's).
+// M^T = U^T V^T (output channels as its rows; XNNPACK's). Our kernels come in
+// vectors of `lanes` floats (winograd::kernels()); XNNPACK's GEMM goes with
+// the widest transforms.
 struct Form {
   int tile = 0;
   bool channel_rows = false;
   bool ours = false;
+  int lanes = 4;
   bool direct() const { return tile == 0; }
-  int key() const { return tile * 4 + (channel_rows ? 1 : 0) + (ours ? 2 : 0); }
+  int key() const { return ((tile * 2 + (channel_rows ? 1 : 0)) * 2 + (ours ? 1 : 0)) * 16 + lanes; }
+  const winograd::Kernels& kernels() const { return ours ? *winograd::kernels(lanes) : winograd::widest_kernels(); }
 };
 
 struct Chunked {
   const winograd::Geometry* g;
+  const winograd::Kernels* k;
   const float* x;
   float* y;
   float* v;
@@ -56,12 +61,12 @@ struct Chunked {
 
 void input_tiles(void* context, std::size_t first, std::size_t count) {
   const auto* c = static_cast<const Chunked*>(context);
-  winograd::transform_input(*c->g, c->x, c->v, c->start, c->chunk, c->start + static_cast<i64>(first), static_cast<i64>(count));
+  c->k->transform_input(*c->g, c->x, c->v, c->start, c->chunk, c->start + static_cast<i64>(first), static_cast<i64>(count));
 }
 void output_tiles(void* context, std::size_t first, std::size_t count) {
   const auto* c = static_cast<const Chunked*>(context);
-  winograd::transform_output(*c->g, c->m, c->channel_rows, c->y, c->bias, c->min, c->max, c->start, c->chunk,
-                             c->start + static_cast<i64>(first), static_cast<i64>(count));
+  c->k->transform_output(*c->g, c->m, c->channel_rows, c->y, c->bias, c->min, c->max, c->start, c->chunk,
+                         c->start + static_cast<i64>(first), static_cast<i64>(count));
 }
 
 // The whole convolution, chunk by chunk: XNNPACK's GEMM was set up on v and m.
@@ -69,7 +74,7 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, boo
                 float* m, const float* bias, float min, float max, pthreadpool_t pool) {
   const i64 tiles = g.tiles();
   for (i64 start = 0; start < tiles; start += chunk) {
-    Chunked c{&g, x, y, v, m, channel_rows, bias, min, max, start, chunk};
+    Chunked c{&g, &winograd::widest_kernels(), x, y, v, m, channel_rows, bias, min, max, start, chunk};
     // The last chunk's tiles past the end are zeros for the GEMM, never written out.
     pthreadpool_parallelize_1d_tile_1d(pool, input_tiles, &c, static_cast<std::size_t>(chunk), 8, 0);
     const xnn_status status = xnn_run_operator(gemm, pool);
@@ -81,6 +86,7 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, boo
 // Our GEMM's run: one task per block of tiles, each on its thread's own V and M.
 struct Blocked {
   const winograd::Geometry* g;
+  const winograd::Kernels* k;
   const float* x;
   float* y;
   float* v;  // [threads][P][block][C]
@@ -97,14 +103,14 @@ void block_task(void* context, std::size_t thread, std::size_t index) {
   const i64 start = static_cast<i64>(index) * c->block, count = std::min(c->block, g.tiles() - start);
   float* v = c->v + static_cast<i64>(thread) * g.points() * c->block * g.in_channels;
   float* m = c->m + static_cast<i64>(thread) * g.points() * c->block * g.out_channels;
-  winograd::transform_input(g, c->x, v, start, c->block, start, count);
-  for (i64 p = 0; p < g.points(); ++p) winograd::gemm(g, v, c->u, m, c->block, p, 0, count);
-  winograd::transform_output(g, m, false, c->y, c->bias, c->min, c->max, start, c->block, start, count);
+  c->k->transform_input(g, c->x, v, start, c->block, start, count);
+  for (i64 p = 0; p < g.points(); ++p) c->k->gemm(g, v, c->u, m, c->block, p, 0, count);
+  c->k->transform_output(g, m, false, c->y, c->bias, c->min, c->max, start, c->block, start, count);
 }
 
-void run_blocked(const winograd::Geometry& g, i64 block, const float* u, const float* x, float* y, float* v, float* m, const float* bias,
+void run_blocked(const winograd::Geometry& g, const winograd::Kernels& k, i64 block, const float* u, const float* x, float* y, float* v, float* m, const float* bias,
                  float min, float max, pthreadpool_t pool) {
-  Blocked c{&g, x, y, v, m, u, bias, min, max, block};
+  Blocked c{&g, &k, x, y, v, m, u, bias, min, max, block};
   pthreadpool_parallelize_1d_with_thread(pool, block_task, &c, static_cast<std::size_t>((g.tiles() + block - 1) / block), 0);
 }
 
@@ -115,9 +121,11 @@ xnn_status setup_gemm(xnn_operator_t op, const float* weights, void* workspace, 
                  : xnn_setup_batch_matrix_multiply_nc_f32(op, workspace, v, nullptr, m);
 }
 
-i64 block_for(const winograd::Geometry& g) {
-  const i64 per_tile = g.points() * (g.in_channels + g.out_channels) * static_cast<i64>(sizeof(float));
-  return std::min(std::max<i64>(kBlockBytes / per_tile / 4 * 4, 4), (g.tiles() + 3) / 4 * 4);
+// Tiles per block for our GEMM: about kBlockBytes of V and M, a multiple of
+// its rows per block.
+i64 block_for(const winograd::Geometry& g, const winograd::Kernels& k) {
+  const i64 per_tile = g.points() * (g.in_channels + g.out_channels) * static_cast<i64>(sizeof(float)), rows = k.rows;
+  return std::min(std::max<i64>(kBlockBytes / per_tile / rows * rows, rows), (g.tiles() + rows - 1) / rows * rows);
 }
 
 i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
@@ -152,7 +160,8 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   for (int tile : {2, 4}) {
     const auto& g = real[tile / 4];
     if (!g) continue;
-    forms.push_back({tile, false, true});
+    for (int lanes : {4, 8})
+      if (winograd::kernels(lanes)) forms.push_back({tile, false, true, lanes});
     forms.push_back({tile, false, false});
     if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true, false}), few_tiles = true;
   }
@@ -173,7 +182,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     const std::vector<float> u = trial ? std::vector<float>(static_cast<std::size_t>(g.points()) * C * O)
                                        : winograd::transform_weights(g, w.data_as<float>(), form.channel_rows);
     if (form.ours) {
-      made.weights = winograd::pad_columns(g, u);
+      made.weights = winograd::pad_columns(g, u, form.lanes);
       return;
     }
     if (!form.channel_rows) {
@@ -198,7 +207,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
 
   // The rows of V and M a form keeps: a chunk of tiles, or a block per thread for ours.
   auto rows_for = [&](Form form, const winograd::Geometry& g) {
-    return form.ours ? block_for(g) * static_cast<i64>(pthreadpool_get_threads_count(pool())) : chunk_for(g, form.channel_rows);
+    return form.ours ? block_for(g, form.kernels()) * static_cast<i64>(pthreadpool_get_threads_count(pool())) : chunk_for(g, form.channel_rows);
   };
 
   // Forced: the tile asked for where it applies (else F(2,3)), with channel
@@ -208,7 +217,8 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   Form form = forms.front();
   if (const auto& g = real[forced_tile / 4]; g) {
     const bool channel_rows = g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels;
-    form = {forced_tile, channel_rows, !channel_rows && std::min(in_channels, out_channels) < kMaxOursChannels};
+    form = {forced_tile, channel_rows, !channel_rows && std::min(in_channels, out_channels) < kMaxOursChannels,
+            winograd::widest_kernels().lanes};
   }
   if (algorithm == ConvAlgorithm::kFastest) {
     std::vector<i64> key{rank, batch, in_channels, out_channels, threads_};
@@ -268,7 +278,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
           runs.push_back([&, f = f, g = g] {
             const NodeState::WinogradGemm& trial = trials[f.key()];
             if (f.ours) {
-              run_blocked(g, block_for(g), trial.weights.data(), xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
+              run_blocked(g, f.kernels(), block_for(g, f.kernels()), trial.weights.data(), xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
               return;
             }
             const i64 chunk = chunk_for(g, f.channel_rows);
@@ -306,7 +316,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   const winograd::Geometry g = *real[form.tile / 4];
   NodeState::WinogradGemm& made = st.winograd[form.key()];
   if (!made.op.op && made.weights.empty()) make_gemm(form, g, made, false);
-  const i64 chunk = chunk_for(g, form.channel_rows), block = block_for(g);
+  const i64 chunk = chunk_for(g, form.channel_rows), block = block_for(g, form.kernels());
   workspace_bytes_ = std::max(workspace_bytes_, reshape(made.op.op, form, g, chunk));
   Shape out_shape{batch, out_channels};
   for (int axis = 3 - rank; axis < 3; ++axis) out_shape.push_back(g.out[axis]);
@@ -323,11 +333,14 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     };
   step.xnnpack = true;
   step.winograd = true;
+  step.winograd_form = "F(" + std::to_string(form.tile) + ",3), " +
+                       (form.ours ? "our GEMM, " + std::to_string(form.lanes) + " lanes" : form.channel_rows ? "XNNPACK's GEMM over channel rows" : "XNNPACK's GEMM");
   const float min = fused.min, max = fused.max;
   const bool channel_rows = form.channel_rows;
   if (form.ours) {
     const float* u = made.weights.data();
-    step.run = [this, g, block, u, x, out, v, m, bias, min, max] { run_blocked(g, block, u, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool()); };
+    const winograd::Kernels* k = &form.kernels();
+    step.run = [this, g, k, block, u, x, out, v, m, bias, min, max] { run_blocked(g, *k, block, u, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool()); };
   } else {
     step.run = [this, g, chunk, op, channel_rows, x, out, v, m, bias, min, max] {
       run_chunks(g, chunk, op, channel_rows, ptr(x), ptr(out), ptr(v), ptr(m), bias, min, max, pool());

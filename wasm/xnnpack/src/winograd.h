@@ -44,24 +44,34 @@ struct Geometry {
 // transpose [P][O][C] with `output_major`.
 std::vector<float> transform_weights(const Geometry& g, const float* weight, bool output_major);
 
-// V [P][chunk][C] for tiles [first, first + count) of the chunk starting at
-// tile `chunk_start` (tile t lands in row t - chunk_start); tiles past the
-// last are zero.
-void transform_input(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count);
+// The kernels for vectors of `lanes` floats (winograd_kernels.h):
+//  - transform_input: V [P][chunk][C] for tiles [first, first + count) of the
+//    chunk starting at tile `chunk_start` (tile t lands in row t -
+//    chunk_start); tiles past the last are zero;
+//  - transform_output: y's tiles [first, first + count) of the chunk from M
+//    [P][chunk][O] (or its transpose [P][O][chunk] with `output_major`), with
+//    the bias (may be null) added and the result clamped to [min, max];
+//  - gemm: M[p] = V[p] U[p] for point p and rows [first, first + count) of a
+//    chunk, with our kernel: V [P][chunk][C], U from pad_columns(), M
+//    [P][chunk][O]. Blocks of `rows` rows by 2 vectors of columns, each over
+//    all of C in registers; every column block computes only real channels (no
+//    XNNPACK tile of 8 or 32).
+struct Kernels {
+  int lanes;
+  int rows;  // gemm()'s rows per block: a block of tiles is best a multiple of it
+  void (*transform_input)(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count);
+  void (*transform_output)(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
+                           i64 chunk_start, i64 chunk, i64 first, i64 count);
+  void (*gemm)(const Geometry& g, const float* v, const float* u, float* m, i64 chunk, i64 p, i64 first, i64 count);
+};
 
-// y's tiles [first, first + count) of the chunk from M [P][chunk][O] (or its
-// transpose [P][O][chunk] with `output_major`), with the bias (may be null)
-// added and the result clamped to [min, max].
-void transform_output(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
-                      i64 chunk_start, i64 chunk, i64 first, i64 count);
+// 4 lanes in every build (SSE natively, wasm SIMD); 8 natively on x86-64
+// where the CPU has AVX2 and FMA; nullptr for any other count.
+const Kernels* kernels(int lanes);
+// The widest this machine has: 8 or 4.
+const Kernels& widest_kernels();
 
-// U [P][C][O] as [P][C][O rounded up to 4] (zeros past O), for gemm().
-std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u);
-
-// M[p] = V[p] U[p] for point p and rows [first, first + count) of a chunk,
-// with our kernel: V [P][chunk][C], U from pad_columns(), M [P][chunk][O].
-// Blocks of 4 rows by 8 columns, each over all of C in registers; every
-// column block computes only real channels (no XNNPACK tile of 8 or 32).
-void gemm(const Geometry& g, const float* v, const float* u, float* m, i64 chunk, i64 p, i64 first, i64 count);
+// U [P][C][O] as [P][C][O rounded up to `lanes`] (zeros past O), for gemm().
+std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes);
 
 }  // namespace tracegraph::xnnpack::winograd

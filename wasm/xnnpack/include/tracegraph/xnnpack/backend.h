@@ -84,6 +84,10 @@ struct NodeTime {
   // output pixels of a row as one, their channels side by side, to fill
   // XNNPACK's tiles of output channels; 1: none folded.
   int pixel_fold = 1;
+  // How a Winograd convolution ran (engine kWinograd): its tile and whose
+  // GEMM, e.g. "F(4,3), our GEMM, 8 lanes" or "F(2,3), XNNPACK's GEMM over
+  // channel rows"; empty for every other node.
+  std::string winograd;
 };
 
 class XnnpackBackend : public Backend {
