@@ -87,7 +87,10 @@ std::vector<NodeTime> XnnpackBackend::Impl::profile() const {
     std::vector<Shape> ins, outs;
     for (ValueId v : node.inputs) ins.push_back(shape_of(v));
     for (ValueId v : node.outputs) outs.push_back(shape_of(v));
-    out.push_back({node.name, node.op, 0.0, Engine::kNone, node_flops(node, ins, outs).value_or(0)});
+    NodeTime& t = out.emplace_back();
+    t.node = node.name;
+    t.op = node.op;
+    t.flops = node_flops(node, ins, outs).value_or(0);
   }
   for (std::size_t k = 0; k < steps_.size(); ++k) {
     if (!steps_[k].node.valid()) continue;
