@@ -5,7 +5,7 @@
 // fused activations, 2D and 3D, one thread and two, the GEMM either way round
 // (ours, or XNNPACK's with 256 channels); each against the LibTorch
 // backend on the same graph, and against the direct convolution. Then the
-// kernels alone at each vector width (4 lanes, and 8 where the CPU has AVX2):
+// kernels alone at each vector width (4 lanes; 8 and 16 where the CPU has AVX2, AVX-512):
 // transforms and our GEMM block by block, against LibTorch's convolution.
 #include <gtest/gtest.h>
 
@@ -229,7 +229,7 @@ std::vector<KernelCase> kernel_cases() {
   };
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, WinogradKernelsTest, ::testing::Combine(::testing::ValuesIn(kernel_cases()), ::testing::Values(4, 8)),
+INSTANTIATE_TEST_SUITE_P(Shapes, WinogradKernelsTest, ::testing::Combine(::testing::ValuesIn(kernel_cases()), ::testing::Values(4, 8, 16)),
                          [](const auto& info) { return std::get<0>(info.param).name + "_lanes_" + std::to_string(std::get<1>(info.param)); });
 
 TEST(ConvAlgorithm, NamesRoundTripAndAnUnknownOneIsRefused) {

@@ -42,7 +42,7 @@ struct Form {
   bool ours = false;
   int lanes = 4;
   bool direct() const { return tile == 0; }
-  int key() const { return ((tile * 2 + (channel_rows ? 1 : 0)) * 2 + (ours ? 1 : 0)) * 16 + lanes; }
+  int key() const { return ((tile * 2 + (channel_rows ? 1 : 0)) * 2 + (ours ? 1 : 0)) * 32 + lanes; }
   const winograd::Kernels& kernels() const { return ours ? *winograd::kernels(lanes) : winograd::widest_kernels(); }
 };
 
@@ -160,7 +160,7 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
   for (int tile : {2, 4}) {
     const auto& g = real[tile / 4];
     if (!g) continue;
-    for (int lanes : {4, 8})
+    for (int lanes : {4, 8, 16})
       if (winograd::kernels(lanes)) forms.push_back({tile, false, true, lanes});
     forms.push_back({tile, false, false});
     if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true, false}), few_tiles = true;

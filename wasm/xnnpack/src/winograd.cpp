@@ -10,9 +10,11 @@
 
 namespace tracegraph::xnnpack::winograd {
 
-#ifdef TRACEGRAPH_WINOGRAD_AVX2
-// winograd_avx2.cpp: the 8-lane kernels, to call only where the CPU has AVX2 and FMA.
+#ifdef TRACEGRAPH_WINOGRAD_X86
+// winograd_avx2.cpp's 8-lane kernels, to call only where the CPU has AVX2 and
+// FMA; winograd_avx512.cpp's 16-lane ones, only where it has AVX-512F.
 const Kernels& avx2_kernels();
+const Kernels& avx512_kernels();
 #endif
 
 namespace {
@@ -30,13 +32,26 @@ struct Lanes<simd::v4> {
 
 constexpr Kernels kFourLanes = kernels_of<simd::v4>();
 
-const Kernels* eight_lanes() {
-#ifdef TRACEGRAPH_WINOGRAD_AVX2
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (has) return &avx2_kernels();
+}  // namespace
+
+const Kernels* kernels(int lanes) {
+  if (lanes == 4) return &kFourLanes;
+#ifdef TRACEGRAPH_WINOGRAD_X86
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (lanes == 8 && avx2) return &avx2_kernels();
+  if (lanes == 16 && avx512) return &avx512_kernels();
 #endif
   return nullptr;
 }
+
+const Kernels& widest_kernels() {
+  for (int lanes : {16, 8})
+    if (const Kernels* k = kernels(lanes)) return *k;
+  return kFourLanes;
+}
+
+namespace {
 
 // G along one axis: three taps to `points` (4 or 6) values.
 inline void weight_1d(int points, const double g[3], double* u) {
@@ -120,17 +135,6 @@ std::vector<float> transform_weights(const Geometry& g, const float* weight, boo
     }
   }
   return u;
-}
-
-const Kernels* kernels(int lanes) {
-  if (lanes == 4) return &kFourLanes;
-  if (lanes == 8) return eight_lanes();
-  return nullptr;
-}
-
-const Kernels& widest_kernels() {
-  const Kernels* eight = eight_lanes();
-  return eight ? *eight : kFourLanes;
 }
 
 std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes) {

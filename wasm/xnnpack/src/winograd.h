@@ -65,10 +65,11 @@ struct Kernels {
   void (*gemm)(const Geometry& g, const float* v, const float* u, float* m, i64 chunk, i64 p, i64 first, i64 count);
 };
 
-// 4 lanes in every build (SSE natively, wasm SIMD); 8 natively on x86-64
-// where the CPU has AVX2 and FMA; nullptr for any other count.
+// 4 lanes in every build (SSE natively, wasm SIMD); natively on x86-64, 8
+// where the CPU has AVX2 and FMA, 16 where it has AVX-512F; nullptr for any
+// other count.
 const Kernels* kernels(int lanes);
-// The widest this machine has: 8 or 4.
+// The widest this machine has: 16, 8 or 4.
 const Kernels& widest_kernels();
 
 // U [P][C][O] as [P][C][O rounded up to `lanes`] (zeros past O), for gemm().

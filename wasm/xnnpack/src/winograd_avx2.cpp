@@ -51,15 +51,8 @@ struct Lanes<v8> {
       _mm_store_ss(p, half);
     }
   }
-  // a < b ? b : a per lane, and its mirror (simd.h's rule).
-  static v8 max_of(v8 a, v8 b) {
-    const v8i less = a < b;
-    return reinterpret_cast<v8>((reinterpret_cast<v8i>(a) & ~less) | (reinterpret_cast<v8i>(b) & less));
-  }
-  static v8 min_of(v8 a, v8 b) {
-    const v8i greater = b < a;
-    return reinterpret_cast<v8>((reinterpret_cast<v8i>(a) & ~greater) | (reinterpret_cast<v8i>(b) & greater));
-  }
+  static v8 max_of(v8 a, v8 b) { return select_max<v8, v8i>(a, b); }
+  static v8 min_of(v8 a, v8 b) { return select_min<v8, v8i>(a, b); }
 };
 
 constexpr Kernels kEightLanes = kernels_of<v8>();

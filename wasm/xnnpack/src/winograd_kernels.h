@@ -27,6 +27,20 @@ struct Lanes;
 
 inline i64 lesser(i64 a, i64 b) { return a < b ? a : b; }
 
+// a < b ? b : a per lane (std::max's rule, NaN in a kept), and its mirror, as
+// bit selects over I, V's lanes as integers: for the Lanes of wider vectors
+// (simd.h does the same for 4).
+template <class V, class I>
+inline V select_max(V a, V b) {
+  const I less = a < b;
+  return reinterpret_cast<V>((reinterpret_cast<I>(a) & ~less) | (reinterpret_cast<I>(b) & less));
+}
+template <class V, class I>
+inline V select_min(V a, V b) {
+  const I greater = b < a;
+  return reinterpret_cast<V>((reinterpret_cast<I>(a) & ~greater) | (reinterpret_cast<I>(b) & greater));
+}
+
 // B^T along one axis: A (4 or 6) values.
 template <class V, int A>
 inline void input_1d(const V* d, V* o) {
