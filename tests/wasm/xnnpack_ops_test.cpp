@@ -1,7 +1,8 @@
 // One op at a time, with the geometry the test models do not reach (strides,
 // padding, dilation and groups in 3D, overlapping transposed convolutions,
 // concatenations of more than five inputs, strided slices, resizes to a size,
-// layout changes), each against the LibTorch backend on the same graph.
+// layout changes), each against the LibTorch backend on the same graph, at 1
+// thread and at 3 (the copy kernels' slices split unevenly).
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -109,6 +110,14 @@ std::vector<OpCase> op_cases() {
     for (int i = 0; i < 7; ++i)  // relu keeps channels-last storage; cat of seven
       parts.push_back({"tensors", b.op("conv3d", "", {{"input", x}, {"weight", b.constant({1 + i % 3, 2, 1, 1, 1})}},
                                        attrs({{"stride", Ints{1, 1, 1}}, {"padding", Ints{0, 0, 0}}, {"dilation", Ints{1, 1, 1}}, {"groups", std::int64_t{1}}}))});
+    b.g.set_outputs({b.op("cat", "", parts, attrs({{"dim", std::int64_t{1}}}))});
+  }});
+  out.push_back({"cat_channels_last_in_slices", [](Builder& b) {
+    const ValueId x = b.input({1, 2, 64, 80});  // 5120 pixels of 8 channels: several slices of copies
+    std::vector<std::pair<std::string, ValueId>> parts;
+    for (std::int64_t c : {3, 5})
+      parts.push_back({"tensors", b.op("conv2d", "", {{"input", x}, {"weight", b.constant({c, 2, 1, 1})}},
+                                       attrs({{"stride", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}))});
     b.g.set_outputs({b.op("cat", "", parts, attrs({{"dim", std::int64_t{1}}}))});
   }});
   out.push_back({"cat_along_depth_mixed_layouts", [](Builder& b) {
@@ -470,15 +479,19 @@ TEST_P(XnnpackOpTest, MatchesLibTorch) {
   GetParam().build(b);
   Graph copy = b.g;
   TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
-  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
   reference.finalize();
-  g.finalize();
   const auto want = reference.run(b.inputs);
-  const auto got = g.run(b.inputs);
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
-    EXPECT_LE(max_relative_error(got[i], want[i]), 1e-5) << "output " << i;
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    Graph graph = b.g;
+    TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend({threads}));
+    g.finalize();
+    const auto got = g.run(b.inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+      EXPECT_LE(max_relative_error(got[i], want[i]), 1e-5) << "output " << i;
+    }
   }
 }
 

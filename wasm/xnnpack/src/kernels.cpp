@@ -243,27 +243,21 @@ void resize_nearest(const float* x, float* y, i64 n, const i64 in[3], const i64 
                     i64 channels, i64 first, i64 count) {
   auto source = [](i64 o, double s, i64 size) { return std::min(static_cast<i64>(std::floor(o * s)), size - 1); };
   const i64 in_row = in[2] * channels, out_row = out[2] * channels;
-  for (i64 plane = first; plane < std::min(first + count, n * out[0]); ++plane) {
-    const i64 b = plane / out[0], od = plane % out[0];
-    {
-      const i64 id = source(od, scale[0], in[0]);
-      i64 previous_ih = -1;
-      for (i64 oh = 0; oh < out[1]; ++oh) {
-        const i64 ih = source(oh, scale[1], in[1]);
-        float* dst = y + ((b * out[0] + od) * out[1] + oh) * out_row;
-        if (ih == previous_ih) {  // the same source row as the row above: copy that
-          std::memcpy(dst, dst - out_row, sizeof(float) * out_row);
-          continue;
-        }
-        previous_ih = ih;
-        const float* src = x + ((b * in[0] + id) * in[1] + ih) * in_row;
-        if (channels == 1) {
-          for (i64 ow = 0; ow < out[2]; ++ow) dst[ow] = src[source(ow, scale[2], in[2])];
-        } else {
-          for (i64 ow = 0; ow < out[2]; ++ow)
-            std::memcpy(dst + ow * channels, src + source(ow, scale[2], in[2]) * channels, sizeof(float) * channels);
-        }
-      }
+  for (i64 row = first; row < std::min(first + count, n * out[0] * out[1]); ++row) {
+    const i64 oh = row % out[1], plane = row / out[1], b = plane / out[0], od = plane % out[0];
+    const i64 id = source(od, scale[0], in[0]), ih = source(oh, scale[1], in[1]);
+    float* dst = y + row * out_row;
+    // The same source row as the row above, written by this call: copy that.
+    if (row > first && oh > 0 && source(oh - 1, scale[1], in[1]) == ih) {
+      std::memcpy(dst, dst - out_row, sizeof(float) * out_row);
+      continue;
+    }
+    const float* src = x + ((b * in[0] + id) * in[1] + ih) * in_row;
+    if (channels == 1) {
+      for (i64 ow = 0; ow < out[2]; ++ow) dst[ow] = src[source(ow, scale[2], in[2])];
+    } else {
+      for (i64 ow = 0; ow < out[2]; ++ow)
+        std::memcpy(dst + ow * channels, src + source(ow, scale[2], in[2]) * channels, sizeof(float) * channels);
     }
   }
 }

@@ -62,7 +62,7 @@ void copy_strided_axis(const float* src, float* dst, std::int64_t outer, std::in
 
 // Nearest-neighbour resize of [N, D, H, W, C] (D = 1 for 2D) to [N, oD, oH, oW, C];
 // the source index of output index o is min(floor(o * scale), in - 1), torch's rule.
-// Only the output planes n*oD + od in [first, first + count).
+// Only the output rows (n*oD + od)*oH + oh in [first, first + count).
 void resize_nearest(const float* x, float* y, std::int64_t n, const std::int64_t in[3], const std::int64_t out[3],
                     const double scale[3], std::int64_t channels, std::int64_t first, std::int64_t count);
 

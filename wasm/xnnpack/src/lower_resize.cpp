@@ -41,7 +41,7 @@ void XnnpackBackend::Impl::lower_resize(const Node& n, NodeState&) {
   const std::array<double, 3> scale_a{scale[0], scale[1], scale[2]};
   Step& step = add_step({x}, {y});
   step.run = [this, x, y, nb, in_a, out_a, scale_a, channels] {
-    parallel_slices(nb * out_a[0], [&](i64 first, i64 count) {
+    parallel_slices(nb * out_a[0] * out_a[1], [&](i64 first, i64 count) {
       kernels::resize_nearest(ptr(x), ptr(y), nb, in_a.data(), out_a.data(), scale_a.data(), channels, first, count);
     });
   };

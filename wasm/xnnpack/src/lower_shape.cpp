@@ -2,6 +2,12 @@
 #include "backend_impl.h"
 
 namespace tracegraph::xnnpack {
+namespace {
+
+// A concatenation's copy goes to threads in slices of about this many floats.
+constexpr i64 kCopySlice = 16384;
+
+}  // namespace
 
 void XnnpackBackend::Impl::lower_permute(const Node& n, NodeState&) {
   const int x = as_layout(tensor_arg(n, "self", 0), false);
@@ -65,13 +71,18 @@ void XnnpackBackend::Impl::lower_cat(const Node& n, NodeState&) {
   std::vector<std::pair<int, i64>> pieces;  // (slot, its extent along the axis)
   for (int s : in) pieces.emplace_back(s, slots_[static_cast<std::size_t>(s)].shape[static_cast<std::size_t>(dim)]);
   Step& step = add_step(in, {out});
-  step.run = [this, pieces, out, outer, inner, out_axis] {
+  // Threads split the outer blocks, a few thousand floats or more each.
+  const i64 tile = std::max<i64>(1, kCopySlice / std::max<i64>(out_axis * inner, 1));
+  step.run = [this, pieces, out, outer, inner, out_axis, tile] {
     float* dst = ptr(out);
-    i64 offset = 0;
-    for (const auto& [s, extent] : pieces) {
-      kernels::copy_blocks(ptr(s), dst + offset * inner, outer, extent * inner, extent * inner, out_axis * inner);
-      offset += extent;
-    }
+    parallel_slices(outer, [&](i64 first, i64 count) {
+      i64 offset = 0;
+      for (const auto& [s, extent] : pieces) {
+        kernels::copy_blocks(ptr(s) + first * extent * inner, dst + first * out_axis * inner + offset * inner, count, extent * inner, extent * inner,
+                             out_axis * inner);
+        offset += extent;
+      }
+    }, tile);
   };
   define(n.outputs[0], out);
 }
