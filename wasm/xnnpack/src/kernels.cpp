@@ -139,28 +139,26 @@ void unfold_depth(const float* x, float* u, i64 n, i64 depth, i64 out_depth, i64
 }
 
 void scatter_depth(const float* y, float* out, const float* bias, i64 n, i64 in_depth, i64 out_depth, i64 pixels,
-                   i64 groups, i64 group_channels, const Window& w) {
+                   i64 groups, i64 group_channels, const Window& w, i64 first, i64 count) {
   const i64 channels = groups * group_channels;
   const i64 y_channels = channels * w.kernel;
-  const i64 total_pixels = n * out_depth * pixels;
-  for (i64 p = 0; p < total_pixels; ++p) {
-    float* o = out + p * channels;
-    if (bias) std::memcpy(o, bias, sizeof(float) * channels);
-    else std::memset(o, 0, sizeof(float) * channels);
-  }
-  for (i64 b = 0; b < n; ++b) {
-    for (i64 id = 0; id < in_depth; ++id) {
-      const float* src = y + (b * in_depth + id) * pixels * y_channels;
-      for (i64 kd = 0; kd < w.kernel; ++kd) {
-        const i64 od = id * w.stride - w.padding + kd * w.dilation;
-        if (od < 0 || od >= out_depth) continue;
-        float* dst = out + (b * out_depth + od) * pixels * channels;
-        for (i64 p = 0; p < pixels; ++p) {
-          for (i64 g = 0; g < groups; ++g) {
-            const float* s = src + p * y_channels + g * w.kernel * group_channels + kd * group_channels;
-            float* d = dst + p * channels + g * group_channels;
-            for (i64 c = 0; c < group_channels; ++c) d[c] += s[c];
-          }
+  for (i64 plane = first; plane < std::min(first + count, n * out_depth); ++plane) {
+    const i64 b = plane / out_depth, od = plane % out_depth;
+    float* dst = out + plane * pixels * channels;
+    for (i64 p = 0; p < pixels; ++p) {
+      if (bias) std::memcpy(dst + p * channels, bias, sizeof(float) * channels);
+      else std::memset(dst + p * channels, 0, sizeof(float) * channels);
+    }
+    // The taps that land on od, by id rising (kd falling): od = id*stride - padding + kd*dilation.
+    for (i64 kd = w.kernel - 1; kd >= 0; --kd) {
+      const i64 from = od + w.padding - kd * w.dilation;
+      if (from < 0 || from % w.stride != 0 || from / w.stride >= in_depth) continue;
+      const float* src = y + (b * in_depth + from / w.stride) * pixels * y_channels;
+      for (i64 p = 0; p < pixels; ++p) {
+        for (i64 g = 0; g < groups; ++g) {
+          const float* s = src + p * y_channels + g * w.kernel * group_channels + kd * group_channels;
+          float* d = dst + p * channels + g * group_channels;
+          for (i64 c = 0; c < group_channels; ++c) d[c] += s[c];
         }
       }
     }

@@ -26,9 +26,11 @@ void unfold_depth(const float* x, float* u, std::int64_t n, std::int64_t depth, 
 // Transposed 3D convolution from a 2D one whose output channels stack the
 // depth taps: out starts as the bias (or zero) and receives
 //   out[n, id*stride - padding + kd*dilation, p, g*cog + o] += y[n*Din + id, p, g*KD*cog + kd*cog + o].
+// Only the output planes n*oD + od in [first, first + count) (threads split
+// them), each gathered from its taps in the order of id.
 void scatter_depth(const float* y, float* out, const float* bias, std::int64_t n, std::int64_t in_depth,
                    std::int64_t out_depth, std::int64_t pixels, std::int64_t groups, std::int64_t group_channels,
-                   const Window& w);
+                   const Window& w, std::int64_t first, std::int64_t count);
 
 // out[n, od] = max over the window of p[n, id] (planes of `plane` floats): the
 // depth half of a 3D max pooling whose H and W half XNNPACK did.

@@ -298,7 +298,9 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
   const i64 nb = xs[0], d_in = xs[2], pixels = static_cast<i64>(oh * ow);
   Step& scatter = add_step({y}, {out});
   scatter.run = [this, y, out, bias, nb, d_in, out_depth, pixels, groups, cog, depth] {
-    kernels::scatter_depth(ptr(y), ptr(out), bias, nb, d_in, out_depth, pixels, groups, cog, depth);
+    parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
+      kernels::scatter_depth(ptr(y), ptr(out), bias, nb, d_in, out_depth, pixels, groups, cog, depth, first, count);
+    });
   };
   post_clamp(n, st, 1, fused, out);
   post_activation(n, st, 2, fused, out);
