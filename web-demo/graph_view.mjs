@@ -183,15 +183,21 @@ export class GraphView {
     for (const [key, g] of this.elements) {
       const meta = this.info.get(key);
       if (!meta.node || !byName.has(meta.node.name)) continue;
-      const { ms, engine, gflops } = byName.get(meta.node.name);
+      const { ms, engine, gflops, winograd } = byName.get(meta.node.name);
       const n = this.boxes.get(key);
       const t = document.createElementNS(SVG, 'text');
-      // Which engine ran it: XNNPACK's operators, our Winograd transforms around XNNPACK's GEMM, or the portable kernels of ours.
+      // Which engine ran it: XNNPACK's operators, our Winograd transforms around our GEMM or XNNPACK's (its form in the
+      // tooltip), or the portable kernels of ours.
       t.setAttribute('class', `time ${engine ?? ''}`);
       t.dataset.engine = engine ?? 'none';
       t.setAttribute('x', n.width + 4);
       t.setAttribute('y', 12);
       t.textContent = `${ms.toFixed(ms < 1 ? 2 : 1)} ms${gflops ? ` · ${gflops.toFixed(1)} GFLOP/s` : ''}${{ portable: ' · portable', xnnpack: ' · XNNPACK', winograd: ' · Winograd' }[engine] ?? ''}`;
+      if (winograd) {
+        const tip = document.createElementNS(SVG, 'title');
+        tip.textContent = `Winograd ${winograd}`;
+        t.appendChild(tip);
+      }
       g.appendChild(t);
       const rect = g.querySelector('rect');
       const a = Math.min(1, ms / max);

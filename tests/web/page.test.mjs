@@ -90,6 +90,9 @@ test('running the sample in the worker matches LibTorch', async () => {
   // for the 3D pooling, resize and concatenation it has no operator for
   assert.ok(await page.locator('.time[data-engine=xnnpack]').count() > 0, 'nodes on XNNPACK are marked');
   assert.ok(await page.locator('.time[data-engine=portable]').count() > 0, 'nodes on portable kernels are marked');
+  // a Winograd convolution's form is its time's tooltip; no other node has one
+  const tips = await page.$$eval('.time', (ts) => ts.map((t) => [t.dataset.engine, t.querySelector('title')?.textContent ?? '']));
+  for (const [engine, tip] of tips) assert.ok(engine === 'winograd' ? /^Winograd F\([24],3\), /.test(tip) : tip === '', `${engine}: '${tip}'`);
   assert.match(await page.textContent('#run-portable-share'), /^\d+\.\d% \(\d+ nodes\)$/);
   await page.screenshot({ path: join(shots, 'unet3d-run.png') });
   // two threads: the threaded build, in the worker of a cross-origin isolated page
