@@ -84,6 +84,25 @@ std::vector<OpCase> op_cases() {
                           attrs({{"stride", Ints{2, 2, 2}}, {"padding", Ints{1, 1, 1}}, {"output_padding", Ints{1, 0, 1}},
                                  {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1, 1}}}))});
   }});
+  // Kernels equal to their strides: a GEMM and the taps put in place.
+  out.push_back({"conv_transpose3d_kernel_2_stride_2", [](Builder& b) {
+    const ValueId x = b.input({1, 5, 3, 1, 4});
+    b.g.set_outputs({b.op("conv_transpose3d", "input", {{"input", x}, {"weight", b.constant({5, 3, 2, 2, 2})}, {"bias", b.constant({3})}},
+                          attrs({{"stride", Ints{2, 2, 2}}, {"padding", Ints{0, 0, 0}}, {"output_padding", Ints{0, 0, 0}},
+                                 {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1, 1}}}))});
+  }});
+  out.push_back({"conv_transpose3d_kernel_1_2_3_batch_2_no_bias", [](Builder& b) {
+    const ValueId x = b.input({2, 7, 2, 3, 2});
+    b.g.set_outputs({b.op("conv_transpose3d", "input", {{"input", x}, {"weight", b.constant({7, 9, 1, 2, 3})}},
+                          attrs({{"stride", Ints{1, 2, 3}}, {"padding", Ints{0, 0, 0}}, {"output_padding", Ints{0, 0, 0}},
+                                 {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1, 1}}}))});
+  }});
+  out.push_back({"conv_transpose2d_kernel_3_stride_3_relu", [](Builder& b) {
+    const ValueId x = b.input({1, 6, 5, 1});
+    b.g.set_outputs({b.op("conv_transpose2d", "input", {{"input", x}, {"weight", b.constant({6, 5, 3, 3})}, {"bias", b.constant({5})}},
+                          attrs({{"stride", Ints{3, 3}}, {"padding", Ints{0, 0}}, {"output_padding", Ints{0, 0}},
+                                 {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1}}, {"fused_activation", std::string("relu")}}))});
+  }});
   out.push_back({"conv_transpose2d_grouped", [](Builder& b) {
     const ValueId x = b.input({2, 4, 6, 5});
     b.g.set_outputs({b.op("conv_transpose2d", "input", {{"input", x}, {"weight", b.constant({4, 3, 4, 4})}, {"bias", b.constant({6})}},

@@ -670,6 +670,10 @@ class XnnpackBackend::Impl {
   // ---- lower_conv.cpp --------------------------------------------------
 
   void lower_conv(const Node& n, NodeState& st);
+  // A transposed convolution whose kernel equals its stride (no groups,
+  // padding, dilation or output padding): XNNPACK's fully connected op gives
+  // each input pixel its taps, kernels::taps_to_space puts them in place.
+  void lower_conv_transpose_as_gemm(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused);
   // A 1D convolution ([N, C, L], weight [O, C/groups, K]).
   void lower_conv1d(const Node& n, NodeState& st);
   // lower_winograd.cpp: a 3x3 (3x3x3) stride-1 convolution without groups as

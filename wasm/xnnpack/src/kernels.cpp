@@ -165,6 +165,19 @@ void scatter_depth(const float* y, float* out, const float* bias, i64 n, i64 in_
   }
 }
 
+void taps_to_space(const float* y, float* out, i64 n, const i64 in[3], const i64 kernel[3], i64 channels, i64 first, i64 count) {
+  const i64 out_d = in[0] * kernel[0], out_h = in[1] * kernel[1], out_w = in[2] * kernel[2];
+  const i64 taps = kernel[0] * kernel[1] * kernel[2], run = kernel[2] * channels;  // one pixel's taps along W: contiguous both sides
+  for (i64 row = first; row < std::min(first + count, n * out_d * out_h); ++row) {
+    const i64 oh = row % out_h, plane = row / out_h, od = plane % out_d, b = plane / out_d;
+    const i64 d = od / kernel[0], h = oh / kernel[1];
+    const i64 tap_row = (od % kernel[0]) * kernel[1] + oh % kernel[1];
+    const float* src = y + ((((b * in[0] + d) * in[1] + h) * in[2]) * taps + tap_row * kernel[2]) * channels;
+    float* dst = out + row * out_w * channels;
+    for (i64 w = 0; w < in[2]; ++w) std::memcpy(dst + w * run, src + w * taps * channels, sizeof(float) * run);
+  }
+}
+
 void max_over_depth(const float* p, float* out, i64 n, i64 in_depth, i64 out_depth, i64 plane, const Window& w) {
   for (i64 b = 0; b < n; ++b) {
     for (i64 od = 0; od < out_depth; ++od) {

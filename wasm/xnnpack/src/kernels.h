@@ -32,6 +32,14 @@ void scatter_depth(const float* y, float* out, const float* bias, std::int64_t n
                    std::int64_t out_depth, std::int64_t pixels, std::int64_t groups, std::int64_t group_channels,
                    const Window& w, std::int64_t first, std::int64_t count);
 
+// A transposed convolution whose kernel equals its stride (no padding,
+// dilation or output padding) is a GEMM, y = x W, giving each input pixel its
+// K = kd*kh*kw taps of C channels, y [N, D, H, W, kd, kh, kw, C]; this puts
+// them in place, out [N, D*kd, H*kh, W*kw, C] (D = kd = 1 in 2D). Only the
+// output rows (n*oD + od)*oH + oh in [first, first + count).
+void taps_to_space(const float* y, float* out, std::int64_t n, const std::int64_t in[3], const std::int64_t kernel[3], std::int64_t channels,
+                   std::int64_t first, std::int64_t count);
+
 // out[n, od] = max over the window of p[n, id] (planes of `plane` floats): the
 // depth half of a 3D max pooling whose H and W half XNNPACK did.
 void max_over_depth(const float* p, float* out, std::int64_t n, std::int64_t in_depth, std::int64_t out_depth,

@@ -2,6 +2,7 @@
 #include "backend_impl.h"
 
 namespace tracegraph::xnnpack {
+
 namespace {
 
 // A fold must promise at least this much more useful work per multiply-add.
@@ -230,6 +231,10 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
   const i64 cg = in_channels / groups, cog = ws[1], out_channels = cog * groups;
   if (ws[0] != in_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels");
   if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+  bool taps_apart = groups == 1;  // every output pixel from one tap of one input pixel
+  for (std::size_t i = 0; i < rank; ++i)
+    taps_apart = taps_apart && stride[i] == kernel[i] && padding[i] == 0 && dilation[i] == 1 && output_padding[i] == 0;
+  if (taps_apart) return lower_conv_transpose_as_gemm(n, st, x, w, b, fused);
   const i64 kd = rank == 3 ? ws[2] : 1;
   const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
   const std::size_t h = rank == 3 ? 1 : 0;
@@ -304,6 +309,47 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
   };
   post_clamp(n, st, 1, fused, out);
   post_activation(n, st, 2, fused, out);
+  define(n.outputs[0], out);
+}
+
+void XnnpackBackend::Impl::lower_conv_transpose_as_gemm(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused) {
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape, ws = w.shape();
+  const std::size_t rank = xs.size() - 2;
+  const i64 in_channels = xs[1], out_channels = ws[1];
+  i64 in[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  for (std::size_t i = 0; i < rank; ++i) in[3 - rank + i] = xs[2 + i], kernel[3 - rank + i] = ws[2 + i];
+  const i64 taps = kernel[0] * kernel[1] * kernel[2], pixels = xs[0] * in[0] * in[1] * in[2], columns = taps * out_channels;
+  Shape out_shape{xs[0], out_channels};
+  for (std::size_t i = 0; i < rank; ++i) out_shape.push_back(xs[2 + i] * ws[2 + i]);
+  within_budget(out_shape);
+  // y [pixels][taps][out_channels] = x [pixels][in_channels] times W, whose
+  // row for (tap, o) is torch's weight [in_channels][o][tap]; the bias and
+  // clamp per element already (each output element is one tap's).
+  const int y = new_tensor(Shape{pixels, columns}, false);
+  gemm_step(n, st, 0, x, y, pixels, in_channels, columns, [&](i64 first, i64 count, xnn_operator_t* op) {
+    std::vector<float> rows(static_cast<std::size_t>(count * in_channels)), bias;
+    const float* src = w.data_as<float>();
+    for (i64 r = 0; r < count; ++r) {
+      const i64 tap = (first + r) / out_channels, o = (first + r) % out_channels;
+      for (i64 c = 0; c < in_channels; ++c) rows[static_cast<std::size_t>(r * in_channels + c)] = src[(c * out_channels + o) * taps + tap];
+    }
+    if (b.defined())
+      for (i64 r = 0; r < count; ++r) bias.push_back(b.data_as<float>()[(first + r) % out_channels]);
+    check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_channels), static_cast<std::size_t>(count), static_cast<std::size_t>(in_channels),
+                                            static_cast<std::size_t>(columns), rows.data(), bias.empty() ? nullptr : bias.data(), fused.min, fused.max, 0,
+                                            nullptr, nullptr, op),
+          n, "creating a transposed convolution's GEMM");
+  });
+  const int out = new_tensor(std::move(out_shape), true);
+  Step& step = add_step({y}, {out});
+  const i64 nb = xs[0];
+  const std::array<i64, 3> in_a{in[0], in[1], in[2]}, kernel_a{kernel[0], kernel[1], kernel[2]};
+  step.run = [this, y, out, nb, in_a, kernel_a, out_channels] {
+    parallel_slices(nb * in_a[0] * kernel_a[0] * in_a[1] * kernel_a[1], [&](i64 first, i64 count) {
+      kernels::taps_to_space(ptr(y), ptr(out), nb, in_a.data(), kernel_a.data(), out_channels, first, count);
+    });
+  };
+  post_activation(n, st, 1, fused, out);
   define(n.outputs[0], out);
 }
 

@@ -1,5 +1,5 @@
 // Winograd convolution for 3x3 (2D) and 3x3x3 (3D) stride-1 kernels, F(2,3)
-// and in 2D F(4,3): the transforms of ours, the products by our GEMM (gemm())
+// and in 2D F(4,3): the transforms of ours, the products by our GEMM (Kernels::gemm)
 // or XNNPACK's batched GEMM.
 //
 // Each output tile of m x m (x m) pixels reads an (m+2) x (m+2) (x (m+2)) input
