@@ -2,7 +2,6 @@
 #include "backend_impl.h"
 
 namespace tracegraph::xnnpack {
-
 namespace {
 
 // A fold must promise at least this much more useful work per multiply-add.
