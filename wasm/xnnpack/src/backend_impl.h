@@ -572,6 +572,9 @@ class XnnpackBackend::Impl {
   }
 
   pthreadpool_t pool() const { return pool_.get(); }
+  // A memory-bound kernel (copies, adds) goes to threads in slices of about
+  // this many floats or more: smaller ones cost more to hand out than to run.
+  static constexpr i64 kSliceFloats = 16384;
   // f(first, count) over slices of [0, total), `tile` or more each, on the
   // pool's threads (inline without a pool).
   void parallel_slices(i64 total, const std::function<void(i64, i64)>& f, i64 tile = 1) const {

@@ -196,7 +196,7 @@ void XnnpackBackend::Impl::lower_binary(const Node& n, NodeState& st) {
     step.run = [this, xa, yb, out, count, min, max] {
       const float *a = ptr(xa), *b = ptr(yb);
       float* y = ptr(out);
-      parallel_slices(count, [&](i64 first, i64 n) { kernels::add_clamp(a, b, y, first, n, min, max); }, 16384);
+      parallel_slices(count, [&](i64 first, i64 n) { kernels::add_clamp(a, b, y, first, n, min, max); }, kSliceFloats);
     };
     post_activation(n, st, 1, fused, out);
     define(n.outputs[0], out);

@@ -2,12 +2,6 @@
 #include "backend_impl.h"
 
 namespace tracegraph::xnnpack {
-namespace {
-
-// A concatenation's copy goes to threads in slices of about this many floats.
-constexpr i64 kCopySlice = 16384;
-
-}  // namespace
 
 void XnnpackBackend::Impl::lower_permute(const Node& n, NodeState&) {
   const int x = as_layout(tensor_arg(n, "self", 0), false);
@@ -71,8 +65,8 @@ void XnnpackBackend::Impl::lower_cat(const Node& n, NodeState&) {
   std::vector<std::pair<int, i64>> pieces;  // (slot, its extent along the axis)
   for (int s : in) pieces.emplace_back(s, slots_[static_cast<std::size_t>(s)].shape[static_cast<std::size_t>(dim)]);
   Step& step = add_step(in, {out});
-  // Threads split the outer blocks, a few thousand floats or more each.
-  const i64 tile = std::max<i64>(1, kCopySlice / std::max<i64>(out_axis * inner, 1));
+  // Threads split the outer blocks, kSliceFloats or so each.
+  const i64 tile = std::max<i64>(1, kSliceFloats / std::max<i64>(out_axis * inner, 1));
   step.run = [this, pieces, out, outer, inner, out_axis, tile] {
     float* dst = ptr(out);
     parallel_slices(outer, [&](i64 first, i64 count) {
