@@ -1,5 +1,5 @@
-// Our 3x3 depthwise kernel (kernels::depthwise3x3) alone, against LibTorch's
-// grouped convolution on odd shapes: channels not a multiple of 4 and fewer
+// Our 3x3 depthwise kernel (winograd::Kernels::depthwise) alone, at every
+// width this CPU has, against LibTorch's grouped convolution on odd shapes: channels not a multiple of 4 and fewer
 // than 4, size-1 and size-2 images, strides 1 and 2 per axis (odd sizes: the
 // last window partial), padding 0 to 2, with and without bias and clamp, and
 // the output rows split between calls as threads split them. Then in a graph:
@@ -10,7 +10,7 @@
 
 #include <limits>
 
-#include "kernels.h"
+#include "winograd.h"
 #include "native/test_models.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
@@ -36,10 +36,12 @@ std::string name_of(const DepthwiseCase& c) {
 
 void PrintTo(const DepthwiseCase& c, std::ostream* os) { *os << name_of(c); }
 
-class DepthwiseKernelTest : public ::testing::TestWithParam<DepthwiseCase> {};
+class DepthwiseKernelTest : public ::testing::TestWithParam<std::tuple<DepthwiseCase, int>> {};
 
 TEST_P(DepthwiseKernelTest, MatchesLibTorch) {
-  const DepthwiseCase& c = GetParam();
+  const auto& [c, lanes] = GetParam();
+  const winograd::Kernels* k = winograd::kernels(lanes);
+  if (!k) GTEST_SKIP() << lanes << "-lane kernels: not in this build or not on this CPU";
   at::manual_seed(5);
   const std::int64_t batch = 2;
   const at::Tensor x = at::randn({batch, c.channels, c.height, c.width});
@@ -52,7 +54,7 @@ TEST_P(DepthwiseKernelTest, MatchesLibTorch) {
   d.batch = batch, d.channels = c.channels, d.in_h = c.height, d.in_w = c.width;
   d.stride_h = c.stride_h, d.stride_w = c.stride_w, d.pad_h = c.pad_h, d.pad_w = c.pad_w;
   d.out_h = want.size(2), d.out_w = want.size(3);
-  const std::int64_t padded = (c.channels + 3) / 4 * 4;
+  const std::int64_t padded = winograd::depthwise_padded(c.channels, lanes);
   std::vector<float> weights(static_cast<std::size_t>(10 * padded), 0.0f);
   const at::Tensor wc = w.contiguous();
   for (std::int64_t ch = 0; ch < c.channels; ++ch) {
@@ -65,8 +67,8 @@ TEST_P(DepthwiseKernelTest, MatchesLibTorch) {
   const float hi = c.clamp ? 6.0f : std::numeric_limits<float>::infinity();
   // The rows in two calls, as two threads would take them.
   const std::int64_t rows = batch * d.out_h, half = rows / 2;
-  kernels::depthwise3x3(x_last.data_ptr<float>(), y.data_ptr<float>(), weights.data(), weights.data() + 9 * padded, d, lo, hi, 0, half);
-  kernels::depthwise3x3(x_last.data_ptr<float>(), y.data_ptr<float>(), weights.data(), weights.data() + 9 * padded, d, lo, hi, half, rows - half);
+  k->depthwise(x_last.data_ptr<float>(), y.data_ptr<float>(), weights.data(), weights.data() + 9 * padded, d, lo, hi, 0, half);
+  k->depthwise(x_last.data_ptr<float>(), y.data_ptr<float>(), weights.data(), weights.data() + 9 * padded, d, lo, hi, half, rows - half);
   const at::Tensor got = y.permute({0, 3, 1, 2});
   EXPECT_FALSE(at::isnan(got).any().item<bool>()) << "every output written";
   EXPECT_LE(tracegraph::testing::max_relative_error(native::from_aten(got.contiguous()), native::from_aten(want)), 1e-5);
@@ -82,11 +84,13 @@ std::vector<DepthwiseCase> kernel_cases() {
       {16, 11, 12, 2, 2, 2, 0, false, false}, // padding 2 along H, none along W
       {24, 3, 3, 1, 1, 0, 0, true, true},     // one output pixel
       {37, 8, 17, 2, 2, 1, 1, true, true},    // channels past a multiple of 4 over a longer row
+      {40, 5, 6, 1, 1, 1, 1, true, true},     // past a multiple of 8 and 16
+      {144, 4, 7, 2, 2, 1, 1, false, true},   // whole vectors of 16
   };
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, DepthwiseKernelTest, ::testing::ValuesIn(kernel_cases()),
-                         [](const auto& info) { return name_of(info.param); });
+INSTANTIATE_TEST_SUITE_P(Shapes, DepthwiseKernelTest, ::testing::Combine(::testing::ValuesIn(kernel_cases()), ::testing::Values(4, 8, 16)),
+                         [](const auto& info) { return name_of(std::get<0>(info.param)) + "_lanes_" + std::to_string(std::get<1>(info.param)); });
 
 // A depthwise convolution with ReLU6 in a graph, under the measured choice.
 TEST(DepthwiseInAGraph, TheMeasuredChoiceMatchesLibTorch) {

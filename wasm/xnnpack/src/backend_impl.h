@@ -688,11 +688,15 @@ class XnnpackBackend::Impl {
   bool lower_winograd(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& padding,
                       const Fused& fused, const DirectRun& direct);
   // lower_conv.cpp: a 3x3 depthwise convolution (2D, stride 1 or 2, not
-  // dilated) on our kernel (kernels::depthwise3x3) where it measures faster
+  // dilated) on our kernel (winograd::Kernels::depthwise) where it measures faster
   // than XNNPACK's on this shape (`direct`; remembered for the process), under
   // ConvAlgorithm::kFastest only; false: XNNPACK's runs it.
   bool lower_depthwise(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
                        const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct);
+  // lower_conv.cpp: a 1x1 convolution (2D or 3D, stride 1, no padding or
+  // groups) on our GEMM (winograd::Kernels::pointwise) where it measures
+  // faster than XNNPACK's on this shape, as lower_depthwise() decides.
+  bool lower_pointwise(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused, const DirectRun& direct);
 
   // ---- lower_norm.cpp --------------------------------------------------
 

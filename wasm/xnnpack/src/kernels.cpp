@@ -5,8 +5,6 @@
 #include <cstring>
 #include <limits>
 
-#include "simd.h"
-
 namespace tracegraph::xnnpack::kernels {
 namespace {
 
@@ -18,92 +16,7 @@ i64 tap(i64 out_index, i64 k, i64 in_size, const Window& w) {
   return (i >= 0 && i < in_size) ? i : -1;
 }
 
-// One output row's pixels [from, to) for the channels [c0, c0 + 4) (the
-// first cb of them). Inside: every tap of these pixels reads the input (no
-// checks).
-template <bool Full, bool Inside>
-void depthwise_pixels(const float* const rows[3], float* out, const simd::v4* k, simd::v4 bias, const Depthwise& d, i64 c0, int cb,
-                      i64 from, i64 to, simd::v4 lo, simd::v4 hi) {
-  using simd::v4;
-  const i64 C = d.channels;
-  for (i64 ox = from; ox < to; ++ox) {
-    v4 acc = bias;
-    const i64 ix0 = ox * d.stride_w - d.pad_w;
-    for (int ky = 0; ky < 3; ++ky) {
-      if (!rows[ky]) continue;
-      for (int kx = 0; kx < 3; ++kx) {
-        const i64 ix = ix0 + kx;
-        if (!Inside && (ix < 0 || ix >= d.in_w)) continue;
-        const float* p = rows[ky] + ix * C + c0;
-        acc += (Full ? simd::load(p) : simd::load(p, cb)) * k[ky * 3 + kx];
-      }
-    }
-    simd::store(out + ox * C + c0, simd::min_of(simd::max_of(acc, lo), hi), Full ? 4 : cb);
-  }
-}
-
-// The common case of depthwise_pixels(): four whole channels, all three rows
-// and columns inside, with pointers stepped along the row (32-bit arithmetic
-// in wasm) and the three kernel rows summed apart (shorter dependency chains).
-void depthwise_inner(const float* const rows[3], float* out, const simd::v4* k, simd::v4 bias, const Depthwise& d, i64 c0, i64 from,
-                     i64 to, simd::v4 lo, simd::v4 hi) {
-  if (from >= to) return;  // (the pointers below would start past the row)
-  using simd::load;
-  const std::ptrdiff_t C = static_cast<std::ptrdiff_t>(d.channels), step = static_cast<std::ptrdiff_t>(d.stride_w) * C;
-  const std::ptrdiff_t start = static_cast<std::ptrdiff_t>(from * d.stride_w - d.pad_w) * C + static_cast<std::ptrdiff_t>(c0);
-  const float* p0 = rows[0] + start;
-  const float* p1 = rows[1] + start;
-  const float* p2 = rows[2] + start;
-  float* o = out + static_cast<std::ptrdiff_t>(from) * C + static_cast<std::ptrdiff_t>(c0);
-  for (i64 ox = from; ox < to; ++ox, p0 += step, p1 += step, p2 += step, o += C) {
-    const simd::v4 a = bias + load(p0) * k[0] + load(p0 + C) * k[1] + load(p0 + 2 * C) * k[2];
-    const simd::v4 b = load(p1) * k[3] + load(p1 + C) * k[4] + load(p1 + 2 * C) * k[5];
-    const simd::v4 c = load(p2) * k[6] + load(p2 + C) * k[7] + load(p2 + 2 * C) * k[8];
-    simd::store(o, simd::min_of(simd::max_of(a + b + c, lo), hi), 4);
-  }
-}
-
-// Output pixels [from, to) of a row for channels [c0, c0 + cb): those in
-// [inner_from, inner_to) read no padding along the row. The nine weight
-// vectors and the bias stay in registers along the row.
-template <bool Full>
-void depthwise_span(const float* const rows[3], float* out, const float* weights, const float* bias, const Depthwise& d, i64 c0, int cb,
-                    i64 from, i64 inner_from, i64 inner_to, i64 to, simd::v4 lo, simd::v4 hi) {
-  const i64 padded = (d.channels + 3) / 4 * 4;
-  simd::v4 k[9];
-  for (int t = 0; t < 9; ++t) k[t] = simd::load(weights + t * padded + c0);
-  const simd::v4 b = simd::load(bias + c0);
-  depthwise_pixels<Full, false>(rows, out, k, b, d, c0, cb, from, inner_from, lo, hi);
-  if (Full && rows[0] && rows[1] && rows[2]) depthwise_inner(rows, out, k, b, d, c0, inner_from, inner_to, lo, hi);
-  else depthwise_pixels<Full, true>(rows, out, k, b, d, c0, cb, inner_from, inner_to, lo, hi);
-  depthwise_pixels<Full, false>(rows, out, k, b, d, c0, cb, inner_to, to, lo, hi);
-}
-
-
 }  // namespace
-
-void depthwise3x3(const float* x, float* y, const float* weights, const float* bias, const Depthwise& d, float min, float max, i64 first,
-                  i64 count) {
-  const i64 C = d.channels;
-  const simd::v4 lo = simd::splat(min), hi = simd::splat(max);
-  const Window rows_window{3, d.stride_h, d.pad_h, 1};
-  // The output columns whose three taps all read the input: [inner_from, inner_to).
-  const i64 inner_from = std::min(d.out_w, (d.pad_w + d.stride_w - 1) / d.stride_w);
-  const i64 last = d.in_w - 3 + d.pad_w;  // the last ox with ox * stride <= last
-  const i64 inner_to = std::max(inner_from, last < 0 ? 0 : std::min(d.out_w, last / d.stride_w + 1));
-  for (i64 row = first; row < first + count; ++row) {
-    const i64 n = row / d.out_h, oy = row % d.out_h;
-    const float* rows[3];
-    for (int ky = 0; ky < 3; ++ky) {
-      const i64 iy = tap(oy, ky, d.in_h, rows_window);
-      rows[ky] = iy >= 0 ? x + (n * d.in_h + iy) * d.in_w * C : nullptr;
-    }
-    float* out = y + row * d.out_w * C;
-    i64 c0 = 0;
-    for (; c0 + 4 <= C; c0 += 4) depthwise_span<true>(rows, out, weights, bias, d, c0, 4, 0, inner_from, inner_to, d.out_w, lo, hi);
-    if (c0 < C) depthwise_span<false>(rows, out, weights, bias, d, c0, static_cast<int>(C - c0), 0, inner_from, inner_to, d.out_w, lo, hi);
-  }
-}
 
 void add_clamp(const float* a, const float* b, float* out, i64 first, i64 count, float min, float max) {
   for (i64 i = first; i < first + count; ++i) out[i] = std::min(std::max(a[i] + b[i], min), max);

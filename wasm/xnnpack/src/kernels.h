@@ -77,15 +77,12 @@ void resize_nearest(const float* x, float* y, std::int64_t n, const std::int64_t
                     const double scale[3], std::int64_t channels, std::int64_t first, std::int64_t count);
 
 // A 3x3 depthwise convolution (one filter per channel), channels-last:
-// x [N, H, W, C] to y [N, OH, OW, C], stride 1 or 2 per axis, any padding.
-// Weights [9][C rounded up to 4] (tap ky * 3 + kx, zeros past C), bias
-// [C rounded up to 4] (zeros without one), the result clamped to [min, max].
-// Only output rows n*OH + oy in [first, first + count).
+// x [N, H, W, C] to y [N, OH, OW, C], stride 1 or 2 per axis, any padding,
+// the result clamped to [min, max]; run by winograd::Kernels::depthwise at
+// each vector width (weights [9][C rounded up to the lanes], tap ky * 3 + kx).
 struct Depthwise {
   std::int64_t batch = 1, in_h = 1, in_w = 1, channels = 1, out_h = 1, out_w = 1;
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
 };
-void depthwise3x3(const float* x, float* y, const float* weights, const float* bias, const Depthwise& d, float min, float max,
-                  std::int64_t first, std::int64_t count);
 
 }  // namespace tracegraph::xnnpack::kernels

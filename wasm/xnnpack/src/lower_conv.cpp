@@ -1,5 +1,6 @@
 // Convolutions: 1D (as 2D, or a portable kernel), 2D and 3D, transposed, grouped and dilated, with their fused activations.
 #include "backend_impl.h"
+#include "winograd.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -139,7 +140,10 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     // one channel alone is an ordinary convolution (Winograd's, or XNNPACK's).
     const bool depthwise_shape = rank == 2 && groups > 1 && groups == in_channels && out_channels == in_channels && kh == 3 && kw == 3 &&
                                  dilation[0] == 1 && dilation[1] == 1 && stride[0] <= 2 && stride[1] <= 2;
-    if (winograd_shape || depthwise_shape) {
+    const bool pointwise_shape = groups == 1 && kh == 1 && kw == 1 && kd == 1 &&
+                                 std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
+                                 std::all_of(padding.begin(), padding.end(), [](i64 v) { return v == 0; });
+    if (winograd_shape || depthwise_shape || pointwise_shape) {
       // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
       auto scratch = std::make_shared<std::vector<AlignedFloats>>();
       DirectRun direct = [this, &n, &direct_ops, &reshape_direct, block, scratch, rank, in_channels, depth](
@@ -149,7 +153,8 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
         i64 images = batch;
         const i64 in_h = sizes[rank - 2], in_w = sizes[rank - 1];
         std::size_t oh = 0, ow = 0;
-        if (rank == 3) {
+        if (rank == 3 && depth.kernel == 1) images = batch * sizes[0];  // 1x1x1: depth slices as images
+        else if (rank == 3) {
           const i64 out_depth = sizes[0] + 2 * depth.padding - 2;
           images = batch * out_depth;
           if (scratch->empty()) scratch->push_back(aligned_floats(sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * 3 * in_channels)));
@@ -171,6 +176,7 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
       };
       if (winograd_shape && lower_winograd(n, st, x, w, b, padding, fused, direct)) return;
       if (depthwise_shape && lower_depthwise(n, st, x, w, b, stride, padding, fused, direct)) return;
+      if (pointwise_shape && lower_pointwise(n, st, x, w, b, fused, direct)) return;
     }
     const NodeState::ColumnBlocks& blocks = direct_ops();
     i64 batch = xs[0], out_depth = 1;
@@ -372,8 +378,10 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
   if (d.out_h <= 0 || d.out_w <= 0) return false;  // XNNPACK's path says why
   const Shape out_shape{d.batch, d.channels, d.out_h, d.out_w};
   within_budget(out_shape);
-  // Weights [9][C padded to 4] from torch's [C][1][3][3]; the bias padded alike.
-  const i64 padded = (d.channels + 3) / 4 * 4;
+  // Our kernel at the widest width the CPU has; weights [9][C padded to its
+  // lanes] from torch's [C][1][3][3], the bias padded alike.
+  const winograd::Kernels* k = &winograd::widest_kernels();
+  const i64 padded = winograd::depthwise_padded(d.channels, k->lanes);
   auto weights = std::make_shared<std::vector<float>>(static_cast<std::size_t>(10 * padded), 0.0f);
   const float* src = w.data_as<float>();
   for (i64 c = 0; c < d.channels; ++c) {
@@ -381,9 +389,9 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
     if (b.defined()) (*weights)[static_cast<std::size_t>(9 * padded + c)] = b.data_as<float>()[c];
   }
   const float min = fused.min, max = fused.max;
-  auto run = [this, d, weights, padded, min, max](const float* in, float* out) {
+  auto run = [this, k, d, weights, padded, min, max](const float* in, float* out) {
     parallel_slices(d.batch * d.out_h, [&](i64 first, i64 count) {
-      kernels::depthwise3x3(in, out, weights->data(), weights->data() + 9 * padded, d, min, max, first, count);
+      k->depthwise(in, out, weights->data(), weights->data() + 9 * padded, d, min, max, first, count);
     });
   };
   std::vector<i64> key{d.batch, d.channels, d.in_h, d.in_w, d.stride_h, d.stride_w, d.pad_h, d.pad_w, threads_};
@@ -416,6 +424,80 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
   const int out = new_tensor(out_shape, true);
   Step& step = add_step({x}, {out});
   step.run = [this, run, x, out] { run(ptr(x), ptr(out)); };
+  post_activation(n, st, 1, fused, out);
+  define(n.outputs[0], out);
+  return true;
+}
+
+namespace {
+
+// Measured choices for 1x1 convolutions, for the process: by shape and
+// threads; our GEMM's lanes where it is faster, 0 where XNNPACK's is.
+MeasuredChoices<int> pointwise_choices;
+
+// A measurement crops the pixels so that the input and output are about this
+// large (still past the caches, as the real ones may be).
+constexpr i64 kPointwiseMeasureBytes = i64{8} << 20;
+
+}  // namespace
+
+bool XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused,
+                                           const DirectRun& direct) {
+  if (options_.conv_algorithm != ConvAlgorithm::kFastest) return false;
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  const std::size_t rank = xs.size() - 2;
+  const i64 batch = xs[0], in_channels = xs[1], out_channels = w.shape()[0];
+  i64 pixels = batch;
+  for (std::size_t axis = 2; axis < xs.size(); ++axis) pixels *= xs[axis];
+  if (pixels <= 0) return false;
+  Shape out_shape = xs;
+  out_shape[1] = out_channels;
+  within_budget(out_shape);
+  auto p = std::make_shared<winograd::Pointwise>();
+  p->in_channels = in_channels, p->out_channels = out_channels, p->min = fused.min, p->max = fused.max;
+  // Our GEMM at the widest width the CPU has (narrower ones measured slower on every bench shape).
+  const winograd::Kernels* widest = &winograd::widest_kernels();
+  std::vector<i64> key{in_channels, out_channels, pixels, threads_};
+  std::optional<int> lanes = pointwise_choices.find(key);
+  if (!lanes) {
+    // Batch 1 with the outermost spatial axis cropped to about
+    // kPointwiseMeasureBytes of input and output: every pixel costs alike.
+    i64 sizes[3] = {0, 0, 0}, cropped = 1;
+    for (std::size_t axis = 0; axis < rank; ++axis) sizes[axis] = xs[axis + 2];
+    i64 inner = 1;
+    for (std::size_t axis = 1; axis < rank; ++axis) inner *= sizes[axis];
+    const i64 pixel_bytes = (in_channels + out_channels) * static_cast<i64>(sizeof(float));
+    sizes[0] = std::max<i64>(1, std::min(sizes[0], kPointwiseMeasureBytes / std::max<i64>(pixel_bytes * inner, 1)));
+    cropped = sizes[0] * inner;
+    lanes = 0;
+    if (2.0 * static_cast<double>(cropped) * static_cast<double>(pixel_bytes) <= static_cast<double>(memory_budget()) / 4) {
+      AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * in_channels));
+      AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * out_channels));
+      for (i64 i = 0; i < cropped * in_channels; ++i) xm[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+      const std::vector<float> packed =
+          winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, widest->panel);
+      auto xnnpack = [&] { direct(xm.get(), ym.get(), 1, sizes); };
+      auto mine = [&] { winograd::pointwise(*widest, *p, packed.data(), xm.get(), ym.get(), cropped, pool()); };
+      // A first run each untimed, then the best of three taking turns; a tie keeps XNNPACK's.
+      xnnpack();
+      mine();
+      double best_xnnpack = 1e30, best_mine = 1e30;
+      for (int round = 0; round < 3; ++round) {
+        best_xnnpack = std::min(best_xnnpack, seconds_of(xnnpack));
+        best_mine = std::min(best_mine, seconds_of(mine));
+      }
+      if (best_mine < 0.95 * best_xnnpack) lanes = widest->lanes;
+    }
+    pointwise_choices.put(key, *lanes);
+  }
+  if (*lanes == 0) return false;
+  st.columns.clear();  // XNNPACK's packed weights, made for the measurement
+  const winograd::Kernels* k = winograd::kernels(*lanes);
+  auto packed = std::make_shared<std::vector<float>>(
+      winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, k->panel));
+  const int out = new_tensor(std::move(out_shape), true);
+  Step& step = add_step({x}, {out});
+  step.run = [this, k, p, packed, x, out, pixels] { winograd::pointwise(*k, *p, packed->data(), ptr(x), ptr(out), pixels, pool()); };
   post_activation(n, st, 1, fused, out);
   define(n.outputs[0], out);
   return true;

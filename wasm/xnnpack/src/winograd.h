@@ -13,11 +13,17 @@
 //   y           = A^T M A + bias, clamped          output tiles
 // (the 1D transforms applied along each axis). The tiles go through in chunks
 // whose V and M stay small, so the arena grows by the chunk, not by the image.
+// The same GEMM kernels also run 1x1 convolutions (Kernels::pointwise), and
+// the table holds our 3x3 depthwise convolution at each width too.
 // Tensors are channels-last ([N, D, H, W, C], D = 1 in 2D).
 #pragma once
 
+#include <pthreadpool.h>
+
 #include <cstdint>
 #include <vector>
+
+#include "kernels.h"
 
 namespace tracegraph::xnnpack::winograd {
 
@@ -44,6 +50,14 @@ struct Geometry {
 // transpose [P][O][C] with `output_major`.
 std::vector<float> transform_weights(const Geometry& g, const float* weight, bool output_major);
 
+// A 1x1 convolution (2D or 3D, stride 1, no padding, no groups) over
+// channels-last pixels: y [pixels][O] = clamp(x [pixels][C] W + bias, min, max),
+// W from pack_pointwise().
+struct Pointwise {
+  i64 in_channels = 1, out_channels = 1;
+  float min = -__builtin_huge_valf(), max = __builtin_huge_valf();
+};
+
 // The kernels for vectors of `lanes` floats (winograd_kernels.h):
 //  - transform_input: V [P][chunk][C] for tiles [first, first + count) of the
 //    chunk starting at tile `chunk_start` (tile t lands in row t -
@@ -59,11 +73,23 @@ std::vector<float> transform_weights(const Geometry& g, const float* weight, boo
 struct Kernels {
   int lanes;
   int rows;  // gemm()'s rows per block: a block of tiles is best a multiple of it
+  int panel;  // pointwise()'s output channels per panel
   void (*transform_input)(const Geometry& g, const float* x, float* v, i64 chunk_start, i64 chunk, i64 first, i64 count);
   void (*transform_output)(const Geometry& g, const float* m, bool output_major, float* y, const float* bias, float min, float max,
                            i64 chunk_start, i64 chunk, i64 first, i64 count);
   void (*gemm)(const Geometry& g, const float* v, const float* u, float* m, i64 chunk, i64 p, i64 first, i64 count);
+  // Our GEMM as a 1x1 convolution: pixels [first, first + count), output
+  // channels in panels [first_panel, first_panel + panels) of `panel` each.
+  void (*pointwise)(const Pointwise& p, const float* x, const float* packed, float* y, i64 first, i64 count, i64 first_panel, i64 panels);
+  // A 3x3 depthwise convolution, as kernels.h's Depthwise says, with weights
+  // [9][C padded by depthwise_padded()] and the bias [C padded] alike (zeros
+  // past C): output rows n*OH + oy in [first, first + count).
+  void (*depthwise)(const float* x, float* y, const float* weights, const float* bias, const kernels::Depthwise& d, float min, float max,
+                    i64 first, i64 count);
 };
+
+// Channels rounded up to a multiple of `lanes`: the depthwise weights' rows.
+inline i64 depthwise_padded(i64 channels, int lanes) { return (channels + lanes - 1) / lanes * lanes; }
 
 // 4 lanes in every build (SSE natively, wasm SIMD); natively on x86-64, 8
 // where the CPU has AVX2 and FMA, 16 where it has AVX-512F; nullptr for any
@@ -71,6 +97,16 @@ struct Kernels {
 const Kernels* kernels(int lanes);
 // The widest this machine has: 16, 8 or 4.
 const Kernels& widest_kernels();
+
+// Torch's 1x1 weight [O][C] (and the bias, or null) for Kernels::pointwise
+// with panels of `panel` output channels: [O / panel][C][panel], then the
+// bias, all zero past O.
+std::vector<float> pack_pointwise(const float* weight, const float* bias, i64 in_channels, i64 out_channels, int panel);
+inline i64 pointwise_panels(i64 out_channels, int panel) { return (out_channels + panel - 1) / panel; }
+// A whole 1x1 convolution of `pixels` on the pool's threads (inline without
+// one): slabs of pixels whose input stays in cache, and where there are too
+// few slabs to go round, the panels split too.
+void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const float* x, float* y, i64 pixels, pthreadpool_t pool);
 
 // U [P][C][O] as [P][C][O rounded up to `lanes`] (zeros past O), for gemm().
 std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes);

@@ -18,6 +18,7 @@ template <>
 struct Lanes<v8> {
   static constexpr int count = 8;
   static constexpr int rows = 6;
+  static constexpr int panel_rows = 2, panel_vectors = 4;  // pointwise(): 13 registers
   static v8 splat(float x) { return v8{x, x, x, x, x, x, x, x}; }
   // The first n lanes (AVX's masked load reads no others).
   static __m256i first(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }

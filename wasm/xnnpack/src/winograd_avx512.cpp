@@ -18,6 +18,7 @@ template <>
 struct Lanes<v16> {
   static constexpr int count = 16;
   static constexpr int rows = 8;  // 8 x 2 accumulators of AVX-512's 32 registers
+  static constexpr int panel_rows = 8, panel_vectors = 2;  // pointwise(): as gemm()
   static v16 splat(float x) { return reinterpret_cast<v16>(_mm512_set1_ps(x)); }
   // The first n lanes through masked moves (no others read or written).
   static __mmask16 first(int n) { return static_cast<__mmask16>((1u << n) - 1); }

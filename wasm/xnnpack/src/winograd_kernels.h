@@ -26,6 +26,7 @@ template <class V>
 struct Lanes;
 
 inline i64 lesser(i64 a, i64 b) { return a < b ? a : b; }
+inline i64 greater(i64 a, i64 b) { return a < b ? b : a; }
 
 // a < b ? b : a per lane (std::max's rule, NaN in a kept), and its mirror, as
 // bit selects over I, V's lanes as integers: for the Lanes of wider vectors
@@ -264,9 +265,163 @@ void gemm_of(const Geometry& g, const float* v, const float* u, float* m, i64 ch
   for (; r < count; ++r) gemm_rows<V, 1>(vp + r * C, C, up, ldu, mp + r * O, O);
 }
 
+// Our GEMM as a 1x1 convolution (Kernels::pointwise): R rows by NB vectors of
+// one panel (the last holding `cols` - count (NB - 1) of its columns), the
+// accumulators starting at the bias and clamped on the way out.
+template <class V, int R, int NB>
+inline void pointwise_block(const float* x, i64 C, const float* panel, i64 ldp, const float* bias, float* y, i64 O, int cols, V lo, V hi) {
+  using L = Lanes<V>;
+  V acc[R][NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    V b;
+    std::memcpy(&b, bias + L::count * j, sizeof(V));
+    for (int r = 0; r < R; ++r) acc[r][j] = b;
+  }
+  for (i64 c = 0; c < C; ++c) {
+    V w[NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) std::memcpy(&w[j], panel + c * ldp + j * L::count, sizeof(V));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const V s = L::splat(x[r * C + c]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) acc[r][j] += s * w[j];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < NB; ++j) {
+      const int n = cols - L::count * j;
+      L::store(y + r * O + L::count * j, L::min_of(L::max_of(acc[r][j], lo), hi), n < L::count ? n : L::count);
+    }
+}
+
+// As many vectors as the panel's `cols` need (a panel is Lanes::panel_vectors wide).
+template <class V, int R>
+inline void pointwise_rows(const float* x, i64 C, const float* panel, const float* bias, float* y, i64 O, int cols, V lo, V hi) {
+  using L = Lanes<V>;
+  constexpr i64 ldp = L::panel_vectors * L::count;
+  static_assert(L::panel_vectors >= 1 && L::panel_vectors <= 4);
+  switch ((cols + L::count - 1) / L::count) {
+    case 1: return pointwise_block<V, R, 1>(x, C, panel, ldp, bias, y, O, cols, lo, hi);
+    case 2: return pointwise_block<V, R, (L::panel_vectors < 2 ? 1 : 2)>(x, C, panel, ldp, bias, y, O, cols, lo, hi);
+    case 3: return pointwise_block<V, R, (L::panel_vectors < 3 ? 1 : 3)>(x, C, panel, ldp, bias, y, O, cols, lo, hi);
+    default: return pointwise_block<V, R, L::panel_vectors>(x, C, panel, ldp, bias, y, O, cols, lo, hi);
+  }
+}
+
+template <class V>
+void pointwise_of(const Pointwise& p, const float* x, const float* packed, float* y, i64 first, i64 count, i64 first_panel, i64 panels) {
+  using L = Lanes<V>;
+  constexpr int R = L::panel_rows, P = L::panel_vectors * L::count;
+  const i64 C = p.in_channels, O = p.out_channels;
+  const V lo = L::splat(p.min), hi = L::splat(p.max);
+  const float* bias = packed + (O + P - 1) / P * P * C;
+  for (i64 q = first_panel; q < first_panel + panels; ++q) {
+    const float* panel = packed + q * P * C;
+    const int cols = static_cast<int>(lesser(P, O - q * P));
+    const float* xr = x + first * C;
+    float* yr = y + first * O + q * P;
+    i64 r = 0;
+    for (; r + R <= count; r += R) pointwise_rows<V, R>(xr + r * C, C, panel, bias + q * P, yr + r * O, O, cols, lo, hi);
+    for (; r < count; ++r) pointwise_rows<V, 1>(xr + r * C, C, panel, bias + q * P, yr + r * O, O, cols, lo, hi);
+  }
+}
+
+// A 3x3 depthwise convolution (Kernels::depthwise, kernels.h's Depthwise):
+// one output row's pixels [from, to) for the channels [c0, c0 + count) (the
+// first cb of them). Inside: every tap of these pixels reads the input (no
+// checks).
+template <class V, bool Full, bool Inside>
+void depthwise_pixels(const float* const rows[3], float* out, const V* k, V bias, const kernels::Depthwise& d, i64 c0, int cb, i64 from,
+                      i64 to, V lo, V hi) {
+  using L = Lanes<V>;
+  const i64 C = d.channels;
+  const int n = Full ? L::count : cb;
+  for (i64 ox = from; ox < to; ++ox) {
+    V acc = bias;
+    const i64 ix0 = ox * d.stride_w - d.pad_w;
+    for (int ky = 0; ky < 3; ++ky) {
+      if (!rows[ky]) continue;
+      for (int kx = 0; kx < 3; ++kx) {
+        const i64 ix = ix0 + kx;
+        if (!Inside && (ix < 0 || ix >= d.in_w)) continue;
+        acc += L::load(rows[ky] + ix * C + c0, n) * k[ky * 3 + kx];
+      }
+    }
+    L::store(out + ox * C + c0, L::min_of(L::max_of(acc, lo), hi), n);
+  }
+}
+
+// The common case of depthwise_pixels(): whole vectors of channels, all
+// three rows and columns inside, with pointers stepped along the row (32-bit
+// arithmetic in wasm) and the three kernel rows summed apart (shorter
+// dependency chains).
+template <class V>
+void depthwise_inner(const float* const rows[3], float* out, const V* k, V bias, const kernels::Depthwise& d, i64 c0, i64 from, i64 to, V lo,
+                     V hi) {
+  if (from >= to) return;  // (the pointers below would start past the row)
+  using L = Lanes<V>;
+  constexpr int W = L::count;
+  const std::ptrdiff_t C = static_cast<std::ptrdiff_t>(d.channels), step = static_cast<std::ptrdiff_t>(d.stride_w) * C;
+  const std::ptrdiff_t start = static_cast<std::ptrdiff_t>(from * d.stride_w - d.pad_w) * C + static_cast<std::ptrdiff_t>(c0);
+  const float* p0 = rows[0] + start;
+  const float* p1 = rows[1] + start;
+  const float* p2 = rows[2] + start;
+  float* o = out + static_cast<std::ptrdiff_t>(from) * C + static_cast<std::ptrdiff_t>(c0);
+  for (i64 ox = from; ox < to; ++ox, p0 += step, p1 += step, p2 += step, o += C) {
+    const V a = bias + L::load(p0, W) * k[0] + L::load(p0 + C, W) * k[1] + L::load(p0 + 2 * C, W) * k[2];
+    const V b = L::load(p1, W) * k[3] + L::load(p1 + C, W) * k[4] + L::load(p1 + 2 * C, W) * k[5];
+    const V c = L::load(p2, W) * k[6] + L::load(p2 + C, W) * k[7] + L::load(p2 + 2 * C, W) * k[8];
+    L::store(o, L::min_of(L::max_of(a + b + c, lo), hi), W);
+  }
+}
+
+// Output pixels [from, to) of a row for channels [c0, c0 + cb): those in
+// [inner_from, inner_to) read no padding along the row. The nine weight
+// vectors and the bias stay in registers along the row.
+template <class V, bool Full>
+void depthwise_span(const float* const rows[3], float* out, const float* weights, const float* bias, const kernels::Depthwise& d, i64 c0,
+                    int cb, i64 from, i64 inner_from, i64 inner_to, i64 to, V lo, V hi) {
+  using L = Lanes<V>;
+  const i64 padded = (d.channels + L::count - 1) / L::count * L::count;  // depthwise_padded(), kept out of this header (linkage)
+  V k[9];
+  for (int t = 0; t < 9; ++t) k[t] = L::load(weights + t * padded + c0, L::count);
+  const V b = L::load(bias + c0, L::count);
+  depthwise_pixels<V, Full, false>(rows, out, k, b, d, c0, cb, from, inner_from, lo, hi);
+  if (Full && rows[0] && rows[1] && rows[2]) depthwise_inner<V>(rows, out, k, b, d, c0, inner_from, inner_to, lo, hi);
+  else depthwise_pixels<V, Full, true>(rows, out, k, b, d, c0, cb, inner_from, inner_to, lo, hi);
+  depthwise_pixels<V, Full, false>(rows, out, k, b, d, c0, cb, inner_to, to, lo, hi);
+}
+
+template <class V>
+void depthwise_of(const float* x, float* y, const float* weights, const float* bias, const kernels::Depthwise& d, float min, float max,
+                  i64 first, i64 count) {
+  using L = Lanes<V>;
+  constexpr int W = L::count;
+  const i64 C = d.channels;
+  const V lo = L::splat(min), hi = L::splat(max);
+  // The output columns whose three taps all read the input: [inner_from, inner_to).
+  const i64 inner_from = lesser(d.out_w, (d.pad_w + d.stride_w - 1) / d.stride_w);
+  const i64 last = d.in_w - 3 + d.pad_w;  // the last ox with ox * stride <= last
+  const i64 inner_to = greater(inner_from, last < 0 ? 0 : lesser(d.out_w, last / d.stride_w + 1));
+  for (i64 row = first; row < first + count; ++row) {
+    const i64 n = row / d.out_h, oy = row % d.out_h;
+    const float* rows[3];
+    for (int ky = 0; ky < 3; ++ky) {
+      const i64 iy = oy * d.stride_h - d.pad_h + ky;
+      rows[ky] = iy >= 0 && iy < d.in_h ? x + (n * d.in_h + iy) * d.in_w * C : nullptr;
+    }
+    float* out = y + row * d.out_w * C;
+    i64 c0 = 0;
+    for (; c0 + W <= C; c0 += W) depthwise_span<V, true>(rows, out, weights, bias, d, c0, W, 0, inner_from, inner_to, d.out_w, lo, hi);
+    if (c0 < C) depthwise_span<V, false>(rows, out, weights, bias, d, c0, static_cast<int>(C - c0), 0, inner_from, inner_to, d.out_w, lo, hi);
+  }
+}
+
 template <class V>
 constexpr Kernels kernels_of() {
-  return {Lanes<V>::count, Lanes<V>::rows, &transform_input_of<V>, &transform_output_of<V>, &gemm_of<V>};
+  return {Lanes<V>::count, Lanes<V>::rows, Lanes<V>::panel_vectors * Lanes<V>::count, &transform_input_of<V>, &transform_output_of<V>, &gemm_of<V>, &pointwise_of<V>, &depthwise_of<V>};
 }
 
 }  // namespace
