@@ -73,7 +73,7 @@ std::vector<PointwiseCase> kernel_cases() {
       {"channels_16_to_24_width_1", {1, 16, 9, 1}, 24, true},  // 9 rows: past a multiple of the block
       {"channels_7_to_37", {1, 7, 5, 7}, 37, false},            // several panels, the last partial
       {"channels_64_to_1", {1, 64, 3, 3}, 1, true},
-      {"channels_33_to_70_slabs", {2, 33, 40, 30}, 70, true},   // 2400 pixels: several slabs of 1984
+      {"channels_33_to_70_slabs", {2, 33, 40, 30}, 70, true},   // 2400 pixels: 2 slabs (past 256 KB each)
       {"channels_960_to_20_seven_by_seven", {1, 960, 7, 7}, 20, false},
       {"3d_channels_12_to_2", {1, 12, 5, 6, 7}, 2, true},
       {"3d_one_voxel", {2, 6, 1, 1, 1}, 9, false},

@@ -177,10 +177,12 @@ void pointwise_task(void* context, std::size_t slab, std::size_t group) {
 }  // namespace
 
 void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const float* x, float* y, i64 pixels, pthreadpool_t pool) {
-  // Slabs a multiple of every width's rows per block.
+  // Slabs of equal size, a multiple of every width's rows per block, at most
+  // kSlabBytes of input each.
   const i64 rows = 8, threads = static_cast<i64>(pthreadpool_get_threads_count(pool));
-  const i64 slab = std::min(std::max<i64>(kSlabBytes / (p.in_channels * static_cast<i64>(sizeof(float))) / rows * rows, rows),
-                            (pixels + rows - 1) / rows * rows);
+  const i64 most = std::max<i64>(kSlabBytes / (p.in_channels * static_cast<i64>(sizeof(float))), rows);
+  const i64 wanted = (pixels + most - 1) / most;
+  const i64 slab = ((pixels + wanted - 1) / wanted + rows - 1) / rows * rows;
   const i64 slabs = (pixels + slab - 1) / slab, panels = pointwise_panels(p.out_channels, k.panel);
   const i64 groups = std::min(panels, slabs >= 2 * threads ? i64{1} : (2 * threads + slabs - 1) / slabs);
   const i64 per_task = (panels + groups - 1) / groups;
