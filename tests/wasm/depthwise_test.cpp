@@ -85,6 +85,7 @@ std::vector<DepthwiseCase> kernel_cases() {
       {24, 3, 3, 1, 1, 0, 0, true, true},     // one output pixel
       {37, 8, 17, 2, 2, 1, 1, true, true},    // channels past a multiple of 4 over a longer row
       {40, 5, 6, 1, 1, 1, 1, true, true},     // past a multiple of 8 and 16
+      {20, 4, 9, 1, 1, 1, 1, false, true},    // 7 inner pixels a row: pairs and one alone
       {144, 4, 7, 2, 2, 1, 1, false, true},   // whole vectors of 16
   };
 }

