@@ -227,11 +227,14 @@ template <class V, int R, int NB>
 inline void gemm_block(const float* v, i64 C, const float* u, i64 ldu, float* m, i64 O, int cols) {
   using L = Lanes<V>;
   V acc[R][NB] = {};
-  for (i64 c = 0; c < C; ++c) {
+  // Pointers stepped along C (32-bit arithmetic in wasm, where 64-bit indices
+  // cost a wrap, a shift and an add per load).
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(C), step = static_cast<std::ptrdiff_t>(ldu);
+  for (const float* const end = v + C; v != end; ++v, u += step) {
     V w[NB];
-    for (int j = 0; j < NB; ++j) std::memcpy(&w[j], u + c * ldu + L::count * j, sizeof(V));
+    for (int j = 0; j < NB; ++j) std::memcpy(&w[j], u + L::count * j, sizeof(V));
     for (int r = 0; r < R; ++r) {
-      const V s = L::splat(v[r * C + c]);
+      const V s = L::splat(v[r * row]);
       for (int j = 0; j < NB; ++j) acc[r][j] += s * w[j];
     }
   }
@@ -278,13 +281,15 @@ inline void pointwise_block(const float* x, i64 C, const float* panel, i64 ldp, 
     std::memcpy(&b, bias + L::count * j, sizeof(V));
     for (int r = 0; r < R; ++r) acc[r][j] = b;
   }
-  for (i64 c = 0; c < C; ++c) {
+  // Pointers stepped along C, as in gemm_block().
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(C), step = static_cast<std::ptrdiff_t>(ldp);
+  for (const float* const end = x + C; x != end; ++x, panel += step) {
     V w[NB];
 #pragma GCC unroll 4
-    for (int j = 0; j < NB; ++j) std::memcpy(&w[j], panel + c * ldp + j * L::count, sizeof(V));
+    for (int j = 0; j < NB; ++j) std::memcpy(&w[j], panel + j * L::count, sizeof(V));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const V s = L::splat(x[r * C + c]);
+      const V s = L::splat(x[r * row]);
 #pragma GCC unroll 4
       for (int j = 0; j < NB; ++j) acc[r][j] += s * w[j];
     }
