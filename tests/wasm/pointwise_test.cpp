@@ -11,6 +11,11 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "native/test_models.h"
 #include "tracegraph/native/aten_interop.h"
@@ -86,6 +91,42 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PointwiseKernelTest,
                            return std::get<0>(info.param).name + "_lanes_" + std::to_string(std::get<1>(info.param)) + "_threads_" +
                                   std::to_string(std::get<2>(info.param));
                          });
+
+#if defined(__x86_64__)
+// Whether the AVX upper halves are in use (XGETBV with ECX = 1, XINUSE bit 2);
+// nullopt where the CPU cannot say.
+std::optional<bool> upper_halves_dirty() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(0xd, 1, &eax, &ebx, &ecx, &edx) || !(eax & 4)) return std::nullopt;
+  unsigned lo = 0, hi = 0;
+  asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+  return (lo & 4) != 0;
+}
+
+// The 8- and 16-lane kernels return with the upper halves clean: SSE code
+// after them (our portable kernels, built for the baseline) ran 3-4x slower on
+// Zen 4 where they were left dirty.
+TEST(WideKernels, LeaveTheUpperHalvesClean) {
+  if (!upper_halves_dirty()) GTEST_SKIP() << "this CPU has no XGETBV with ECX = 1";
+  int checked = 0;
+  for (int lanes : {8, 16}) {
+    const winograd::Kernels* k = winograd::kernels(lanes);
+    if (!k) continue;
+    kernels::Depthwise d;
+    d.channels = 32, d.in_h = d.in_w = 6, d.out_h = d.out_w = 6, d.pad_h = d.pad_w = 1;
+    std::vector<float> x(6 * 6 * 32, 0.5f), y(x.size()), weights(10 * 32, 0.25f);
+    k->depthwise(x.data(), y.data(), weights.data(), weights.data() + 9 * 32, d, 0.0f, 6.0f, 0, 6);
+    EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane depthwise";
+    winograd::Pointwise p;
+    p.in_channels = 32, p.out_channels = 32;
+    const std::vector<float> packed = winograd::pack_pointwise(weights.data(), nullptr, 32, 32, k->panel);
+    k->pointwise(p, x.data(), packed.data(), y.data(), 0, 36, 0, winograd::pointwise_panels(32, k->panel));
+    EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane pointwise";
+    ++checked;
+  }
+  if (!checked) GTEST_SKIP() << "no 8- or 16-lane kernels on this CPU";
+}
+#endif
 
 // 1x1 convolutions with ReLU6 in a graph (2D, and 3D without an activation),
 // under the measured choice.

@@ -576,13 +576,14 @@ class XnnpackBackend::Impl {
   // this many floats or more: smaller ones cost more to hand out than to run.
   static constexpr i64 kSliceFloats = 16384;
   // f(first, count) over slices of [0, total), `tile` or more each, on the
-  // pool's threads (inline without a pool).
+  // pool's threads (inline without a pool), denormals flushed (kNoDenormals).
   void parallel_slices(i64 total, const std::function<void(i64, i64)>& f, i64 tile = 1) const {
     pthreadpool_parallelize_1d_tile_1d(
         pool(), [](void* context, std::size_t first, std::size_t count) {
           (*static_cast<const std::function<void(i64, i64)>*>(context))(static_cast<i64>(first), static_cast<i64>(count));
         },
-        const_cast<std::function<void(i64, i64)>*>(&f), static_cast<std::size_t>(std::max<i64>(total, 0)), static_cast<std::size_t>(tile), 0);
+        const_cast<std::function<void(i64, i64)>*>(&f), static_cast<std::size_t>(std::max<i64>(total, 0)), static_cast<std::size_t>(tile),
+        kNoDenormals);
   }
 
   // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK

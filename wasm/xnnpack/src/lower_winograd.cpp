@@ -76,10 +76,10 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, boo
   for (i64 start = 0; start < tiles; start += chunk) {
     Chunked c{&g, &winograd::widest_kernels(), x, y, v, m, channel_rows, bias, min, max, start, chunk};
     // The last chunk's tiles past the end are zeros for the GEMM, never written out.
-    pthreadpool_parallelize_1d_tile_1d(pool, input_tiles, &c, static_cast<std::size_t>(chunk), 8, 0);
+    pthreadpool_parallelize_1d_tile_1d(pool, input_tiles, &c, static_cast<std::size_t>(chunk), 8, kNoDenormals);
     const xnn_status status = xnn_run_operator(gemm, pool);
     if (status != xnn_status_success) fail(ErrorCode::kInternal, "xnnpack: running a Winograd convolution's GEMM failed (status " + std::to_string(status) + ")");
-    pthreadpool_parallelize_1d_tile_1d(pool, output_tiles, &c, static_cast<std::size_t>(std::min(chunk, tiles - start)), 8, 0);
+    pthreadpool_parallelize_1d_tile_1d(pool, output_tiles, &c, static_cast<std::size_t>(std::min(chunk, tiles - start)), 8, kNoDenormals);
   }
 }
 
@@ -111,7 +111,7 @@ void block_task(void* context, std::size_t thread, std::size_t index) {
 void run_blocked(const winograd::Geometry& g, const winograd::Kernels& k, i64 block, const float* u, const float* x, float* y, float* v, float* m, const float* bias,
                  float min, float max, pthreadpool_t pool) {
   Blocked c{&g, &k, x, y, v, m, u, bias, min, max, block};
-  pthreadpool_parallelize_1d_with_thread(pool, block_task, &c, static_cast<std::size_t>((g.tiles() + block - 1) / block), 0);
+  pthreadpool_parallelize_1d_with_thread(pool, block_task, &c, static_cast<std::size_t>((g.tiles() + block - 1) / block), kNoDenormals);
 }
 
 // Points a form's GEMM at V and M: channel rows (weights given: U^T, the left

@@ -32,6 +32,7 @@ struct Lanes<simd::v4> {
   static void store(float* p, simd::v4 v, int n) { simd::store(p, v, n); }
   static simd::v4 max_of(simd::v4 a, simd::v4 b) { return simd::max_of(a, b); }
   static simd::v4 min_of(simd::v4 a, simd::v4 b) { return simd::min_of(a, b); }
+  static void leave() {}
 };
 
 constexpr Kernels kFourLanes = kernels_of<simd::v4>();
@@ -187,7 +188,8 @@ void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const 
   const i64 groups = std::min(panels, slabs >= 2 * threads ? i64{1} : (2 * threads + slabs - 1) / slabs);
   const i64 per_task = (panels + groups - 1) / groups;
   PointwiseRun c{&k, &p, packed, x, y, pixels, slab, per_task, panels};
-  pthreadpool_parallelize_2d(pool, pointwise_task, &c, static_cast<std::size_t>(slabs), static_cast<std::size_t>((panels + per_task - 1) / per_task), 0);
+  pthreadpool_parallelize_2d(pool, pointwise_task, &c, static_cast<std::size_t>(slabs), static_cast<std::size_t>((panels + per_task - 1) / per_task),
+                             kNoDenormals);
 }
 
 std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes) {

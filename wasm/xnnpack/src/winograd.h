@@ -18,12 +18,11 @@
 // Tensors are channels-last ([N, D, H, W, C], D = 1 in 2D).
 #pragma once
 
-#include <pthreadpool.h>
-
 #include <cstdint>
 #include <vector>
 
 #include "kernels.h"
+#include "thread_pool.h"
 
 namespace tracegraph::xnnpack::winograd {
 

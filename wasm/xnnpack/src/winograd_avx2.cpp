@@ -54,6 +54,7 @@ struct Lanes<v8> {
   }
   static v8 max_of(v8 a, v8 b) { return select_max<v8, v8i>(a, b); }
   static v8 min_of(v8 a, v8 b) { return select_min<v8, v8i>(a, b); }
+  static void leave() { _mm256_zeroupper(); }  // as winograd_avx512.cpp's
 };
 
 constexpr Kernels kEightLanes = kernels_of<v8>();

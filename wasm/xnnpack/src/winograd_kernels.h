@@ -19,9 +19,11 @@
 namespace tracegraph::xnnpack::winograd {
 namespace {
 
-// count; rows, gemm()'s rows per block; V splat(float); V load(const float*, int n) and
+// count; rows, gemm()'s rows per block; panel_rows and panel_vectors,
+// pointwise()'s block; V splat(float); V load(const float*, int n) and
 // store(float*, V, int n) of the first n lanes (zeros past them); max_of and
-// min_of with std::max's and std::min's rule per lane.
+// min_of with std::max's and std::min's rule per lane; leave(), called as each
+// kernel returns (wider vectors clear their upper halves there).
 template <class V>
 struct Lanes;
 
@@ -209,6 +211,7 @@ void transform_input_of(const Geometry& g, const float* x, float* v, i64 chunk_s
   if (g.rank == 3) input_tiles<V, 4, 4>(g, x, v, chunk_start, chunk, first, count);
   else if (g.tile == 4) input_tiles<V, 6, 1>(g, x, v, chunk_start, chunk, first, count);
   else input_tiles<V, 4, 1>(g, x, v, chunk_start, chunk, first, count);
+  Lanes<V>::leave();
 }
 
 template <class V>
@@ -217,6 +220,7 @@ void transform_output_of(const Geometry& g, const float* m, bool output_major, f
   if (g.rank == 3) output_tiles<V, 4, 4>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
   else if (g.tile == 4) output_tiles<V, 6, 1>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
   else output_tiles<V, 4, 1>(g, m, output_major, y, bias, min, max, chunk_start, chunk, first, count);
+  Lanes<V>::leave();
 }
 
 // R rows of M by NB vectors of columns (the last holding `cols` - count (NB -
@@ -266,6 +270,7 @@ void gemm_of(const Geometry& g, const float* v, const float* u, float* m, i64 ch
   i64 r = 0;
   for (; r + R <= count; r += R) gemm_rows<V, R>(vp + r * C, C, up, ldu, mp + r * O, O);
   for (; r < count; ++r) gemm_rows<V, 1>(vp + r * C, C, up, ldu, mp + r * O, O);
+  Lanes<V>::leave();
 }
 
 // Our GEMM as a 1x1 convolution (Kernels::pointwise): R rows by NB vectors of
@@ -331,6 +336,7 @@ void pointwise_of(const Pointwise& p, const float* x, const float* packed, float
     for (; r + R <= count; r += R) pointwise_rows<V, R>(xr + r * C, C, panel, bias + q * P, yr + r * O, O, cols, lo, hi);
     for (; r < count; ++r) pointwise_rows<V, 1>(xr + r * C, C, panel, bias + q * P, yr + r * O, O, cols, lo, hi);
   }
+  Lanes<V>::leave();
 }
 
 // A 3x3 depthwise convolution (Kernels::depthwise, kernels.h's Depthwise):
@@ -446,6 +452,7 @@ void depthwise_of(const float* x, float* y, const float* weights, const float* b
     for (; c0 + W <= C; c0 += W) depthwise_span<V, true>(rows, out, weights, bias, d, c0, W, 0, inner_from, inner_to, d.out_w, lo, hi);
     if (c0 < C) depthwise_span<V, false>(rows, out, weights, bias, d, c0, static_cast<int>(C - c0), 0, inner_from, inner_to, d.out_w, lo, hi);
   }
+  Lanes<V>::leave();
 }
 
 template <class V>
