@@ -23,6 +23,7 @@
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
+#include "kernels.h"
 #include "winograd.h"
 
 namespace tracegraph::xnnpack {
@@ -91,6 +92,34 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PointwiseKernelTest,
                            return std::get<0>(info.param).name + "_lanes_" + std::to_string(std::get<1>(info.param)) + "_threads_" +
                                   std::to_string(std::get<2>(info.param));
                          });
+
+// kernels::silu against torch's silu (x * sigmoid(x) in double, as float)
+// over a sweep of values, the edges of its exp and the special values, with a
+// count past a multiple of 4.
+TEST(SiluKernel, MatchesTorchWithinThreeUlp) {
+  std::vector<float> x;
+  for (float v = -100.0f; v <= 100.0f; v += 0.0137f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, -87.0f, -87.3f, -87.4f, -88.0f, -103.0f, 88.0f, 3e38f, -3e38f,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+    x.push_back(v);
+  x.push_back(0.5f);  // count % 4 != 0 either way
+  if (x.size() % 4 == 0) x.push_back(-0.25f);
+  std::vector<float> y(x.size(), 123.0f);
+  kernels::silu(x.data(), y.data(), static_cast<std::int64_t>(x.size()));
+  const at::Tensor want = at::silu(at::from_blob(x.data(), {static_cast<std::int64_t>(x.size())}).to(at::kDouble)).to(at::kFloat);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float w = want[static_cast<std::int64_t>(i)].item<float>();
+    if (std::isnan(w) || std::isinf(w)) {
+      EXPECT_TRUE(std::isnan(w) ? std::isnan(y[i]) : y[i] == w) << "silu(" << x[i] << ") = " << y[i] << " against " << w;
+      continue;
+    }
+    // 3 ulp; below the cutoff ours is -0 where torch's is at most 87.4 x the
+    // smallest normal float.
+    const double tolerance = std::max(3.0 * std::abs(static_cast<double>(w)) * std::numeric_limits<float>::epsilon(),
+                                      87.4 * static_cast<double>(std::numeric_limits<float>::min()));
+    EXPECT_LE(std::abs(static_cast<double>(y[i]) - w), tolerance) << "silu(" << x[i] << "): " << y[i] << " against " << w;
+  }
+}
 
 #if defined(__x86_64__)
 // Whether the AVX upper halves are in use (XGETBV with ECX = 1, XINUSE bit 2);

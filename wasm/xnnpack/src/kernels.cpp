@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "simd.h"
+
 namespace tracegraph::xnnpack::kernels {
 namespace {
 
@@ -16,7 +18,46 @@ i64 tap(i64 out_index, i64 k, i64 in_size, const Window& w) {
   return (i >= 0 && i < in_size) ? i : -1;
 }
 
+// SiLU of four floats (silu()).
+inline simd::v4 silu4(simd::v4 x) {
+  using simd::v4;
+  using simd::v4i;
+  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
+  constexpr float kCutoff = -87.3365479f;  // below it exp underflows past the normal floats
+  const v4 z = simd::min_of(x, -x);       // -|x| (NaN kept)
+  const v4 zc = simd::max_of(z, simd::splat(kCutoff));
+  const v4 t = zc * simd::splat(kLog2e) + simd::splat(kMagic);
+  const v4 n = t - simd::splat(kMagic);
+  const v4 r = zc - n * simd::splat(kLn2Hi) - n * simd::splat(kLn2Lo);
+  // exp(r) for |r| <= ln2 / 2: Taylor's terms to r^6.
+  v4 p = simd::splat(1.0f / 720);
+  p = p * r + simd::splat(1.0f / 120);
+  p = p * r + simd::splat(1.0f / 24);
+  p = p * r + simd::splat(1.0f / 6);
+  p = p * r + simd::splat(0.5f);
+  p = p * r + simd::splat(1.0f);
+  p = p * r + simd::splat(1.0f);
+  // times 2^n: n (in t's low bits, -126 to 0) added to p's exponent; zero past the cutoff.
+  const v4i shift = (reinterpret_cast<v4i>(t) - reinterpret_cast<v4i>(simd::splat(kMagic))) << 23;
+  const v4i under = z < simd::splat(kCutoff);
+  const v4 e = reinterpret_cast<v4>((reinterpret_cast<v4i>(p) + shift) & ~under);
+  const v4 s = e / (simd::splat(1.0f) + e);  // sigmoid(-|x|)
+  const v4i negative = x < simd::splat(0.0f);
+  const v4 sigmoid = reinterpret_cast<v4>((reinterpret_cast<v4i>(s) & negative) | (reinterpret_cast<v4i>(simd::splat(1.0f) - s) & ~negative));
+  return x * sigmoid;
+}
+
 }  // namespace
+
+void silu(const float* x, float* y, i64 count) {
+  i64 i = 0;
+  for (; i + 4 <= count; i += 4) simd::store(y + i, silu4(simd::load(x + i)), 4);
+  if (i < count) {
+    const int rest = static_cast<int>(count - i);
+    simd::store(y + i, silu4(simd::load(x + i, rest)), rest);
+  }
+}
 
 void add_clamp(const float* a, const float* b, float* out, i64 first, i64 count, float min, float max) {
   for (i64 i = first; i < first + count; ++i) out[i] = std::min(std::max(a[i] + b[i], min), max);

@@ -57,6 +57,12 @@ void affine_channels_first(const float* x, float* y, const float* scale, const f
 // the mean of nothing is NaN and the sum 0, as in torch.
 void reduce_middle(const float* x, float* out, std::int64_t outer, std::int64_t reduced, std::int64_t inner, bool mean);
 
+// y[i] = x[i] * sigmoid(x[i]) (SiLU, swish) for i in [0, count), four at a
+// time: exp by range reduction and a degree-6 polynomial, sigmoid from
+// exp(-|x|) (no overflow); within 3 ulp of torch's. Inputs below -87.3 give
+// -0 (NaN for -inf, as torch's x * sigmoid(x)), NaN stays NaN.
+void silu(const float* x, float* y, std::int64_t count);
+
 // out[i] = clamp(a[i] + b[i], min, max) for i in [first, first + count): a
 // residual add and its ReLU in one pass (out may be a or b).
 void add_clamp(const float* a, const float* b, float* out, std::int64_t first, std::int64_t count, float min, float max);

@@ -254,7 +254,9 @@ void XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState&) {
       {"square", portable::Unary::kSquare}, {"erf", portable::Unary::kErf}};
   if (auto it = kUnary.find(base); it != kUnary.end()) {
     const portable::Unary op = it->second;
-    f = [op, count](const float* a, float* b) { portable::unary(op, a, b, count); };
+    f = [this, op, count](const float* a, float* b) {
+      parallel_slices(count, [&](i64 first, i64 n) { portable::unary(op, a + first, b + first, n); }, kSliceFloats);
+    };
   } else if (base == "pow") {
     auto e = float_arg(n, "exponent");
     if (!e) fail(ErrorCode::kUnsupported, where(n) + ": pow with a tensor exponent");
@@ -307,7 +309,9 @@ int XnnpackBackend::Impl::pointwise_number(const Node& n, const std::string& bas
 void XnnpackBackend::Impl::portable_post(portable::Unary op, int out) {
   const i64 count = numel(slots_[static_cast<std::size_t>(out)].shape);
   Step& step = add_step({out}, {out});
-  step.run = [this, op, out, count] { portable::unary(op, ptr(out), ptr(out), count); };
+  step.run = [this, op, out, count] {
+    parallel_slices(count, [&](i64 first, i64 n) { portable::unary(op, ptr(out) + first, ptr(out) + first, n); }, kSliceFloats);
+  };
 }
 
 Shape XnnpackBackend::Impl::broadcast_shape(const Node& n, const Shape& a, const Shape& b) const {

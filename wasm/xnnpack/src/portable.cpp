@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels.h"
+
 namespace tracegraph::xnnpack::portable {
 namespace {
 
@@ -72,7 +74,7 @@ void unary(Unary op, const float* x, float* y, i64 count) {
       for (i64 i = 0; i < count; ++i) y[i] = std::min(std::max(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f;
       break;
     case Unary::kSilu:
-      for (i64 i = 0; i < count; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
+      kernels::silu(x, y, count);
       break;
     case Unary::kGeluTanh:
       for (i64 i = 0; i < count; ++i) {
