@@ -148,7 +148,8 @@ TEST(WideKernels, LeaveTheUpperHalvesClean) {
     EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane depthwise";
     winograd::Pointwise p;
     p.in_channels = 32, p.out_channels = 32;
-    const std::vector<float> packed = winograd::pack_pointwise(weights.data(), nullptr, 32, 32, k->panel);
+    const std::vector<float> w(32 * 32, 0.125f);
+    const std::vector<float> packed = winograd::pack_pointwise(w.data(), nullptr, 32, 32, k->panel);
     k->pointwise(p, x.data(), packed.data(), y.data(), 0, 36, 0, winograd::pointwise_panels(32, k->panel));
     EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane pointwise";
     ++checked;

@@ -364,6 +364,27 @@ namespace {
 // stride, padding and threads; true where ours is faster.
 MeasuredChoices<bool> depthwise_choices;
 
+// A measurement's input: n floats in [-0.5, 0.5), the same every time.
+AlignedFloats trial_input(i64 n) {
+  AlignedFloats x = aligned_floats(sizeof(float) * static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+  return x;
+}
+
+// XNNPACK's run of a node against ours, on the same buffers: a first run each
+// untimed, then the best of three taking turns. True where ours is faster by
+// more than 5% (a tie keeps XNNPACK's).
+bool ours_faster(const std::function<void()>& xnnpack, const std::function<void()>& ours) {
+  xnnpack();
+  ours();
+  double best_xnnpack = 1e30, best_ours = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    best_xnnpack = std::min(best_xnnpack, seconds_of(xnnpack));
+    best_ours = std::min(best_ours, seconds_of(ours));
+  }
+  return best_ours < 0.95 * best_xnnpack;
+}
+
 }  // namespace
 
 bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
@@ -397,25 +418,14 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
   std::vector<i64> key{d.batch, d.channels, d.in_h, d.in_w, d.stride_h, d.stride_w, d.pad_h, d.pad_w, threads_};
   std::optional<bool> ours = depthwise_choices.find(key);
   if (!ours) {
-    // Both on the real shape (a depthwise convolution is cheap): a first run
-    // each untimed, then the best of three taking turns; a tie keeps XNNPACK's.
+    // Both on the real shape (a depthwise convolution is cheap).
     const double bytes = 4.0 * static_cast<double>(d.batch * d.channels) * static_cast<double>(d.in_h * d.in_w + d.out_h * d.out_w);
     ours = false;
     if (bytes <= static_cast<double>(memory_budget()) / 4) {
-      AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(d.batch * d.channels * d.in_h * d.in_w));
+      AlignedFloats xm = trial_input(d.batch * d.channels * d.in_h * d.in_w);
       AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(d.batch * d.channels * d.out_h * d.out_w));
-      for (i64 i = 0; i < d.batch * d.channels * d.in_h * d.in_w; ++i) xm[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
       const i64 sizes[2] = {d.in_h, d.in_w};
-      auto xnnpack = [&] { direct(xm.get(), ym.get(), d.batch, sizes); };
-      auto mine = [&] { run(xm.get(), ym.get()); };
-      xnnpack();
-      mine();
-      double best_xnnpack = 1e30, best_mine = 1e30;
-      for (int round = 0; round < 3; ++round) {
-        best_xnnpack = std::min(best_xnnpack, seconds_of(xnnpack));
-        best_mine = std::min(best_mine, seconds_of(mine));
-      }
-      ours = best_mine < 0.95 * best_xnnpack;
+      ours = ours_faster([&] { direct(xm.get(), ym.get(), d.batch, sizes); }, [&] { run(xm.get(), ym.get()); });
     }
     depthwise_choices.put(key, *ours);
   }
@@ -471,22 +481,13 @@ bool XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState& st, int x, 
     cropped = sizes[0] * inner;
     lanes = 0;
     if (2.0 * static_cast<double>(cropped) * static_cast<double>(pixel_bytes) <= static_cast<double>(memory_budget()) / 4) {
-      AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * in_channels));
+      AlignedFloats xm = trial_input(cropped * in_channels);
       AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * out_channels));
-      for (i64 i = 0; i < cropped * in_channels; ++i) xm[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
       const std::vector<float> packed =
           winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, widest->panel);
-      auto xnnpack = [&] { direct(xm.get(), ym.get(), 1, sizes); };
-      auto mine = [&] { winograd::pointwise(*widest, *p, packed.data(), xm.get(), ym.get(), cropped, pool()); };
-      // A first run each untimed, then the best of three taking turns; a tie keeps XNNPACK's.
-      xnnpack();
-      mine();
-      double best_xnnpack = 1e30, best_mine = 1e30;
-      for (int round = 0; round < 3; ++round) {
-        best_xnnpack = std::min(best_xnnpack, seconds_of(xnnpack));
-        best_mine = std::min(best_mine, seconds_of(mine));
-      }
-      if (best_mine < 0.95 * best_xnnpack) lanes = widest->lanes;
+      if (ours_faster([&] { direct(xm.get(), ym.get(), 1, sizes); },
+                      [&] { winograd::pointwise(*widest, *p, packed.data(), xm.get(), ym.get(), cropped, pool()); }))
+        lanes = widest->lanes;
     }
     pointwise_choices.put(key, *lanes);
   }
