@@ -1,8 +1,9 @@
-// Winograd's per-tile kernels (winograd.h): the input and output transforms
-// and our GEMM, for a vector type V of Lanes<V>::count floats. Included by
-// winograd.cpp (4 lanes: SSE natively, wasm SIMD in the browser) and by
-// winograd_avx2.cpp (8 lanes, compiled for AVX2 and FMA), each of which
-// specializes Lanes for its type. Channels are innermost, so a vector holds
+// Our vector kernels (winograd.h's Kernels): Winograd's per-tile input and
+// output transforms, our GEMM, the GEMM as a 1x1 convolution, and the 3x3
+// depthwise convolution, for a vector type V of Lanes<V>::count floats.
+// Included by winograd.cpp (4 lanes: SSE natively, wasm SIMD in the browser),
+// winograd_avx2.cpp (8 lanes, compiled for AVX2 and FMA) and
+// winograd_avx512.cpp (16 lanes), each of which specializes Lanes for its type. Channels are innermost, so a vector holds
 // `count` channels of one pixel; a channel count that is not a multiple of it
 // loads and stores its last group partly.
 //
