@@ -442,8 +442,8 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
 namespace {
 
 // Measured choices for 1x1 convolutions, for the process: by shape and
-// threads; our GEMM's lanes where it is faster, 0 where XNNPACK's is.
-MeasuredChoices<int> pointwise_choices;
+// threads; true where our GEMM (at the widest lanes) is faster.
+MeasuredChoices<bool> pointwise_choices;
 
 // A measurement crops the pixels so that the input and output are about this
 // large (still past the caches, as the real ones may be).
@@ -465,11 +465,19 @@ bool XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState& st, int x, 
   within_budget(out_shape);
   auto p = std::make_shared<winograd::Pointwise>();
   p->in_channels = in_channels, p->out_channels = out_channels, p->min = fused.min, p->max = fused.max;
-  // Our GEMM at the widest width the CPU has (narrower ones measured slower on every bench shape).
-  const winograd::Kernels* widest = &winograd::widest_kernels();
+  // Our GEMM at the widest width the CPU has (narrower ones measured slower on
+  // every bench shape); its weights packed once, for the measurement and the run.
+  const winograd::Kernels* k = &winograd::widest_kernels();
+  std::shared_ptr<std::vector<float>> packed;
+  auto pack = [&] {
+    if (!packed)
+      packed = std::make_shared<std::vector<float>>(
+          winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, k->panel));
+    return packed->data();
+  };
   std::vector<i64> key{in_channels, out_channels, pixels, threads_};
-  std::optional<int> lanes = pointwise_choices.find(key);
-  if (!lanes) {
+  std::optional<bool> ours = pointwise_choices.find(key);
+  if (!ours) {
     // Batch 1 with the outermost spatial axis cropped to about
     // kPointwiseMeasureBytes of input and output: every pixel costs alike.
     i64 sizes[3] = {0, 0, 0}, cropped = 1;
@@ -479,23 +487,19 @@ bool XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState& st, int x, 
     const i64 pixel_bytes = (in_channels + out_channels) * static_cast<i64>(sizeof(float));
     sizes[0] = std::max<i64>(1, std::min(sizes[0], kPointwiseMeasureBytes / std::max<i64>(pixel_bytes * inner, 1)));
     cropped = sizes[0] * inner;
-    lanes = 0;
+    ours = false;
     if (2.0 * static_cast<double>(cropped) * static_cast<double>(pixel_bytes) <= static_cast<double>(memory_budget()) / 4) {
       AlignedFloats xm = trial_input(cropped * in_channels);
       AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * out_channels));
-      const std::vector<float> packed =
-          winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, widest->panel);
-      if (ours_faster([&] { direct(xm.get(), ym.get(), 1, sizes); },
-                      [&] { winograd::pointwise(*widest, *p, packed.data(), xm.get(), ym.get(), cropped, pool()); }))
-        lanes = widest->lanes;
+      const float* trial = pack();
+      ours = ours_faster([&] { direct(xm.get(), ym.get(), 1, sizes); },
+                         [&] { winograd::pointwise(*k, *p, trial, xm.get(), ym.get(), cropped, pool()); });
     }
-    pointwise_choices.put(key, *lanes);
+    pointwise_choices.put(key, *ours);
   }
-  if (*lanes == 0) return false;
+  if (!*ours) return false;
   st.columns.clear();  // XNNPACK's packed weights, made for the measurement
-  const winograd::Kernels* k = winograd::kernels(*lanes);
-  auto packed = std::make_shared<std::vector<float>>(
-      winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, k->panel));
+  pack();
   const int out = new_tensor(std::move(out_shape), true);
   Step& step = add_step({x}, {out});
   step.run = [this, k, p, packed, x, out, pixels] { winograd::pointwise(*k, *p, packed->data(), ptr(x), ptr(out), pixels, pool()); };
