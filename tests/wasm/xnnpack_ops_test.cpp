@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <tuple>
@@ -154,6 +155,20 @@ std::vector<OpCase> op_cases() {
                            attrs({{"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}));
     const ValueId s = b.op("slice", "Tensor", {{"self", c}}, attrs({{"dim", std::int64_t{3}}, {"start", std::int64_t{1}}, {"end", std::int64_t{-1}}, {"step", std::int64_t{2}}}));
     b.g.set_outputs({b.op("slice", "Tensor", {{"self", s}}, attrs({{"dim", std::int64_t{1}}, {"start", std::int64_t{1}}, {"end", std::int64_t{3}}, {"step", std::int64_t{1}}}))});
+  }});
+  out.push_back({"crop_in_pieces", [](Builder& b) {
+    // A UNet's crop: three slices of a channels-last 3D tensor. Along depth
+    // the copy is one block of 82000 floats, cut into uneven pieces for the
+    // threads; along height, blocks of 7175; along width, many small ones.
+    // Beside it, a slice of the plain input along channels (one block).
+    const ValueId x = b.input({1, 2, 12, 40, 41});
+    const ValueId c = b.op("conv3d", "", {{"input", x}, {"weight", b.constant({5, 2, 1, 1, 1})}, {"bias", b.constant({5})}},
+                           attrs({{"stride", Ints{1, 1, 1}}, {"padding", Ints{0, 0, 0}}, {"dilation", Ints{1, 1, 1}}, {"groups", std::int64_t{1}}}));
+    ValueId crop = c;
+    for (const auto& [dim, start, end] : std::vector<std::array<std::int64_t, 3>>{{2, 1, 11}, {3, 2, 37}, {4, 3, -2}})
+      crop = b.op("slice", "Tensor", {{"self", crop}}, attrs({{"dim", dim}, {"start", start}, {"end", end}, {"step", std::int64_t{1}}}));
+    const ValueId channel = b.op("slice", "Tensor", {{"self", x}}, attrs({{"dim", std::int64_t{1}}, {"start", std::int64_t{1}}, {"end", std::int64_t{2}}, {"step", std::int64_t{1}}}));
+    b.g.set_outputs({crop, channel});
   }});
   out.push_back({"mean_and_softmax", [](Builder& b) {
     const ValueId x = b.input({2, 6, 5, 7});

@@ -586,6 +586,27 @@ class XnnpackBackend::Impl {
         kNoDenormals);
   }
 
+  // kernels::copy_blocks on the pool's threads: `count` blocks of `block`
+  // floats, whole blocks to a task where they are small, a block cut into
+  // pieces of about kSliceFloats where they are large (a crop along the
+  // outermost axis is one block).
+  void parallel_copy_blocks(const float* src, float* dst, i64 count, i64 block, i64 src_stride, i64 dst_stride) const {
+    if (count <= 0 || block <= 0) return;
+    const i64 pieces = (block + kSliceFloats - 1) / kSliceFloats;
+    if (pieces == 1) {
+      parallel_slices(count, [&](i64 first, i64 n) { kernels::copy_blocks(src + first * src_stride, dst + first * dst_stride, n, block, src_stride, dst_stride); },
+                      std::max<i64>(1, kSliceFloats / block));
+      return;
+    }
+    const i64 piece = (block + pieces - 1) / pieces;
+    parallel_slices(count * pieces, [&](i64 first, i64 n) {
+      for (i64 t = first; t < first + n; ++t) {
+        const i64 b = t / pieces, offset = t % pieces * piece;
+        kernels::copy_blocks(src + b * src_stride + offset, dst + b * dst_stride + offset, 1, std::min(piece, block - offset), 0, 0);
+      }
+    });
+  }
+
   // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK
   // may read past its end (weights come from a file's buffer, unpadded).
   int padded(int s) {

@@ -109,7 +109,7 @@ int XnnpackBackend::Impl::slice_of(const Node& n, int x, i64 dim_arg, i64 start,
   Step& step = add_step({x}, {out});
   if (step_by == 1) {
     step.run = [this, x, out, outer, inner, start, length, size] {
-      kernels::copy_blocks(ptr(x) + start * inner, ptr(out), outer, length * inner, size * inner, length * inner);
+      parallel_copy_blocks(ptr(x) + start * inner, ptr(out), outer, length * inner, size * inner, length * inner);
     };
   } else {
     step.run = [this, x, out, outer, inner, start, length, size, step_by] {
