@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 #include <new>
 #include <optional>
 #include <set>
@@ -103,6 +104,26 @@ inline double seconds_of(const std::function<void()>& f) {
   const auto t0 = std::chrono::steady_clock::now();
   f();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// In wasm, a function first runs as V8's baseline (Liftoff) code; its
+// optimized code replaces it only after it has run a while and a background
+// compile is done. A kernel measured before then looks 1.5-4x slower than it
+// is: our 1x1 kernel's first three rounds took 1.3-5.4 ms, then 0.31 (against
+// XNNPACK's 0.45), so it lost a choice it should have won. Before a run is
+// timed, warm_up() runs it untimed until its family (the kernels it runs) has
+// run kWarmUpSeconds in this process. Natively there is nothing to wait for.
+#ifdef __EMSCRIPTEN__
+inline constexpr double kWarmUpSeconds = 0.05;
+#else
+inline constexpr double kWarmUpSeconds = 0.0;
+#endif
+inline void warm_up(const std::string& family, const std::function<void()>& run) {
+  static std::mutex mutex;
+  static std::map<std::string, double> spent;
+  std::lock_guard<std::mutex> lock(mutex);
+  double& seconds = spent[family];
+  for (int calls = 0; seconds < kWarmUpSeconds && calls < 1000; ++calls) seconds += seconds_of(run);
 }
 
 inline i64 numel(const Shape& shape) { return checked_numel(shape); }

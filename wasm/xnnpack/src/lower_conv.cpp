@@ -371,14 +371,18 @@ AlignedFloats trial_input(i64 n) {
   return x;
 }
 
-// XNNPACK's run of a node against ours, on the same buffers: a first run each
-// untimed, then the best of three taking turns. True where ours is faster by
-// more than 5% (a tie keeps XNNPACK's).
-bool ours_faster(const std::function<void()>& xnnpack, const std::function<void()>& ours) {
+// XNNPACK's run of a node against ours, on the same buffers: each warmed up
+// (warm_up(), by the kind of convolution) and run once untimed, then the
+// best of five taking turns (the other thread's wake-ups make single runs
+// at two threads noisy). True where ours is faster by more than 5% (a tie
+// keeps XNNPACK's).
+bool ours_faster(const std::string& kind, const std::function<void()>& xnnpack, const std::function<void()>& ours) {
+  warm_up("XNNPACK's " + kind, xnnpack);
+  warm_up("our " + kind, ours);
   xnnpack();
   ours();
   double best_xnnpack = 1e30, best_ours = 1e30;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 5; ++round) {
     best_xnnpack = std::min(best_xnnpack, seconds_of(xnnpack));
     best_ours = std::min(best_ours, seconds_of(ours));
   }
@@ -425,7 +429,7 @@ bool XnnpackBackend::Impl::lower_depthwise(const Node& n, NodeState& st, int x, 
       AlignedFloats xm = trial_input(d.batch * d.channels * d.in_h * d.in_w);
       AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(d.batch * d.channels * d.out_h * d.out_w));
       const i64 sizes[2] = {d.in_h, d.in_w};
-      ours = ours_faster([&] { direct(xm.get(), ym.get(), d.batch, sizes); }, [&] { run(xm.get(), ym.get()); });
+      ours = ours_faster("depthwise", [&] { direct(xm.get(), ym.get(), d.batch, sizes); }, [&] { run(xm.get(), ym.get()); });
     }
     depthwise_choices.put(key, *ours);
   }
@@ -492,7 +496,7 @@ bool XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState& st, int x, 
       AlignedFloats xm = trial_input(cropped * in_channels);
       AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * out_channels));
       const float* trial = pack();
-      ours = ours_faster([&] { direct(xm.get(), ym.get(), 1, sizes); },
+      ours = ours_faster("1x1", [&] { direct(xm.get(), ym.get(), 1, sizes); },
                          [&] { winograd::pointwise(*k, *p, trial, xm.get(), ym.get(), cropped, pool()); });
     }
     pointwise_choices.put(key, *ours);

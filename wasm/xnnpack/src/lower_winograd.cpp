@@ -291,9 +291,17 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
             run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, pool());
           });
         }
-        // A first run each untimed (it makes the direct convolution's operator
-        // and touches the buffers), a timed one, then three rounds, taking
-        // turns, of those within 1.25x of the best; each keeps its fastest.
+        // Each warmed up (warm_up(), by its kernels), a first run each untimed
+        // (it makes the direct convolution's operator and touches the
+        // buffers), a timed one, then three rounds, taking turns, of those
+        // within 1.25x of the best; each keeps its fastest.
+        const std::string dims = std::to_string(rank) + "D";
+        warm_up("XNNPACK's direct " + dims + " convolution", runs[0]);
+        for (std::size_t k = 0; k < measured.size(); ++k) {
+          const Form f = measured[k].first;
+          warm_up("Winograd F(" + std::to_string(f.tile) + ",3) " + dims + (f.ours ? ", our GEMM at " + std::to_string(f.lanes) : f.channel_rows ? ", channel rows" : ""),
+                  runs[k + 1]);
+        }
         std::vector<double> best(runs.size());
         for (auto& run : runs) run();
         for (std::size_t k = 0; k < runs.size(); ++k) best[k] = seconds_of(runs[k]);
