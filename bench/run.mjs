@@ -5,9 +5,15 @@
 // the optimized export's graph, bench/tfjs.mjs, in both); natively tracegraph's XNNPACK
 // backend against onnxruntime-node, ExecuTorch's XNNPACK delegate
 // (bench/executorch_bench.py) and LibTorch. Each configuration runs in
-// its own process or page load. Prints medians, spread, first run, load
-// time, the ratios the targets are stated in, and writes results.json.
-// Usage: node bench/run.mjs [--runs N] [--warmup N] [--models a,b] [--no-browser] [--no-native]
+// its own process or page load, in --rounds rounds (2 unless told) that take
+// turns with the other configurations of the model, in reverse order every
+// other round; each keeps its round with the lowest median. (This machine
+// kind is shared: a slow minute, or a process whose address layout falls
+// badly for one engine, moved single cells by up to 1.8x; the LibTorch
+// rows land in one of two modes per process, 24 or 45 ms for the 2D UNet.)
+// Prints medians, spread, first run, load time, the ratios the targets are
+// stated in, and writes results.json.
+// Usage: node bench/run.mjs [--runs N] [--warmup N] [--rounds N] [--models a,b] [--no-browser] [--no-native]
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -23,6 +29,7 @@ const cli = resolve(process.env.TRACEGRAPH_CLI ?? join(root, 'build', 'native', 
 const arg = (name, fallback) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : fallback; };
 const runs = Number(arg('--runs', 20));
 const warmup = Number(arg('--warmup', 3));
+const rounds = Math.max(1, Number(arg('--rounds', 2)));
 const models = JSON.parse(readFileSync(join(benchDir, 'models.json'), 'utf8'));
 const names = arg('--models', Object.keys(models).join(',')).split(',');
 const browser = !process.argv.includes('--no-browser');
@@ -107,7 +114,7 @@ const fmt = (r) => (r && !r.error && r.median !== undefined)
   ? `${r.load.toFixed(0).padStart(7)} ${r.first.toFixed(1).padStart(9)} ${r.median.toFixed(2).padStart(9)} ${(r.p10.toFixed(2) + '..' + r.p90.toFixed(2)).padStart(17)}`
   : `  ${r ? (r.error ?? 'n/a') : 'n/a'}`.slice(0, 100);
 const ratio = (a, b) => (a && b && !a.error && !b.error && a.median && b.median) ? a.median / b.median : NaN;
-const report = { runs, warmup, models: {}, targets: [] };
+const report = { runs, warmup, rounds, models: {}, targets: [] };
 const targets = [];
 
 for (const model of names) {
@@ -115,46 +122,57 @@ for (const model of names) {
   const r = {};
   console.log(`\n== ${model} ${JSON.stringify(models[model].input_shape)}, ${gflop.toFixed(2)} GFLOP ==`);
   console.log(`${'engine'.padEnd(40)} ${'load ms'.padStart(7)} ${'first ms'.padStart(9)} ${'median ms'.padStart(9)} ${'p10..p90 ms'.padStart(17)}`);
-  const line = (name, res) => { r[name] = res; console.log(`${name.padEnd(40)} ${fmt(res)}`); };
+  // Each measurement a function returning { name: result }; every round
+  // runs them all, a round's result replacing a kept one with a higher median.
+  const jobs = [];
   for (const t of [1, 2]) {
-    line(`node: tracegraph wasm ${t}t`, t === 1 || threadedWasm ? node('tracegraph-wasm', model, t) : { error: 'n/a: no threaded wasm build' });
-    line(`node: onnxruntime-web ${t}t`, node('ort-web', model, t));
+    jobs.push(() => ({ [`node: tracegraph wasm ${t}t`]: t === 1 || threadedWasm ? node('tracegraph-wasm', model, t) : { error: 'n/a: no threaded wasm build' } }));
+    jobs.push(() => ({ [`node: onnxruntime-web ${t}t`]: node('ort-web', model, t) }));
   }
   // Every convolution directly (no Winograd), for the ratio Winograd makes.
-  line('node: tracegraph wasm 1t, direct convs', node('tracegraph-wasm-direct', model, 1));
+  jobs.push(() => ({ 'node: tracegraph wasm 1t, direct convs': node('tracegraph-wasm-direct', model, 1) }));
   // tfjs-wasm on the same graph and weights (bench/tfjs.mjs), one thread.
-  line('node: tfjs-wasm 1t', node('tfjs-wasm', model, 1));
-  const agree = (a, b) => a?.checksum && b?.checksum && a.checksum.every((v, i) => Math.abs(v - b.checksum[i]) <= 1e-3 * Math.max(1, Math.abs(v)));
-  if (r['node: tfjs-wasm 1t']?.checksum)
-    console.log(`tfjs-wasm's first outputs ${agree(r['node: tfjs-wasm 1t'], r['node: tracegraph wasm 1t']) ? 'agree with' : 'DIFFER from'} tracegraph's: ${JSON.stringify(r['node: tfjs-wasm 1t'].checksum.map((v) => +v.toFixed(5)))}`);
+  jobs.push(() => ({ 'node: tfjs-wasm 1t': node('tfjs-wasm', model, 1) }));
   if (browser) {
     const configs = [];
-    for (const t of [1, 2]) {
-      configs.push({ engine: 'tracegraph-wasm', model, threads: t }, { engine: 'ort-web', model, threads: t });
-    }
+    for (const t of [1, 2]) configs.push({ engine: 'tracegraph-wasm', model, threads: t }, { engine: 'ort-web', model, threads: t });
     configs.push({ engine: 'tfjs-wasm', model, threads: 1 });
-    const res = await chromium(configs);
     const names = { 'ort-web': 'onnxruntime-web', 'tracegraph-wasm': 'tracegraph wasm', 'tfjs-wasm': 'tfjs-wasm' };
-    res.forEach((x, i) => {
-      const c = configs[i];
-      const name = `chromium: ${names[c.engine]} ${c.threads}t`;
-      line(name, c.engine === 'tracegraph-wasm' && c.threads > 1 && !threadedWasm ? { error: 'n/a: no threaded wasm build' } : x);
+    jobs.push(async () => {
+      const got = {};
+      (await chromium(configs)).forEach((x, i) => {
+        const c = configs[i];
+        got[`chromium: ${names[c.engine]} ${c.threads}t`] = c.engine === 'tracegraph-wasm' && c.threads > 1 && !threadedWasm ? { error: 'n/a: no threaded wasm build' } : x;
+      });
+      return got;
     });
-    if (r['chromium: tfjs-wasm 1t']?.checksum)
-      console.log(`tfjs-wasm's first outputs in Chromium ${agree(r['chromium: tfjs-wasm 1t'], r['chromium: tracegraph wasm 1t']) ? 'agree with' : 'DIFFER from'} tracegraph's`);
   }
   if (native) {
     for (const t of [1, 2]) {
-      const rows = nativeRows(model, t);
-      line(`native: tracegraph xnnpack ${t}t`, rows['tracegraph optimized on xnnpack'] ?? rows);
-      line(`native: libtorch optimize_for_inference ${t}t`, rows['torchscript optimize_for_inference'] ?? rows);
-      line(`native: tracegraph on libtorch ${t}t`, rows['tracegraph optimized on libtorch'] ?? rows);
-      line(`native: onnxruntime-node ${t}t`, node('ort-node', model, t));
-      line(`native: executorch xnnpack ${t}t`, executorch(model, t));
+      jobs.push(() => {
+        const rows = nativeRows(model, t);
+        return {
+          [`native: tracegraph xnnpack ${t}t`]: rows['tracegraph optimized on xnnpack'] ?? rows,
+          [`native: libtorch optimize_for_inference ${t}t`]: rows['torchscript optimize_for_inference'] ?? rows,
+          [`native: tracegraph on libtorch ${t}t`]: rows['tracegraph optimized on libtorch'] ?? rows,
+        };
+      });
+      jobs.push(() => ({ [`native: onnxruntime-node ${t}t`]: node('ort-node', model, t) }));
+      jobs.push(() => ({ [`native: executorch xnnpack ${t}t`]: executorch(model, t) }));
     }
-    const et = r['native: executorch xnnpack 1t'];
-    if (et?.max_abs_diff !== undefined) console.log(`executorch's output: max |difference| from the module's forward ${et.max_abs_diff.toExponential(2)}`);
   }
+  const better = (a, b) => (!a || (a.median === undefined && b?.median !== undefined) || (b?.median !== undefined && b.median < a.median)) ? b : a;
+  for (let round = 0; round < rounds; ++round)
+    for (const job of round % 2 ? [...jobs].reverse() : jobs)
+      for (const [name, res] of Object.entries(await job())) r[name] = better(r[name], res);
+  for (const [name, res] of Object.entries(r)) console.log(`${name.padEnd(40)} ${fmt(res)}`);
+  const agree = (a, b) => a?.checksum && b?.checksum && a.checksum.every((v, i) => Math.abs(v - b.checksum[i]) <= 1e-3 * Math.max(1, Math.abs(v)));
+  if (r['node: tfjs-wasm 1t']?.checksum)
+    console.log(`tfjs-wasm's first outputs ${agree(r['node: tfjs-wasm 1t'], r['node: tracegraph wasm 1t']) ? 'agree with' : 'DIFFER from'} tracegraph's: ${JSON.stringify(r['node: tfjs-wasm 1t'].checksum.map((v) => +v.toFixed(5)))}`);
+  if (r['chromium: tfjs-wasm 1t']?.checksum)
+    console.log(`tfjs-wasm's first outputs in Chromium ${agree(r['chromium: tfjs-wasm 1t'], r['chromium: tracegraph wasm 1t']) ? 'agree with' : 'DIFFER from'} tracegraph's`);
+  const et = r['native: executorch xnnpack 1t'];
+  if (et?.max_abs_diff !== undefined) console.log(`executorch's output: max |difference| from the module's forward ${et.max_abs_diff.toExponential(2)}`);
   report.models[model] = { gflop, results: r };
   const gflops = (x) => (x && x.median ? gflop / (x.median / 1000) : NaN);
   const direct = ratio(r['node: tracegraph wasm 1t'], r['node: tracegraph wasm 1t, direct convs']);
