@@ -740,6 +740,11 @@ class XnnpackBackend::Impl {
   // groups) on our GEMM (winograd::Kernels::pointwise) where it measures
   // faster than XNNPACK's on this shape, as lower_depthwise() decides.
   bool lower_pointwise(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused, const DirectRun& direct);
+  // lower_conv.cpp: a convolution without groups whose output pixels each
+  // read few inputs (winograd::Unfolded, up to kMaxUnfoldedRow) as our GEMM
+  // over its unfolded input, where that measures faster than XNNPACK's.
+  bool lower_unfolded(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                      const std::vector<i64>& padding, const std::vector<i64>& dilation, const Fused& fused, const DirectRun& direct);
 
   // ---- lower_norm.cpp --------------------------------------------------
 

@@ -7,6 +7,9 @@ namespace {
 
 // A fold must promise at least this much more useful work per multiply-add.
 constexpr double kMinFoldGain = 1.25;
+// The most inputs per output pixel (KD*KH*KW*C) an unfolded convolution
+// (lower_unfolded()) is measured for: a 7x7 stem over 3 channels is 147.
+constexpr i64 kMaxUnfoldedRow = 160;
 
 }  // namespace
 
@@ -143,9 +146,18 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
     const bool pointwise_shape = groups == 1 && kh == 1 && kw == 1 && kd == 1 &&
                                  std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
                                  std::all_of(padding.begin(), padding.end(), [](i64 v) { return v == 0; });
-    if (winograd_shape || depthwise_shape || pointwise_shape) {
+    // Few inputs per output pixel (a first layer's 3 channels by 3x3 or 7x7):
+    // our GEMM over the unfolded input may beat XNNPACK's (lower_unfolded()).
+    const bool unfolded_shape = groups == 1 && !pointwise_shape && kd * kh * kw * in_channels <= kMaxUnfoldedRow;
+    if (winograd_shape || depthwise_shape || pointwise_shape || unfolded_shape) {
       // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
-      auto scratch = std::make_shared<std::vector<AlignedFloats>>();
+      // Its buffers (the unfolded depth, XNNPACK's workspace), grown to each
+      // call's sizes: Winograd's and the unfolded measurement crop differently.
+      struct Scratch {
+        AlignedFloats unfolded, workspace;
+        std::size_t unfolded_bytes = 0, workspace_bytes = 0;
+      };
+      auto scratch = std::make_shared<Scratch>();
       DirectRun direct = [this, &n, &direct_ops, &reshape_direct, block, scratch, rank, in_channels, depth](
                              const float* in, float* y, i64 batch, const i64* sizes) {
         const NodeState::ColumnBlocks& blocks = direct_ops();
@@ -153,30 +165,29 @@ void XnnpackBackend::Impl::lower_conv(const Node& n, NodeState& st) {
         i64 images = batch;
         const i64 in_h = sizes[rank - 2], in_w = sizes[rank - 1];
         std::size_t oh = 0, ow = 0;
-        if (rank == 3 && depth.kernel == 1) images = batch * sizes[0];  // 1x1x1: depth slices as images
+        if (rank == 3 && depth.kernel == 1 && depth.stride == 1 && depth.padding == 0) images = batch * sizes[0];  // depth slices as images
         else if (rank == 3) {
-          const i64 out_depth = sizes[0] + 2 * depth.padding - 2;
+          const i64 out_depth = shape_rules::window_output(sizes[0], depth.kernel, depth.stride, depth.padding, depth.dilation).value_or(0);
           images = batch * out_depth;
-          if (scratch->empty()) scratch->push_back(aligned_floats(sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * 3 * in_channels)));
-          float* u = (*scratch)[0].get();
+          const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * depth.kernel * in_channels);
+          if (scratch->unfolded_bytes < bytes) scratch->unfolded = aligned_floats(bytes), scratch->unfolded_bytes = bytes;
+          float* u = scratch->unfolded.get();
           parallel_slices(images, [&](i64 first, i64 count) {
             kernels::unfold_depth(in, u, batch, sizes[0], out_depth, in_h * in_w, 1, in_channels, depth, first, count);
           });
-          conv_in = (*scratch)[0].get();
+          conv_in = u;
         }
         const std::size_t ws_size = reshape_direct(blocks, images, in_h, in_w, oh, ow);
-        if (ws_size && scratch->size() < 2) {
-          scratch->resize(2);
-          (*scratch)[1] = aligned_floats(ws_size);
-        }
+        if (scratch->workspace_bytes < ws_size) scratch->workspace = aligned_floats(ws_size), scratch->workspace_bytes = ws_size;
         for (std::size_t k = 0; k < blocks.ops.size(); ++k)
-          check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, ws_size ? (*scratch)[1].get() : nullptr, conv_in, y + static_cast<i64>(k) * block), n,
+          check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, ws_size ? scratch->workspace.get() : nullptr, conv_in, y + static_cast<i64>(k) * block), n,
                 "setting up a convolution");
         for (const XnnOp& op : blocks.ops) check(xnn_run_operator(op.op, pool()), n, "running a convolution");
       };
       if (winograd_shape && lower_winograd(n, st, x, w, b, padding, fused, direct)) return;
       if (depthwise_shape && lower_depthwise(n, st, x, w, b, stride, padding, fused, direct)) return;
       if (pointwise_shape && lower_pointwise(n, st, x, w, b, fused, direct)) return;
+      if (unfolded_shape && lower_unfolded(n, st, x, w, b, stride, padding, dilation, fused, direct)) return;
     }
     const NodeState::ColumnBlocks& blocks = direct_ops();
     i64 batch = xs[0], out_depth = 1;
@@ -507,6 +518,77 @@ bool XnnpackBackend::Impl::lower_pointwise(const Node& n, NodeState& st, int x, 
   const int out = new_tensor(std::move(out_shape), true);
   Step& step = add_step({x}, {out});
   step.run = [this, k, p, packed, x, out, pixels] { winograd::pointwise(*k, *p, packed->data(), ptr(x), ptr(out), pixels, pool()); };
+  post_activation(n, st, 1, fused, out);
+  define(n.outputs[0], out);
+  return true;
+}
+
+namespace {
+
+// Measured choices for unfolded convolutions, for the process: by shape,
+// kernel, stride, padding, dilation and threads; true where ours is faster.
+MeasuredChoices<bool> unfolded_choices;
+
+}  // namespace
+
+bool XnnpackBackend::Impl::lower_unfolded(const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                                          const std::vector<i64>& padding, const std::vector<i64>& dilation, const Fused& fused,
+                                          const DirectRun& direct) {
+  if (options_.conv_algorithm != ConvAlgorithm::kFastest) return false;
+  const Shape xs = slots_[static_cast<std::size_t>(x)].shape;
+  const std::size_t rank = xs.size() - 2, skip = 3 - rank;  // 2D: D = 1
+  const i64 out_channels = w.shape()[0];
+  auto u = std::make_shared<winograd::Unfolded>();
+  u->batch = xs[0], u->channels = xs[1];
+  for (std::size_t axis = 0; axis < rank; ++axis) {
+    u->in[axis + skip] = xs[axis + 2], u->kernel[axis + skip] = w.shape()[axis + 2];
+    u->stride[axis + skip] = stride[axis], u->padding[axis + skip] = padding[axis], u->dilation[axis + skip] = dilation[axis];
+  }
+  if (!u->make_output()) return false;  // XNNPACK's path says why
+  Shape out_shape{u->batch, out_channels};
+  for (std::size_t axis = 0; axis < rank; ++axis) out_shape.push_back(u->out[axis + skip]);
+  within_budget(out_shape);
+  auto p = std::make_shared<winograd::Pointwise>();
+  p->in_channels = u->row(), p->out_channels = out_channels, p->min = fused.min, p->max = fused.max;
+  const winograd::Kernels* k = &winograd::widest_kernels();
+  const int threads = static_cast<int>(std::max<std::size_t>(pthreadpool_get_threads_count(pool()), 1));
+  auto packed = std::make_shared<std::vector<float>>(
+      winograd::pack_unfolded(*u, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, out_channels, k->panel));
+  std::vector<i64> key{u->batch, u->channels, out_channels, threads_};
+  for (int axis = 0; axis < 3; ++axis) key.insert(key.end(), {u->in[axis], u->kernel[axis], u->stride[axis], u->padding[axis], u->dilation[axis]});
+  std::optional<bool> ours = unfolded_choices.find(key);
+  if (!ours) {
+    // Batch 1, the outermost spatial axis cropped to about
+    // kPointwiseMeasureBytes of input and output: every output row costs alike.
+    winograd::Unfolded trial = *u;
+    trial.batch = 1;
+    const int outer = static_cast<int>(skip);  // D in 3D, H in 2D
+    i64 row_bytes = (out_channels * trial.out[2] + trial.channels * trial.in[2] * trial.stride[outer]) * static_cast<i64>(sizeof(float));
+    if (rank == 3) row_bytes *= trial.out[1];
+    const i64 rows = std::max<i64>(1, kPointwiseMeasureBytes / std::max<i64>(row_bytes, 1));
+    const i64 extent = trial.dilation[outer] * (trial.kernel[outer] - 1) + 1;
+    trial.in[outer] = std::min(trial.in[outer], std::max<i64>((rows - 1) * trial.stride[outer] + extent, 1));
+    ours = false;
+    if (trial.make_output()) {
+      const i64 in_numel = trial.in[0] * trial.in[1] * trial.in[2] * trial.channels, out_numel = trial.pixels() * out_channels;
+      const i64 scratch_numel = winograd::unfolded_slab(trial, threads) * trial.row() * threads;
+      if (4.0 * static_cast<double>(in_numel + out_numel + scratch_numel) <= static_cast<double>(memory_budget()) / 4) {
+        AlignedFloats xm = trial_input(in_numel);
+        AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
+        AlignedFloats sm = aligned_floats(sizeof(float) * static_cast<std::size_t>(scratch_numel));
+        const i64 sizes[3] = {trial.in[skip], trial.in[skip + 1], rank == 3 ? trial.in[2] : 0};
+        ours = ours_faster("unfolded convolution", [&] { direct(xm.get(), ym.get(), 1, sizes); },
+                           [&] { winograd::unfolded(*k, trial, *p, packed->data(), xm.get(), ym.get(), sm.get(), pool()); });
+      }
+    }
+    unfolded_choices.put(key, *ours);
+  }
+  if (!*ours) return false;
+  st.columns.clear();  // XNNPACK's packed weights, made for the measurement
+  const int out = new_tensor(std::move(out_shape), true);
+  const int scratch = new_tensor(Shape{threads, winograd::unfolded_slab(*u, threads), u->row()}, false);
+  Step& step = add_step({x}, {out, scratch});
+  step.run = [this, k, u, p, packed, x, out, scratch] { winograd::unfolded(*k, *u, *p, packed->data(), ptr(x), ptr(out), ptr(scratch), pool()); };
   post_activation(n, st, 1, fused, out);
   define(n.outputs[0], out);
   return true;

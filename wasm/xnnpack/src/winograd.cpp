@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "simd.h"
 #include "winograd_kernels.h"
@@ -194,6 +195,120 @@ void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const 
   PointwiseRun c{&k, &p, packed, x, y, pixels, slab, per_task, panels};
   pthreadpool_parallelize_2d(pool, pointwise_task, &c, static_cast<std::size_t>(slabs), static_cast<std::size_t>((panels + per_task - 1) / per_task),
                              kNoDenormals);
+}
+
+bool Unfolded::make_output() {
+  for (int axis = 0; axis < 3; ++axis) {
+    const i64 span = in[axis] + 2 * padding[axis] - dilation[axis] * (kernel[axis] - 1) - 1;
+    if (span < 0 || stride[axis] <= 0) return false;
+    out[axis] = span / stride[axis] + 1;
+  }
+  return batch > 0 && channels > 0;
+}
+
+std::vector<float> pack_unfolded(const Unfolded& u, const float* weight, const float* bias, i64 out_channels, int panel) {
+  // Torch's [O][C][taps] as [O][taps][C]: the rows' order.
+  const i64 C = u.channels, T = u.taps();
+  std::vector<float> w(static_cast<std::size_t>(out_channels * T * C));
+  for (i64 o = 0; o < out_channels; ++o)
+    for (i64 c = 0; c < C; ++c)
+      for (i64 t = 0; t < T; ++t) w[static_cast<std::size_t>((o * T + t) * C + c)] = weight[(o * C + c) * T + t];
+  return pack_pointwise(w.data(), bias, T * C, out_channels, panel);
+}
+
+namespace {
+
+// A few floats (a tap's channels, or a row of taps), four at a time: a call
+// to memcpy per tap cost more than the copy.
+inline void copy_floats(const float* src, float* dst, i64 n) {
+  i64 i = 0;
+  for (; i + 4 <= n; i += 4) std::memcpy(dst + i, src + i, 4 * sizeof(float));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+}  // namespace
+
+void unfold(const Unfolded& u, const float* x, float* rows, i64 first, i64 count) {
+  const i64 C = u.channels, K = u.row(), KW = u.kernel[2];
+  i64 ox = first % u.out[2], oy = first / u.out[2] % u.out[1], oz = first / u.out[2] / u.out[1] % u.out[0];
+  i64 n = first / u.out[2] / u.out[1] / u.out[0];
+  for (i64 r = 0; r < count; ++r) {
+    float* row = rows + r * K;
+    const i64 ix0 = ox * u.stride[2] - u.padding[2];
+    // Every tap of a kernel row inside, next to each other: one run of KW * C floats.
+    const bool whole = u.dilation[2] == 1 && ix0 >= 0 && ix0 + KW <= u.in[2];
+    for (i64 kz = 0; kz < u.kernel[0]; ++kz) {
+      const i64 iz = oz * u.stride[0] - u.padding[0] + kz * u.dilation[0];
+      for (i64 ky = 0; ky < u.kernel[1]; ++ky, row += KW * C) {
+        const i64 iy = oy * u.stride[1] - u.padding[1] + ky * u.dilation[1];
+        if (iz < 0 || iz >= u.in[0] || iy < 0 || iy >= u.in[1]) {
+          std::fill_n(row, KW * C, 0.0f);
+          continue;
+        }
+        const float* line = x + ((n * u.in[0] + iz) * u.in[1] + iy) * u.in[2] * C;
+        if (whole) {
+          copy_floats(line + ix0 * C, row, KW * C);
+          continue;
+        }
+        for (i64 kx = 0; kx < KW; ++kx) {
+          const i64 ix = ix0 + kx * u.dilation[2];
+          if (ix >= 0 && ix < u.in[2]) copy_floats(line + ix * C, row + kx * C, C);
+          else std::fill_n(row + kx * C, C, 0.0f);
+        }
+      }
+    }
+    if (++ox == u.out[2]) {
+      ox = 0;
+      if (++oy == u.out[1]) {
+        oy = 0;
+        if (++oz == u.out[0]) oz = 0, ++n;
+      }
+    }
+  }
+}
+
+namespace {
+
+// A slab of unfolded rows stays about this small (L2) while every panel of
+// output channels passes over it.
+constexpr i64 kUnfoldedSlabBytes = i64{128} << 10;
+
+struct UnfoldedRun {
+  const Kernels* k;
+  const Unfolded* u;
+  const Pointwise* p;
+  const float* packed;
+  const float* x;
+  float* y;
+  float* scratch;
+  i64 slab, panels;
+};
+
+void unfolded_task(void* context, std::size_t thread, std::size_t index) {
+  const auto* c = static_cast<const UnfoldedRun*>(context);
+  const i64 first = static_cast<i64>(index) * c->slab, count = std::min(c->slab, c->u->pixels() - first);
+  float* rows = c->scratch + static_cast<i64>(thread) * c->slab * c->u->row();
+  unfold(*c->u, c->x, rows, first, count);
+  c->k->pointwise(*c->p, rows, c->packed, c->y + first * c->p->out_channels, 0, count, 0, c->panels);
+}
+
+}  // namespace
+
+i64 unfolded_slab(const Unfolded& u, int threads) {
+  // A multiple of every width's rows per block, and slabs a multiple of the
+  // threads in count (as pointwise() cuts its slabs).
+  const i64 rows = 8, pixels = u.pixels();
+  const i64 most = std::max<i64>(kUnfoldedSlabBytes / (u.row() * static_cast<i64>(sizeof(float))), rows);
+  i64 wanted = (pixels + most - 1) / most;
+  wanted = (wanted + threads - 1) / threads * threads;
+  return std::max<i64>(((pixels + wanted - 1) / wanted + rows - 1) / rows * rows, rows);
+}
+
+void unfolded(const Kernels& k, const Unfolded& u, const Pointwise& p, const float* packed, const float* x, float* y, float* scratch,
+              pthreadpool_t pool) {
+  const i64 slab = unfolded_slab(u, static_cast<int>(std::max<std::size_t>(pthreadpool_get_threads_count(pool), 1)));
+  UnfoldedRun c{&k, &u, &p, packed, x, y, scratch, slab, pointwise_panels(p.out_channels, k.panel)};
+  pthreadpool_parallelize_1d_with_thread(pool, unfolded_task, &c, static_cast<std::size_t>((u.pixels() + slab - 1) / slab), kNoDenormals);
 }
 
 std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes) {

@@ -107,6 +107,37 @@ inline i64 pointwise_panels(i64 out_channels, int panel) { return (out_channels 
 // few slabs to go round, the panels split too.
 void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const float* x, float* y, i64 pixels, pthreadpool_t pool);
 
+// A convolution without groups as our GEMM over its unfolded input (im2col):
+// each output pixel's row of K = KD*KH*KW*C inputs, [kz][ky][kx][c] (zeros
+// where a tap falls in the padding), made a slab of pixels at a time in a
+// thread's scratch and multiplied there by Kernels::pointwise with K input
+// channels. For convolutions with few inputs per pixel (a network's first
+// layer: 3 channels by 3x3 or 7x7), where XNNPACK's indirect GEMM runs at a
+// fraction of its speed. x [N][D][H][W][C] and y [N][OD][OH][OW][O],
+// channels-last; 2D is D = KD = 1.
+struct Unfolded {
+  i64 batch = 1, channels = 1;
+  i64 in[3] = {1, 1, 1}, out[3] = {1, 1, 1};  // D, H, W
+  i64 kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
+  // The output sizes from the rest; false where the output would be empty.
+  bool make_output();
+  i64 taps() const { return kernel[0] * kernel[1] * kernel[2]; }
+  i64 row() const { return taps() * channels; }  // K
+  i64 pixels() const { return batch * out[0] * out[1] * out[2]; }
+};
+// Torch's weight [O][C][KD][KH][KW] (or [O][C][KH][KW]) and the bias (or
+// null), packed as pack_pointwise() packs a 1x1 weight of K input channels.
+std::vector<float> pack_unfolded(const Unfolded& u, const float* weight, const float* bias, i64 out_channels, int panel);
+// Output pixels per slab, and so the floats of scratch a thread needs: slab * row().
+i64 unfolded_slab(const Unfolded& u, int threads);
+// Output pixels [first, first + count) unfolded into rows [count][K].
+void unfold(const Unfolded& u, const float* x, float* rows, i64 first, i64 count);
+// The whole convolution on the pool's threads (inline without one); p says K
+// input channels, O output channels and the clamp; scratch holds
+// unfolded_slab() * row() floats for each of the pool's threads.
+void unfolded(const Kernels& k, const Unfolded& u, const Pointwise& p, const float* packed, const float* x, float* y, float* scratch,
+              pthreadpool_t pool);
+
 // U [P][C][O] as [P][C][O rounded up to `lanes`] (zeros past O), for gemm().
 std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes);
 
