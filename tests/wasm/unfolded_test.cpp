@@ -70,7 +70,7 @@ TEST_P(UnfoldedKernelTest, MatchesLibTorch) {
   const std::vector<float> packed =
       winograd::pack_unfolded(u, wc.data_ptr<float>(), c.bias_and_clamp ? b.data_ptr<float>() : nullptr, c.out_channels, k->panel);
   std::vector<float> y(static_cast<std::size_t>(want_l.numel()), std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> scratch(static_cast<std::size_t>(winograd::unfolded_slab(u, threads) * u.row() * threads));
+  std::vector<float> scratch(static_cast<std::size_t>(winograd::unfolded_chunk(u) * u.row() * threads));
   std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(pthreadpool_create(static_cast<std::size_t>(threads)), pthreadpool_destroy);
   winograd::unfolded(*k, u, p, packed.data(), xl.data_ptr<float>(), y.data(), scratch.data(), pool.get());
   const float* expected = want_l.data_ptr<float>();

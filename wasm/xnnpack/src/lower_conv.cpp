@@ -571,7 +571,7 @@ bool XnnpackBackend::Impl::lower_unfolded(const Node& n, NodeState& st, int x, c
     ours = false;
     if (trial.make_output()) {
       const i64 in_numel = trial.in[0] * trial.in[1] * trial.in[2] * trial.channels, out_numel = trial.pixels() * out_channels;
-      const i64 scratch_numel = winograd::unfolded_slab(trial, threads) * trial.row() * threads;
+      const i64 scratch_numel = winograd::unfolded_chunk(trial) * trial.row() * threads;
       if (4.0 * static_cast<double>(in_numel + out_numel + scratch_numel) <= static_cast<double>(memory_budget()) / 4) {
         AlignedFloats xm = trial_input(in_numel);
         AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
@@ -586,7 +586,7 @@ bool XnnpackBackend::Impl::lower_unfolded(const Node& n, NodeState& st, int x, c
   if (!*ours) return false;
   st.columns.clear();  // XNNPACK's packed weights, made for the measurement
   const int out = new_tensor(std::move(out_shape), true);
-  const int scratch = new_tensor(Shape{threads, winograd::unfolded_slab(*u, threads), u->row()}, false);
+  const int scratch = new_tensor(Shape{threads, winograd::unfolded_chunk(*u), u->row()}, false);
   Step& step = add_step({x}, {out, scratch});
   step.run = [this, k, u, p, packed, x, out, scratch] { winograd::unfolded(*k, *u, *p, packed->data(), ptr(x), ptr(out), ptr(scratch), pool()); };
   post_activation(n, st, 1, fused, out);

@@ -269,9 +269,9 @@ void unfold(const Unfolded& u, const float* x, float* rows, i64 first, i64 count
 
 namespace {
 
-// A slab of unfolded rows stays about this small (L2) while every panel of
-// output channels passes over it.
-constexpr i64 kUnfoldedSlabBytes = i64{128} << 10;
+// The pixels unfolded at a time (the edges of the input, where taps fall in
+// the padding) stay about this small while every panel passes over them.
+constexpr i64 kUnfoldedChunkBytes = i64{128} << 10;
 
 struct UnfoldedRun {
   const Kernels* k;
@@ -281,34 +281,68 @@ struct UnfoldedRun {
   const float* x;
   float* y;
   float* scratch;
-  i64 slab, panels;
+  i64 chunk, panels;
+  // Kernels::direct's runs: per (kz, ky) one of KW * C floats (per tap of C
+  // where the columns are dilated), at these offsets from a pixel's start.
+  std::vector<i64> offsets;
+  i64 length;
+  i64 inner_from, inner_to;  // output columns whose taps along W all fall inside
 };
 
-void unfolded_task(void* context, std::size_t thread, std::size_t index) {
+// Output pixels [first, first + count) unfolded into `rows`, a chunk at a time.
+void through_rows(const UnfoldedRun& c, float* rows, i64 first, i64 count) {
+  for (i64 done = 0; done < count; done += c.chunk) {
+    const i64 n = std::min(c.chunk, count - done);
+    unfold(*c.u, c.x, rows, first + done, n);
+    c.k->pointwise(*c.p, rows, c.packed, c.y + (first + done) * c.p->out_channels, 0, n, 0, c.panels);
+  }
+}
+
+// One output row (n, oz, oy): its pixels whose every tap falls inside
+// straight off the input, the rest unfolded.
+void unfolded_row(void* context, std::size_t thread, std::size_t index) {
   const auto* c = static_cast<const UnfoldedRun*>(context);
-  const i64 first = static_cast<i64>(index) * c->slab, count = std::min(c->slab, c->u->pixels() - first);
-  float* rows = c->scratch + static_cast<i64>(thread) * c->slab * c->u->row();
-  unfold(*c->u, c->x, rows, first, count);
-  c->k->pointwise(*c->p, rows, c->packed, c->y + first * c->p->out_channels, 0, count, 0, c->panels);
+  const Unfolded& u = *c->u;
+  const i64 row = static_cast<i64>(index), OW = u.out[2], first = row * OW;
+  float* rows = c->scratch + static_cast<i64>(thread) * c->chunk * u.row();
+  const i64 oy = row % u.out[1], oz = row / u.out[1] % u.out[0], n = row / u.out[1] / u.out[0];
+  const i64 iz = oz * u.stride[0] - u.padding[0], iy = oy * u.stride[1] - u.padding[1];
+  const bool inside = iz >= 0 && iz + (u.kernel[0] - 1) * u.dilation[0] < u.in[0] && iy >= 0 && iy + (u.kernel[1] - 1) * u.dilation[1] < u.in[1];
+  if (!inside || c->inner_from >= c->inner_to) {
+    through_rows(*c, rows, first, OW);
+    return;
+  }
+  through_rows(*c, rows, first, c->inner_from);
+  const i64 C = u.channels;
+  const float* x0 = c->x + ((n * u.in[0] + iz) * u.in[1] + iy) * u.in[2] * C + (c->inner_from * u.stride[2] - u.padding[2]) * C;
+  c->k->direct(*c->p, x0, u.stride[2] * C, c->offsets.data(), static_cast<i64>(c->offsets.size()), c->length, c->packed,
+               c->y + (first + c->inner_from) * c->p->out_channels, c->inner_to - c->inner_from);
+  through_rows(*c, rows, first + c->inner_to, OW - c->inner_to);
 }
 
 }  // namespace
 
-i64 unfolded_slab(const Unfolded& u, int threads) {
-  // A multiple of every width's rows per block, and slabs a multiple of the
-  // threads in count (as pointwise() cuts its slabs).
-  const i64 rows = 8, pixels = u.pixels();
-  const i64 most = std::max<i64>(kUnfoldedSlabBytes / (u.row() * static_cast<i64>(sizeof(float))), rows);
-  i64 wanted = (pixels + most - 1) / most;
-  wanted = (wanted + threads - 1) / threads * threads;
-  return std::max<i64>(((pixels + wanted - 1) / wanted + rows - 1) / rows * rows, rows);
+i64 unfolded_chunk(const Unfolded& u) {
+  return std::max<i64>(std::min(kUnfoldedChunkBytes / (u.row() * static_cast<i64>(sizeof(float))), u.out[2]), 1);
 }
 
 void unfolded(const Kernels& k, const Unfolded& u, const Pointwise& p, const float* packed, const float* x, float* y, float* scratch,
               pthreadpool_t pool) {
-  const i64 slab = unfolded_slab(u, static_cast<int>(std::max<std::size_t>(pthreadpool_get_threads_count(pool), 1)));
-  UnfoldedRun c{&k, &u, &p, packed, x, y, scratch, slab, pointwise_panels(p.out_channels, k.panel)};
-  pthreadpool_parallelize_1d_with_thread(pool, unfolded_task, &c, static_cast<std::size_t>((u.pixels() + slab - 1) / slab), kNoDenormals);
+  UnfoldedRun c{&k, &u, &p, packed, x, y, scratch, unfolded_chunk(u), pointwise_panels(p.out_channels, k.panel), {}, 0, 0, 0};
+  const i64 C = u.channels, plane = u.in[1] * u.in[2] * C, line = u.in[2] * C;
+  for (i64 kz = 0; kz < u.kernel[0]; ++kz)
+    for (i64 ky = 0; ky < u.kernel[1]; ++ky) {
+      const i64 at = kz * u.dilation[0] * plane + ky * u.dilation[1] * line;
+      if (u.dilation[2] == 1) c.offsets.push_back(at);
+      else
+        for (i64 kx = 0; kx < u.kernel[2]; ++kx) c.offsets.push_back(at + kx * u.dilation[2] * C);
+    }
+  c.length = u.dilation[2] == 1 ? u.kernel[2] * C : C;
+  // ox * stride - padding >= 0, and its last tap, + (KW - 1) * dilation, < W.
+  c.inner_from = std::min((u.padding[2] + u.stride[2] - 1) / u.stride[2], u.out[2]);
+  const i64 last = u.in[2] - 1 - (u.kernel[2] - 1) * u.dilation[2] + u.padding[2];  // the last ox * stride
+  c.inner_to = std::max(c.inner_from, last < 0 ? i64{0} : std::min(last / u.stride[2] + 1, u.out[2]));
+  pthreadpool_parallelize_1d_with_thread(pool, unfolded_row, &c, static_cast<std::size_t>(u.batch * u.out[0] * u.out[1]), kNoDenormals);
 }
 
 std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes) {

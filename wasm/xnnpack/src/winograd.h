@@ -80,6 +80,11 @@ struct Kernels {
   // Our GEMM as a 1x1 convolution: pixels [first, first + count), output
   // channels in panels [first_panel, first_panel + panels) of `panel` each.
   void (*pointwise)(const Pointwise& p, const float* x, const float* packed, float* y, i64 first, i64 count, i64 first_panel, i64 panels);
+  // The same GEMM over an unfolded convolution's input in place (unfolded()):
+  // `count` output pixels, the first reading from x, each `step` floats past
+  // the one before; a pixel's K = p.in_channels inputs are `runs` runs of L
+  // contiguous floats at `offsets` from its start. All output panels.
+  void (*direct)(const Pointwise& p, const float* x, i64 step, const i64* offsets, i64 runs, i64 L, const float* packed, float* y, i64 count);
   // A 3x3 depthwise convolution, as kernels.h's Depthwise says, with weights
   // [9][C padded by depthwise_padded()] and the bias [C padded] alike (zeros
   // past C): output rows n*OH + oy in [first, first + count).
@@ -107,14 +112,16 @@ inline i64 pointwise_panels(i64 out_channels, int panel) { return (out_channels 
 // few slabs to go round, the panels split too.
 void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const float* x, float* y, i64 pixels, pthreadpool_t pool);
 
-// A convolution without groups as our GEMM over its unfolded input (im2col):
-// each output pixel's row of K = KD*KH*KW*C inputs, [kz][ky][kx][c] (zeros
-// where a tap falls in the padding), made a slab of pixels at a time in a
-// thread's scratch and multiplied there by Kernels::pointwise with K input
-// channels. For convolutions with few inputs per pixel (a network's first
-// layer: 3 channels by 3x3 or 7x7), where XNNPACK's indirect GEMM runs at a
-// fraction of its speed. x [N][D][H][W][C] and y [N][OD][OH][OW][O],
-// channels-last; 2D is D = KD = 1.
+// A convolution without groups as our GEMM over its unfolded input
+// (im2col): each output pixel's K = KD*KH*KW*C inputs in the order
+// [kz][ky][kx][c]. Pixels whose taps all fall inside the input are read in
+// place (Kernels::direct); the others, where taps fall in the padding, are
+// unfolded into rows with zeros there, a chunk at a time in a thread's
+// scratch, and multiplied by Kernels::pointwise with K input channels. For
+// convolutions with few inputs per pixel (a network's first layer: 3
+// channels by 3x3 or 7x7), where XNNPACK's indirect GEMM runs at a fraction
+// of its speed. x [N][D][H][W][C] and y [N][OD][OH][OW][O], channels-last; 2D
+// is D = KD = 1.
 struct Unfolded {
   i64 batch = 1, channels = 1;
   i64 in[3] = {1, 1, 1}, out[3] = {1, 1, 1};  // D, H, W
@@ -128,13 +135,15 @@ struct Unfolded {
 // Torch's weight [O][C][KD][KH][KW] (or [O][C][KH][KW]) and the bias (or
 // null), packed as pack_pointwise() packs a 1x1 weight of K input channels.
 std::vector<float> pack_unfolded(const Unfolded& u, const float* weight, const float* bias, i64 out_channels, int panel);
-// Output pixels per slab, and so the floats of scratch a thread needs: slab * row().
-i64 unfolded_slab(const Unfolded& u, int threads);
+// Output pixels unfolded at a time, and so the floats of scratch a thread
+// needs: unfolded_chunk() * row().
+i64 unfolded_chunk(const Unfolded& u);
 // Output pixels [first, first + count) unfolded into rows [count][K].
 void unfold(const Unfolded& u, const float* x, float* rows, i64 first, i64 count);
-// The whole convolution on the pool's threads (inline without one); p says K
-// input channels, O output channels and the clamp; scratch holds
-// unfolded_slab() * row() floats for each of the pool's threads.
+// The whole convolution on the pool's threads (inline without one), an
+// output row a task; p says K input channels, O output channels and the
+// clamp; scratch holds unfolded_chunk() * row() floats for each of the
+// pool's threads.
 void unfolded(const Kernels& k, const Unfolded& u, const Pointwise& p, const float* packed, const float* x, float* y, float* scratch,
               pthreadpool_t pool);
 
