@@ -152,6 +152,9 @@ TEST(WideKernels, LeaveTheUpperHalvesClean) {
     const std::vector<float> packed = winograd::pack_pointwise(w.data(), nullptr, 32, 32, k->panel);
     k->pointwise(p, x.data(), packed.data(), y.data(), 0, 36, 0, winograd::pointwise_panels(32, k->panel));
     EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane pointwise";
+    const std::int64_t offsets[2] = {0, 32};  // two runs of 16 inputs
+    k->direct(p, x.data(), 32, offsets, 2, 16, packed.data(), y.data(), 8);
+    EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane direct";
     ++checked;
   }
   if (!checked) GTEST_SKIP() << "no 8- or 16-lane kernels on this CPU";
