@@ -572,7 +572,12 @@ bool XnnpackBackend::Impl::lower_unfolded(const Node& n, NodeState& st, int x, c
     if (trial.make_output()) {
       const i64 in_numel = trial.in[0] * trial.in[1] * trial.in[2] * trial.channels, out_numel = trial.pixels() * out_channels;
       const i64 scratch_numel = winograd::unfolded_chunk(trial) * trial.row() * threads;
-      if (4.0 * static_cast<double>(in_numel + out_numel + scratch_numel) <= static_cast<double>(memory_budget()) / 4) {
+      // With what XNNPACK's direct run allocates: its indirection buffer (a
+      // pointer per tap and output pixel) and, in 3D, the input unfolded along depth.
+      double bytes = 4.0 * static_cast<double>(in_numel + out_numel + scratch_numel) +
+                     static_cast<double>(sizeof(void*)) * static_cast<double>(trial.pixels()) * static_cast<double>(trial.kernel[1] * trial.kernel[2]);
+      if (rank == 3) bytes += 4.0 * static_cast<double>(trial.out[0]) * static_cast<double>(trial.in[1] * trial.in[2] * trial.row() / trial.kernel[1] / trial.kernel[2]);
+      if (bytes <= static_cast<double>(memory_budget()) / 4) {
         AlignedFloats xm = trial_input(in_numel);
         AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
         AlignedFloats sm = aligned_floats(sizeof(float) * static_cast<std::size_t>(scratch_numel));
