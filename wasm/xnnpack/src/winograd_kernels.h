@@ -342,7 +342,9 @@ void pointwise_of(const Pointwise& p, const float* x, const float* packed, float
 
 // Kernels::direct: pointwise_block()'s GEMM read straight off the input
 // (no unfolded copy) for R pixels `step` floats apart, each reading `runs`
-// runs of L contiguous floats at `offsets` from its own start.
+// runs of L contiguous floats at `offsets` from its own start. (A 1x1
+// convolution is one run of C, but pointwise_block() stays apart: through
+// this loop over runs, V8 ran mobilenet's 1x1 layers 5-8% slower.)
 template <class V, int R, int NB>
 inline void direct_block(const float* x, i64 step, const i64* offsets, i64 runs, i64 L, const float* panel, i64 ldp, const float* bias, float* y,
                          i64 O, int cols, V lo, V hi) {
