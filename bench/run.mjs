@@ -57,6 +57,30 @@ function executorch(model, threads) {
   }
 }
 
+// bench/cores_probe.c, which bench.sh builds: whether the first two CPUs
+// are two cores right now (`pair`: two threads' multiply-adds over one's, 2
+// for two free cores, 1 for one shared). This machine kind's host runs its
+// two vCPUs on one core for minutes at a time, where no program's two threads
+// can be 1.8x its one; a two-thread tracegraph measurement waits (up to
+// kCoresWait ms) for two cores, and keeps the probe's reading either side.
+const coresProbe = resolve(process.env.TRACEGRAPH_CORES_PROBE ?? join(benchDir, 'cores_probe'));
+const kCoresWait = 90000;
+function probeCores() {
+  if (!existsSync(coresProbe)) return NaN;
+  try {
+    return JSON.parse(execFileSync(coresProbe, { encoding: 'utf8' }).trim()).pair;
+  } catch {
+    return NaN;
+  }
+}
+function withTwoCores(measure) {
+  let before = probeCores();
+  for (const start = Date.now(); before < 1.6 && Date.now() - start < kCoresWait; before = probeCores()) execFileSync('sleep', ['5']);
+  const result = measure();
+  const cores = Math.min(before, probeCores());
+  return Number.isFinite(cores) && result && !result.error ? { ...result, cores } : result;
+}
+
 function node(engine, model, threads) {
   try {
     const out = execFileSync(process.execPath, [join(root, 'bench', 'engine.mjs'), engine, model, String(threads), String(runs), String(warmup)],
@@ -93,10 +117,15 @@ async function chromium(configs) {
   try {
     for (const c of configs) {
       const page = await b.newPage();
+      const ours2t = c.engine === 'tracegraph-wasm' && c.threads > 1;
+      let before = ours2t ? probeCores() : NaN;
+      for (const start = Date.now(); ours2t && before < 1.6 && Date.now() - start < kCoresWait; before = probeCores()) await new Promise((r) => setTimeout(r, 5000));
       try {
         await page.goto(`http://127.0.0.1:${port}/bench/page.html?engine=${c.engine}&model=${c.model}&threads=${c.threads}&runs=${runs}&warmup=${warmup}`);
         await page.waitForFunction(() => window.__bench, null, { timeout: 600000 });
-        results.push(await page.evaluate(() => window.__bench));
+        const result = await page.evaluate(() => window.__bench);
+        const cores = ours2t ? Math.min(before, probeCores()) : NaN;
+        results.push(Number.isFinite(cores) && !result.error ? { ...result, cores } : result);
       } catch (e) {
         results.push({ error: String(e.message).split('\n')[0] });
       } finally {
@@ -112,6 +141,7 @@ async function chromium(configs) {
 
 const fmt = (r) => (r && !r.error && r.median !== undefined)
   ? `${r.load.toFixed(0).padStart(7)} ${r.first.toFixed(1).padStart(9)} ${r.median.toFixed(2).padStart(9)} ${(r.p10.toFixed(2) + '..' + r.p90.toFixed(2)).padStart(17)}`
+  + (r.cores !== undefined ? `   two cores ${r.cores.toFixed(2)}x one${r.cores < 1.6 ? ' (SHARED)' : ''}` : '')
   : `  ${r ? (r.error ?? 'n/a') : 'n/a'}`.slice(0, 100);
 const ratio = (a, b) => (a && b && !a.error && !b.error && a.median && b.median) ? a.median / b.median : NaN;
 const report = { runs, warmup, rounds, models: {}, targets: [] };
@@ -126,7 +156,8 @@ for (const model of names) {
   // runs them all, a round's result replacing a kept one with a higher median.
   const jobs = [];
   for (const t of [1, 2]) {
-    jobs.push(() => ({ [`node: tracegraph wasm ${t}t`]: t === 1 || threadedWasm ? node('tracegraph-wasm', model, t) : { error: 'n/a: no threaded wasm build' } }));
+    jobs.push(() => ({ [`node: tracegraph wasm ${t}t`]: t === 1 ? node('tracegraph-wasm', model, t)
+                                                                : threadedWasm ? withTwoCores(() => node('tracegraph-wasm', model, t)) : { error: 'n/a: no threaded wasm build' } }));
     jobs.push(() => ({ [`node: onnxruntime-web ${t}t`]: node('ort-web', model, t) }));
   }
   // Every convolution directly (no Winograd), for the ratio Winograd makes.
@@ -186,7 +217,9 @@ for (const model of names) {
     targets.push({ what: `${model} ${where} wasm 1t / onnxruntime-web 1t`, value: ratio(ours, theirs), limit: model === 'unet3d' ? 0.6 : 0.5, below: true });
     if (model === 'resnet18') targets.push({ what: `resnet18 ${where} wasm 1t GFLOP/s`, value: gflops(ours), limit: 24, below: false });
     if (model !== 'unet3d') targets.push({ what: `${model} ${where} wasm 1t / tfjs-wasm 1t`, value: ratio(ours, r[`${where}: tfjs-wasm 1t`]), limit: 0.8, below: true });
-    targets.push({ what: `${model} ${where} wasm speed-up 2t over 1t`, value: ratio(ours, r[`${where}: tracegraph wasm 2t`]), limit: 1.8, below: false });
+    const two = r[`${where}: tracegraph wasm 2t`];
+    targets.push({ what: `${model} ${where} wasm speed-up 2t over 1t`, value: ratio(ours, two), limit: 1.8, below: false,
+                   note: two?.cores < 1.6 ? `the host ran the two CPUs as ${two.cores.toFixed(2)} cores in every round` : undefined });
   }
   if (native) {
     for (const t of [1, 2]) {
@@ -200,7 +233,7 @@ for (const model of names) {
 console.log('\n== targets (ratios from this run) ==');
 for (const t of targets) {
   const met = Number.isFinite(t.value) ? (t.below ? t.value <= t.limit : t.value >= t.limit) : null;
-  console.log(`${t.what.padEnd(58)} ${Number.isFinite(t.value) ? t.value.toFixed(2).padStart(7) : '    n/a'}  (${t.below ? '<=' : '>='} ${t.limit})  ${met === null ? 'not measured' : met ? 'met' : 'MISSED'}`);
+  console.log(`${t.what.padEnd(58)} ${Number.isFinite(t.value) ? t.value.toFixed(2).padStart(7) : '    n/a'}  (${t.below ? '<=' : '>='} ${t.limit})  ${met === null ? 'not measured' : met ? 'met' : 'MISSED'}${t.note ? ` (${t.note})` : ''}`);
 }
 report.targets = targets;
 writeFileSync(join(benchDir, 'results.json'), JSON.stringify(report, null, 1));

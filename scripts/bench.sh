@@ -31,6 +31,8 @@ for model in $("$PY" -c "import json,sys; print(' '.join(json.load(open(sys.argv
 done
 # onnxruntime-node's install script fetches CUDA binaries from the web; its CPU
 # binaries are in the package itself, so the scripts are skipped.
+# Whether the two CPUs are two cores at each two-thread measurement (bench/run.mjs).
+cc -O2 -pthread bench/cores_probe.c -o "$OUT/cores_probe"
 (cd bench && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
 # ExecuTorch's XNNPACK delegate natively, where PyPI's executorch installs.
 EXECUTORCH_LOG=$(mktemp)
