@@ -158,6 +158,31 @@ std::vector<ConvCase> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, WinogradTest, ::testing::ValuesIn(cases()), [](const auto& info) { return info.param.name; });
 
+// Our GEMM's run gives each thread a block of tiles: where there are fewer
+// blocks than threads (here one block: 16 tiles in F(4,3), 64 in F(2,3) at
+// 24 channels) it is no candidate, forced or measured, so two threads run
+// XNNPACK's GEMM over all of them (or the direct convolution).
+TEST(WinogradChoice, OurGemmNeedsABlockPerThread) {
+  for (int threads : {1, 2})
+    for (ConvAlgorithm algorithm : {ConvAlgorithm::kWinograd, ConvAlgorithm::kWinogradF4, ConvAlgorithm::kFastest}) {
+      const ConvCase c = conv("few_tiles", {1, 24, 16, 16}, 24, 1, 1, true, "", threads);
+      SCOPED_TRACE(std::to_string(threads) + " threads, " + std::string(conv_algorithm_name(algorithm)));
+      Built b = build(c);
+      Options options{threads, true};
+      options.conv_algorithm = algorithm;
+      auto owned = std::make_unique<XnnpackBackend>(options);
+      const XnnpackBackend* backend = owned.get();
+      TracedGraph g(std::move(b.graph), std::nullopt, std::nullopt, std::move(owned));
+      g.finalize();
+      EXPECT_LE(max_relative_error(g.run(b.inputs).at(0), run_on_libtorch(c)), 1e-4);
+      for (const NodeTime& t : backend->profile())
+        if (t.node == "conv" && algorithm != ConvAlgorithm::kFastest)  // forced: our GEMM at one thread, XNNPACK's at two
+          EXPECT_EQ(t.winograd.find("our GEMM") != std::string::npos, threads == 1) << t.winograd;
+        else if (t.node == "conv" && threads > 1)
+          EXPECT_EQ(t.winograd.find("our GEMM"), std::string::npos) << t.winograd;
+    }
+}
+
 // The kernels alone: one convolution through transform_input, gemm and
 // transform_output, block by block as run_blocked() does, at a vector width.
 struct KernelCase {

@@ -153,6 +153,13 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     if (g.points() * 16 * (in_channels + out_channels) * static_cast<i64>(sizeof(float)) > kMaxChunkBytes) return std::nullopt;
     return g;
   };
+  // Our GEMM's run gives each thread a block of tiles at a time: with fewer
+  // blocks than threads (resnet18's 7x7 layers in F(4,3): 4 tiles, one
+  // block) the others would wait. In wasm a measurement at a loud moment
+  // chose that at 2 threads, 2.5x slower than XNNPACK's GEMM.
+  auto enough_blocks = [&](const winograd::Geometry& g, const winograd::Kernels& k) {
+    return (g.tiles() + block_for(g, k) - 1) / block_for(g, k) >= threads_;
+  };
   // The real shape's geometry per tile size (index tile / 4: F(2,3), F(4,3)).
   const std::optional<winograd::Geometry> real[2] = {geometry(2, batch, xs.data() + 2), geometry(4, batch, xs.data() + 2)};
   std::vector<Form> forms;  // the Winograd candidates for this shape
@@ -164,7 +171,8 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
     // not 8: the same kernels at half the width measured slower on every
     // shape of the bench models, and each form costs a run at finalize().
     for (int lanes : {4, 8, 16})
-      if (winograd::kernels(lanes) && !(lanes == 4 && winograd::kernels(8))) forms.push_back({tile, false, true, lanes});
+      if (const winograd::Kernels* k = winograd::kernels(lanes); k && !(lanes == 4 && winograd::kernels(8)) && enough_blocks(*g, *k))
+        forms.push_back({tile, false, true, lanes});
     forms.push_back({tile, false, false});
     if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true, false}), few_tiles = true;
   }
@@ -215,12 +223,13 @@ bool XnnpackBackend::Impl::lower_winograd(const Node& n, NodeState& st, int x, c
 
   // Forced: the tile asked for where it applies (else F(2,3)), with channel
   // rows where few tiles meet many output channels, else our GEMM up to
-  // kMaxOursChannels and XNNPACK's past it.
+  // kMaxOursChannels (where it has a block for each thread) and XNNPACK's past it.
   const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && real[1] ? 4 : 2;
   Form form = forms.front();
   if (const auto& g = real[forced_tile / 4]; g) {
     const bool channel_rows = g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels;
-    form = {forced_tile, channel_rows, !channel_rows && std::min(in_channels, out_channels) < kMaxOursChannels,
+    form = {forced_tile, channel_rows,
+            !channel_rows && std::min(in_channels, out_channels) < kMaxOursChannels && enough_blocks(*g, winograd::widest_kernels()),
             winograd::widest_kernels().lanes};
   }
   if (algorithm == ConvAlgorithm::kFastest) {
