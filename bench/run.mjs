@@ -5,12 +5,15 @@
 // the optimized export's graph, bench/tfjs.mjs, in both); natively tracegraph's XNNPACK
 // backend against onnxruntime-node, ExecuTorch's XNNPACK delegate
 // (bench/executorch_bench.py) and LibTorch. Each configuration runs in
-// its own process or page load, in --rounds rounds (2 unless told) that take
+// its own process or page load, in --rounds rounds (3 unless told) that take
 // turns with the other configurations of the model, in reverse order every
 // other round; each keeps its round with the lowest median. (This machine
 // kind is shared: a slow minute, or a process whose address layout falls
 // badly for one engine, moved single cells by up to 1.8x; the LibTorch
-// rows land in one of two modes per process, 24 or 45 ms for the 2D UNet.)
+// rows land in one of two modes per process, 24 or 45 ms for the 2D UNet;
+// wasm has spells of seconds at 1.7-2x its time, mobilenet_v2 at 17 or 31
+// ms within one process, while native code slows by about 10%; and the two
+// vCPUs are at times one core, which cores_probe tells.)
 // Prints medians, spread, first run, load time, the ratios the targets are
 // stated in, and writes results.json.
 // Usage: node bench/run.mjs [--runs N] [--warmup N] [--rounds N] [--models a,b] [--no-browser] [--no-native]
@@ -29,7 +32,7 @@ const cli = resolve(process.env.TRACEGRAPH_CLI ?? join(root, 'build', 'native', 
 const arg = (name, fallback) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : fallback; };
 const runs = Number(arg('--runs', 20));
 const warmup = Number(arg('--warmup', 3));
-const rounds = Math.max(1, Number(arg('--rounds', 2)));
+const rounds = Math.max(1, Number(arg('--rounds', 3)));
 const models = JSON.parse(readFileSync(join(benchDir, 'models.json'), 'utf8'));
 const names = arg('--models', Object.keys(models).join(',')).split(',');
 const browser = !process.argv.includes('--no-browser');
@@ -219,7 +222,7 @@ for (const model of names) {
     if (model !== 'unet3d') targets.push({ what: `${model} ${where} wasm 1t / tfjs-wasm 1t`, value: ratio(ours, r[`${where}: tfjs-wasm 1t`]), limit: 0.8, below: true });
     const two = r[`${where}: tracegraph wasm 2t`];
     targets.push({ what: `${model} ${where} wasm speed-up 2t over 1t`, value: ratio(ours, two), limit: 1.8, below: false,
-                   note: two?.cores < 1.6 ? `the host ran the two CPUs as ${two.cores.toFixed(2)} cores in every round` : undefined });
+                   note: two?.cores < 1.6 ? `the kept 2t round ran while the host gave the two CPUs ${two.cores.toFixed(2)} cores' worth` : undefined });
   }
   if (native) {
     for (const t of [1, 2]) {

@@ -5,7 +5,7 @@
 # onnxruntime-node, ExecuTorch's XNNPACK delegate and LibTorch, on mobilenet_v2 and resnet18 at 224, a 2D
 # UNet at 256 and a 3D UNet at 64^3, all from the same torch modules.
 # Usage: scripts/bench.sh [--runs N] [--warmup N] [--rounds N] [--models a,b] [--no-browser] [--no-native]
-# (each configuration runs in --rounds rounds, 2 unless told, and keeps its best median)
+# (each configuration runs in --rounds rounds, 3 unless told, and keeps its best median; about 26 minutes)
 # For LibTorch variants alone (or CUDA): tracegraph bench MODEL --input-shape ... [--device cuda]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
