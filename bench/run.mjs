@@ -76,10 +76,16 @@ function probeCores() {
     return NaN;
   }
 }
-function withTwoCores(measure) {
-  let before = probeCores();
-  for (const start = Date.now(); before < 1.6 && Date.now() - start < kCoresWait; before = probeCores()) execFileSync('sleep', ['5']);
-  const result = measure();
+// Waits (up to kCoresWait ms, probing every 5 s) for two cores; returns
+// the last reading.
+async function twoCores() {
+  let reading = probeCores();
+  for (const start = Date.now(); reading < 1.6 && Date.now() - start < kCoresWait; reading = probeCores())
+    await new Promise((r) => setTimeout(r, 5000));
+  return reading;
+}
+// A result with the lower of the readings before and after it.
+function withCores(result, before) {
   const cores = Math.min(before, probeCores());
   return Number.isFinite(cores) && result && !result.error ? { ...result, cores } : result;
 }
@@ -121,14 +127,12 @@ async function chromium(configs) {
     for (const c of configs) {
       const page = await b.newPage();
       const ours2t = c.engine === 'tracegraph-wasm' && c.threads > 1;
-      let before = ours2t ? probeCores() : NaN;
-      for (const start = Date.now(); ours2t && before < 1.6 && Date.now() - start < kCoresWait; before = probeCores()) await new Promise((r) => setTimeout(r, 5000));
+      const before = ours2t ? await twoCores() : NaN;
       try {
         await page.goto(`http://127.0.0.1:${port}/bench/page.html?engine=${c.engine}&model=${c.model}&threads=${c.threads}&runs=${runs}&warmup=${warmup}`);
         await page.waitForFunction(() => window.__bench, null, { timeout: 600000 });
         const result = await page.evaluate(() => window.__bench);
-        const cores = ours2t ? Math.min(before, probeCores()) : NaN;
-        results.push(Number.isFinite(cores) && !result.error ? { ...result, cores } : result);
+        results.push(ours2t ? withCores(result, before) : result);
       } catch (e) {
         results.push({ error: String(e.message).split('\n')[0] });
       } finally {
@@ -159,8 +163,12 @@ for (const model of names) {
   // runs them all, a round's result replacing a kept one with a higher median.
   const jobs = [];
   for (const t of [1, 2]) {
-    jobs.push(() => ({ [`node: tracegraph wasm ${t}t`]: t === 1 ? node('tracegraph-wasm', model, t)
-                                                                : threadedWasm ? withTwoCores(() => node('tracegraph-wasm', model, t)) : { error: 'n/a: no threaded wasm build' } }));
+    jobs.push(async () => {
+      if (t > 1 && !threadedWasm) return { [`node: tracegraph wasm ${t}t`]: { error: 'n/a: no threaded wasm build' } };
+      const before = t > 1 ? await twoCores() : NaN;
+      const result = node('tracegraph-wasm', model, t);
+      return { [`node: tracegraph wasm ${t}t`]: t > 1 ? withCores(result, before) : result };
+    });
     jobs.push(() => ({ [`node: onnxruntime-web ${t}t`]: node('ort-web', model, t) }));
   }
   // Every convolution directly (no Winograd), for the ratio Winograd makes.
