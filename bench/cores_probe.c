@@ -2,13 +2,13 @@
 // runs this around every two-thread measurement. On this machine kind (a VM
 // with 2 vCPUs) the host sometimes runs both vCPUs on one physical core, or
 // beside a busy neighbour: then two threads of multiply-adds each run at half
-// speed (58.6 against 115 GFLOP/s on 2026-12-03), and no
-// program's two threads can be 1.8x its one.
+// speed (58.6 against 115 GFLOP/s on 2026-12-03), and no program's two
+// threads can be 1.8x its one.
 //
 // Prints one line of JSON: multiply-add throughput (GFLOP/s) of one thread
 // alone on CPU 0 and on CPU 1, of both at once, and `pair`, the sum of both
-// at once over the faster one alone (2 for two free cores, 1 for one shared
-// core, between where something else runs on one of them).
+// at once over the faster one alone: 2 for two free cores, 1 for one shared
+// core, in between where something else runs on one of them.
 // Build: cc -O2 -pthread bench/cores_probe.c -o cores_probe
 #define _GNU_SOURCE
 #include <pthread.h>
