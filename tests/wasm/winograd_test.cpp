@@ -77,8 +77,9 @@ Built build(const ConvCase& c) {
   return b;
 }
 
-// The output on XNNPACK with `algorithm`, and the engine that ran the convolution.
-std::pair<Tensor, Engine> run_on_xnnpack(const ConvCase& c, ConvAlgorithm algorithm) {
+// The output on XNNPACK with `algorithm`, and the engine that ran the
+// convolution (and into `form`, where given, how a Winograd one ran).
+std::pair<Tensor, Engine> run_on_xnnpack(const ConvCase& c, ConvAlgorithm algorithm, std::string* form = nullptr) {
   Built b = build(c);
   Options options{c.threads, true};
   options.conv_algorithm = algorithm;
@@ -92,6 +93,7 @@ std::pair<Tensor, Engine> run_on_xnnpack(const ConvCase& c, ConvAlgorithm algori
       // A Winograd convolution says its tile and GEMM; a direct one nothing.
       if (t.engine == Engine::kWinograd) EXPECT_EQ(t.winograd.rfind("F(", 0), 0u) << t.winograd;
       else EXPECT_EQ(t.winograd, "");
+      if (form) *form = t.winograd;
       return {out, t.engine};
     }
   ADD_FAILURE() << "no profile entry for the convolution";
@@ -167,22 +169,14 @@ TEST(WinogradChoice, OurGemmNeedsABlockPerThread) {
     for (ConvAlgorithm algorithm : {ConvAlgorithm::kWinograd, ConvAlgorithm::kWinogradF4, ConvAlgorithm::kFastest}) {
       const ConvCase c = conv("few_tiles", {1, 24, 16, 16}, 24, 1, 1, true, "", threads);
       SCOPED_TRACE(std::to_string(threads) + " threads, " + std::string(conv_algorithm_name(algorithm)));
-      Built b = build(c);
-      Options options{threads, true};
-      options.conv_algorithm = algorithm;
-      auto owned = std::make_unique<XnnpackBackend>(options);
-      const XnnpackBackend* backend = owned.get();
-      TracedGraph g(std::move(b.graph), std::nullopt, std::nullopt, std::move(owned));
-      g.finalize();
-      EXPECT_LE(max_relative_error(g.run(b.inputs).at(0), run_on_libtorch(c)), 1e-4);
-      for (const NodeTime& t : backend->profile()) {
-        if (t.node != "conv") continue;
-        const bool ours = t.winograd.find("our GEMM") != std::string::npos;
-        if (algorithm != ConvAlgorithm::kFastest) {
-          EXPECT_EQ(ours, threads == 1) << t.winograd;  // forced: ours at one thread, XNNPACK's at two
-        } else if (threads > 1) {
-          EXPECT_FALSE(ours) << t.winograd;
-        }
+      std::string form;
+      const Tensor out = run_on_xnnpack(c, algorithm, &form).first;
+      EXPECT_LE(max_relative_error(out, run_on_libtorch(c)), 1e-4);
+      const bool ours = form.find("our GEMM") != std::string::npos;
+      if (algorithm != ConvAlgorithm::kFastest) {
+        EXPECT_EQ(ours, threads == 1) << form;  // forced: ours at one thread, XNNPACK's at two
+      } else if (threads > 1) {
+        EXPECT_FALSE(ours) << form;
       }
     }
 }
