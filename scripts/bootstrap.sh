@@ -5,9 +5,9 @@
 #   - a Python venv outside the clone with the pinned PyPI torch and
 #     torchvision (scripts/python-requirements.txt): LibTorch for the native
 #     build, and the torch that makes the test models;
-#   - XNNPACK and pthreadpool source tarballs from Debian's archive pool
-#     (pinned versions, checked against their SHA-256), cached outside the
-#     clone, from the Debian mirror this machine's apt sources name;
+#   - XNNPACK, pthreadpool and cpuinfo source tarballs from Debian's archive
+#     pool (pinned versions, checked against their SHA-256), cached outside
+#     the clone, from the Debian mirror this machine's apt sources name;
 #   - the npm packages of the web side (when web-demo/package.json exists).
 # pip and npm use the machine's own configuration for their registries.
 # Nothing else is downloaded.
@@ -22,7 +22,7 @@ PACKAGES=(
   python3-venv python3-torch python3-torchvision
   nlohmann-json3-dev libgtest-dev googletest
   emscripten clang-14 libclang-rt-14-dev
-  libcpuinfo-dev libfxdiv-dev
+  libfxdiv-dev binutils g++-aarch64-linux-gnu
   chromium
 )
 # Node (18 or newer) and npm: Debian's, unless the machine already has its own.
@@ -59,9 +59,12 @@ else
   cp "$REQUIREMENTS" "$TRACEGRAPH_VENV/tracegraph-requirements.txt"
 fi
 
-# XNNPACK and pthreadpool sources for the XNNPACK backend (native and wasm).
-# bookworm's source tarballs answer 404; trixie's are in the pool, which every
+# XNNPACK, pthreadpool and cpuinfo sources for the XNNPACK backend (native and
+# wasm; cpuinfo natively). bookworm's source tarballs answer 404; trixie's (for
+# cpuinfo, forky's: trixie's has left the pool) are in the pool, which every
 # suite of a Debian mirror shares. The mirror is the one apt uses here.
+# cpuinfo is built from source, not taken from libcpuinfo-dev: the XNNPACK
+# backend links its own static copy, sealed from LibTorch's (docs/design.md).
 CACHE="$TRACEGRAPH_CACHE"
 mkdir -p "$CACHE/sources"
 debian_mirror() {
@@ -103,6 +106,7 @@ fetch_source() {  # path-in-pool sha256
 }
 fetch_source x/xnnpack/xnnpack_0.0~git20241108.4ea82e5.orig.tar.xz 90bde2caef0f880f627bab0dc805a86c4b8070cd98e3243db3046ab3f3be1a99
 fetch_source p/pthreadpool/pthreadpool_0.0~git20240616.560c60d.orig.tar.xz 4cc3cbd933b28131d2a34edc54f76af9fb41bc490af5eae1a5bd3cd07ea90708
+fetch_source c/cpuinfo/cpuinfo_0.0~git20250905.877328f.orig.tar.xz 557ca404a3836b9f335a3a06b65ff9fe9dbaaefab7fb5c0185f53d9f33615a10
 
 if [[ -f web-demo/package.json ]]; then
   if [[ ! -d web-demo/node_modules ]] || [[ web-demo/package-lock.json -nt web-demo/node_modules ]]; then

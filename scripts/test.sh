@@ -12,9 +12,11 @@ LOGS=build/test-logs
 mkdir -p "$LOGS"
 passed=0
 failed=0
+skipped=0
 status=0
 
-# step NAME COMMAND...: runs a step, keeps its log, adds up ctest's counts.
+# step NAME COMMAND...: runs a step, keeps its log, adds up ctest's counts
+# (a test that skipped, GTEST_SKIP or SKIP_RETURN_CODE, counts as skipped, not passed).
 step() {
   local name=$1
   shift
@@ -23,11 +25,13 @@ step() {
   local line
   line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOGS/$name.log" | tail -1 || true)
   if [[ -n "$line" ]]; then
-    local total fails
+    local total fails skips
     total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
     fails=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line")
-    passed=$((passed + total - fails))
+    skips=$(grep -cE '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$LOGS/$name.log" || true)
+    passed=$((passed + total - fails - skips))
     failed=$((failed + fails))
+    skipped=$((skipped + skips))
   else
     echo "[test] $name ran no ctest summary" >&2
     status=1
@@ -49,5 +53,5 @@ step wasm cmake --workflow --preset wasm
 step fuzz cmake --workflow --preset fuzz
 
 echo
-echo "tracegraph: $passed passed, $failed failed"
+echo "tracegraph: $passed passed, $failed failed, $skipped skipped"
 exit $status

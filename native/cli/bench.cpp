@@ -294,6 +294,9 @@ int bench(const BenchOptions& o) {
 
   std::printf("tracegraph bench %s on %s, %d threads: %d warm runs after %d warm-ups\n", o.model.c_str(), o.device.c_str(),
               at::get_num_threads(), o.runs, o.warmup);
+#ifdef TRACEGRAPH_HAS_XNNPACK
+  std::printf("xnnpack kernels: %s\n", xnnpack::XnnpackBackend::instruction_set().c_str());
+#endif
   std::printf("%-36s %9s %9s %10s %19s %10s\n", "variant", "load ms", "first ms", "median ms", "p10..p90 ms", "peak MiB");
   for (const auto& r : results) {
     if (r.error) {

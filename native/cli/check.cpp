@@ -110,6 +110,8 @@ int check(const CheckOptions& o) {
 #ifdef TRACEGRAPH_HAS_XNNPACK
   const int threads = o.threads;
   backends.push_back({"xnnpack", [threads] { return xnnpack::make_backend(xnnpack::Options{threads}); }});
+  // The instructions XNNPACK's kernels and ours run with here (TRACEGRAPH_MAX_CPU_ISA caps them).
+  std::printf("kernels     %s (xnnpack)\n", xnnpack::XnnpackBackend::instruction_set().c_str());
 #endif
 
   // Each op, its count, and whether each backend runs it.

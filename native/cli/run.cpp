@@ -177,6 +177,9 @@ int run_model(const RunOptions& o) {
   const auto activations = output_activation(graph);
   std::printf("model       %s (%zu nodes, read in %.1f ms)\n", o.model.c_str(), graph.num_nodes(), read_ms);
   std::printf("backend     %s on %s (finalize %.1f ms)\n", g.backend()->name().c_str(), g.device().str().c_str(), finalize_ms);
+#ifdef TRACEGRAPH_HAS_XNNPACK
+  if (o.backend == "xnnpack") std::printf("kernels     %s\n", xnnpack::XnnpackBackend::instruction_set().c_str());
+#endif
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     std::printf("input  %zu    %%%s: %s%s\n", i, graph.value(graph.inputs()[i]).name.c_str(), std::string(dtype_name(inputs[i].dtype())).c_str(),
                 shape_str(inputs[i].shape()).c_str());

@@ -14,8 +14,9 @@ struct CliRun {
   std::string out;  // stdout and stderr together
 };
 
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(TRACEGRAPH_CLI) + " " + args + " 2>&1";
+// `environment`: NAME=VALUE assignments for the command, or empty.
+CliRun run_cli(const std::string& args, const std::string& environment = "") {
+  const std::string cmd = (environment.empty() ? "" : "env " + environment + " ") + std::string(TRACEGRAPH_CLI) + " " + args + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   std::string out;
   std::array<char, 4096> buf;
@@ -61,6 +62,20 @@ TEST(CliTest, CheckRunsEveryBackendAgainstTheModulesForward) {
   CliRun bare = run_cli("check " + model_path("unet2d.ts"));
   EXPECT_EQ(bare.status, 1) << bare.out;
   EXPECT_NE(bare.out.find("--input-shape"), std::string::npos) << bare.out;
+}
+
+// The XNNPACK backend's kernels run with the CPU's instructions or fewer
+// (TRACEGRAPH_MAX_CPU_ISA), and `check` says which; a name of no level is a
+// clear error, not a guess.
+TEST(CliTest, CheckNamesTheKernelsInstructionSetUnderItsCap) {
+  CliRun sse2 = run_cli("check " + model_path("unet2d.ts") + " --input-shape 1,3,64,64", "TRACEGRAPH_MAX_CPU_ISA=sse2");
+  ASSERT_EQ(sse2.status, 0) << sse2.out;
+  EXPECT_NE(sse2.out.find("kernels     sse2 (xnnpack)"), std::string::npos) << sse2.out;
+  EXPECT_NE(sse2.out.find("every backend runs the model within the tolerance"), std::string::npos) << sse2.out;
+  CliRun bad = run_cli("check " + model_path("unet2d.ts") + " --input-shape 1,3,64,64", "TRACEGRAPH_MAX_CPU_ISA=avx3");
+  EXPECT_EQ(bad.status, 1) << bad.out;
+  EXPECT_NE(bad.out.find("tracegraph: error: invalid_argument: TRACEGRAPH_MAX_CPU_ISA='avx3' names no instruction set"), std::string::npos)
+      << bad.out;
 }
 
 TEST(CliTest, OpsListsEachOpWithItsBackends) {

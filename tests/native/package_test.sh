@@ -13,6 +13,15 @@ out=$("$scratch/app/activation" "$models/unet3d_sigmoid_traced.ts" 1,1,44,44,44)
 echo "$out"
 grep -qx 'activation: sigmoid' <<<"$out"
 grep -q 'output: \[1, 1, 28, 28, 28\] on libtorch and xnnpack, equal within 1e-4: yes' <<<"$out"
+# The app's XNNPACK, pthreadpool and cpuinfo are its own (renamed tracegraph_*):
+# nothing of theirs is left for the dynamic linker to bind to LibTorch's copies.
+if nm -D --undefined-only "$scratch/app/activation" | grep -E ' (xnn_|pthreadpool_|cpuinfo_)'; then
+  echo "the app leaves XNNPACK, pthreadpool or cpuinfo symbols to the dynamic linker" >&2
+  exit 1
+fi
+# And with the kernels capped at SSE2, the same result.
+out=$(TRACEGRAPH_MAX_CPU_ISA=sse2 "$scratch/app/activation" "$models/unet3d_sigmoid_traced.ts" 1,1,44,44,44)
+grep -q 'output: \[1, 1, 28, 28, 28\] on libtorch and xnnpack, equal within 1e-4: yes' <<<"$out"
 # The installed tool runs too.
 "$scratch/prefix/bin/tracegraph" run "$models/unet2d.ts" --random 1,3,32,32 | grep -q '^run '
 # A component the install lacks is a clear refusal.

@@ -181,6 +181,8 @@ void XnnpackBackend::move(const Device& device, const Stream* stream) {
 }
 
 int XnnpackBackend::threads() const { return impl_->threads(); }
+
+std::string XnnpackBackend::instruction_set() { return cpu::isa_name(cpu::features().isa); }
 std::vector<NodeTime> XnnpackBackend::profile() const { return impl_->profile(); }
 
 std::string_view engine_name(Engine engine) {

@@ -10,6 +10,11 @@
 
 #include <pthreadpool.h>
 #include <xnnpack.h>
+// Ours, renamed (scripts/build_xnnpack.sh), not LibTorch's header of the same
+// name, which would have this file call LibTorch's copy.
+#ifndef TRACEGRAPH_XNNPACK_SYMBOLS
+#error "xnnpack.h is not tracegraph's own: put tracegraph_xnnpack_deps' include directory before LibTorch's"
+#endif
 
 #include <algorithm>
 #include <array>
@@ -34,6 +39,7 @@
 #include <unistd.h>
 #endif
 
+#include "cpu.h"
 #include "kernels.h"
 #include "memory_plan.h"
 #include "portable.h"
@@ -51,6 +57,9 @@ constexpr std::size_t kAlignment = 64;
 constexpr std::size_t kTailBytes = XNN_EXTRA_BYTES + kAlignment;
 
 inline void init_xnnpack() {
+  // The CPU first: a cap (TRACEGRAPH_MAX_CPU_ISA) must reach cpuinfo's table
+  // before XNNPACK's hardware config reads it.
+  cpu::features();
   static std::once_flag once;
   static xnn_status status = xnn_status_success;
   std::call_once(once, [] { status = xnn_initialize(nullptr); });

@@ -14,10 +14,11 @@ constexpr i64 kMaxUnfoldedRow = 160;
 }  // namespace
 
 int XnnpackBackend::gemm_tile_columns() {
-  // As XNNPACK 2024-11-08's init_f32_gemm_config() picks its microkernels (its nr).
+  // As XNNPACK 2024-11-08's init_f32_gemm_config() picks its microkernels (its
+  // nr), from the CPU as it sees it (cpu.h).
 #if defined(__x86_64__) || defined(__i386__)
-  static const int nr = __builtin_cpu_supports("avx512f") ? 32 : __builtin_cpu_supports("fma") || __builtin_cpu_supports("avx") ? 16 : 8;
-  return nr;
+  const cpu::Features& cpu = cpu::features();
+  return cpu.avx512f ? 32 : cpu.fma || cpu.avx ? 16 : 8;
 #else
   return 8;  // wasm SIMD, Arm NEON
 #endif

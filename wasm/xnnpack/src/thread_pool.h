@@ -2,6 +2,11 @@
 #pragma once
 
 #include <pthreadpool.h>
+// Ours, renamed (scripts/build_xnnpack.sh), not LibTorch's header of the same
+// name, which would have this file call LibTorch's copy.
+#ifndef TRACEGRAPH_XNNPACK_SYMBOLS
+#error "pthreadpool.h is not tracegraph's own: put tracegraph_xnnpack_deps' include directory before LibTorch's"
+#endif
 
 #include <cstdint>
 #include <memory>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu.h"
 #include "simd.h"
 #include "winograd_kernels.h"
 
@@ -43,10 +44,10 @@ constexpr Kernels kFourLanes = kernels_of<simd::v4>();
 const Kernels* kernels(int lanes) {
   if (lanes == 4) return &kFourLanes;
 #ifdef TRACEGRAPH_WINOGRAD_X86
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (lanes == 8 && avx2) return &avx2_kernels();
-  if (lanes == 16 && avx512) return &avx512_kernels();
+  // As XNNPACK sees the CPU (cpu.h: one detection, under the same cap).
+  const cpu::Features& cpu = cpu::features();
+  if (lanes == 8 && cpu.avx2 && cpu.fma) return &avx2_kernels();
+  if (lanes == 16 && cpu.avx512f) return &avx512_kernels();
 #endif
   return nullptr;
 }

@@ -108,6 +108,13 @@ class XnnpackBackend : public Backend {
   // machine (32 with AVX-512, 16 with AVX or FMA3, 8 in wasm and on Arm): a
   // convolution with fewer channels folds neighbouring pixels into a tile.
   static int gemm_tile_columns();
+  // The instruction set XNNPACK's kernels and ours use in this process:
+  // "avx512", "avx2" or "sse2" on x86-64 ("wasm-simd" in wasm, "neon" on
+  // Arm). The CPU's own, detected at run time, or lower where the
+  // environment variable TRACEGRAPH_MAX_CPU_ISA (sse2, avx2, avx512) caps
+  // it: read once, before XNNPACK starts, so that a developer on an AVX-512
+  // machine can run the AVX2 and SSE2 paths. kInvalidArgument for another value.
+  static std::string instruction_set();
   // Per-node times of the last run, in graph order; empty unless Options::profile.
   std::vector<NodeTime> profile() const;
   // Bytes of intermediate buffers the current plan holds (weights not included).
