@@ -18,6 +18,7 @@
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
+#include "tracegraph/pt2.h"
 #include "tracegraph/traced_graph.h"
 #ifdef TRACEGRAPH_HAS_XNNPACK
 #include "tracegraph/xnnpack/backend.h"
@@ -53,13 +54,15 @@ struct BackendKind {
 }  // namespace
 
 int check(const CheckOptions& o) {
-  const bool json = std::filesystem::path(o.model).extension() == ".json";
+  // An exported graph or a .pt2 program: no TorchScript forward to compare
+  // with, so the LibTorch backend as read is the reference.
+  const bool exported = std::filesystem::path(o.model).extension() == ".json" || is_pt2_file(o.model);
   // The inputs: seeded random tensors of the given shapes (or an exported
   // graph's own static input shapes).
   std::vector<Shape> shapes = o.input_shapes;
   std::optional<ExportedGraph> loaded;  // an exported graph, read once
-  if (json) loaded = load_graph(o.model);
-  if (json && shapes.empty()) {
+  if (exported) loaded = native::read_model(o.model, {});
+  if (exported && shapes.empty()) {
     const Graph& probe = loaded->graph;
     for (ValueId v : probe.inputs()) {
       const auto& s = probe.value(v).shape;
@@ -72,7 +75,7 @@ int check(const CheckOptions& o) {
       shapes.push_back(shape);
     }
   }
-  if (shapes.empty() && !json) fail(ErrorCode::kInvalidArgument, "check runs the model: give --input-shape for each input");
+  if (shapes.empty() && !exported) fail(ErrorCode::kInvalidArgument, "check runs the model: give --input-shape for each input");
   at::manual_seed(1234);
   std::vector<at::Tensor> inputs;
   std::vector<Tensor> sdk_inputs;
@@ -86,7 +89,7 @@ int check(const CheckOptions& o) {
   std::string reference_name = "the TorchScript module's forward";
   native::TorchScriptOptions read_options;
   read_options.example_inputs = sdk_inputs;
-  if (!json) {
+  if (!exported) {
     torch::jit::Module module = torch::jit::load(o.model, c10::Device(c10::kCPU));
     module.eval();
     c10::InferenceMode inference;
@@ -96,7 +99,7 @@ int check(const CheckOptions& o) {
 
   // Read once (timed); each run below starts from a copy of what was read.
   const auto start = Clock::now();
-  const ExportedGraph read = json ? std::move(*loaded) : native::read_model(o.model, read_options);
+  const ExportedGraph read = exported ? std::move(*loaded) : native::read_model(o.model, read_options);
   const double read_ms = ms_since(start);
   const Graph& g = read.graph;
   std::printf("model       %s\n", o.model.c_str());
@@ -135,7 +138,7 @@ int check(const CheckOptions& o) {
 
   // Each backend, as read and optimized, against the reference.
   int failures = 0;
-  std::printf("\nruns: max |error| / max |reference|, against %s (tolerance %g)\n", json ? "the LibTorch backend as read" : reference_name.c_str(), o.tolerance);
+  std::printf("\nruns: max |error| / max |reference|, against %s (tolerance %g)\n", exported ? "the LibTorch backend as read" : reference_name.c_str(), o.tolerance);
   for (const auto& b : backends) {
     for (bool optimized : {false, true}) {
       const char* variant = optimized ? "optimized" : "as read";

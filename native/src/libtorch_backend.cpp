@@ -29,6 +29,19 @@ std::optional<c10::IValue> to_ivalue(const AttributeValue& a, const c10::TypePtr
     if (auto* s = std::get_if<std::string>(&a)) return c10::IValue(c10::Device(*s));
     return std::nullopt;
   }
+  if (kind == c10::TypeKind::TensorType) {
+    // A number where the schema takes a tensor (torch.export writes x * 2.0
+    // as aten.mul.Tensor(x, 2.0)): a wrapped number, as Python's binding makes
+    // it, so that type promotion treats it as a scalar (float32 * 2.0 stays float32).
+    at::Tensor t;
+    if (auto* i = std::get_if<std::int64_t>(&a)) t = at::scalar_tensor(*i, at::kLong);
+    else if (auto* d = std::get_if<double>(&a)) t = at::scalar_tensor(*d, at::kDouble);
+    else if (auto* b = std::get_if<bool>(&a)) t = at::scalar_tensor(*b, at::kBool);
+    else if (auto* tensor = std::get_if<Tensor>(&a)) return c10::IValue(to_aten(*tensor));
+    else return std::nullopt;
+    t.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return c10::IValue(t);
+  }
   if (auto* i = std::get_if<std::int64_t>(&a)) {
     if (kind == c10::TypeKind::FloatType) return c10::IValue(static_cast<double>(*i));
     if (kind == c10::TypeKind::BoolType) return c10::IValue(*i != 0);
@@ -283,6 +296,10 @@ class LibTorchBackend final : public Backend {
     c10::IValue constant;
     std::vector<int> slots;
     c10::TypePtr type;
+    // A Tensor?[] (aten::index's indices): its elements are optional, and
+    // where `present` is false the element is None (no slot).
+    bool optional_elements = false;
+    std::vector<bool> present;
   };
   struct Step {
     tj::Operation operation = nullptr;
@@ -319,6 +336,17 @@ class LibTorchBackend final : public Backend {
       case Arg::Kind::kConstant: stack.push_back(a.constant); break;
       case Arg::Kind::kValue: stack.push_back(coerce(slots_[static_cast<std::size_t>(a.slots[0])], a.type)); break;
       case Arg::Kind::kValueList: {
+        if (a.optional_elements) {
+          c10::List<std::optional<at::Tensor>> list;
+          std::size_t next = 0;
+          const std::size_t n = a.present.empty() ? a.slots.size() : a.present.size();
+          for (std::size_t k = 0; k < n; ++k) {
+            if (!a.present.empty() && !a.present[k]) list.push_back(std::nullopt);
+            else list.push_back(slots_[static_cast<std::size_t>(a.slots[next++])].toTensor());
+          }
+          stack.push_back(c10::IValue(list));
+          break;
+        }
         c10::List<at::Tensor> list;
         for (int s : a.slots) list.push_back(slots_[static_cast<std::size_t>(s)].toTensor());
         stack.push_back(c10::IValue(list));
@@ -675,7 +703,7 @@ class LibTorchBackend final : public Backend {
     if (n.op == "prim::ListConstruct") {
       step.list_construct = true;
       step.layout = Layout::kAny;  // its reader decides
-      for (ValueId in : n.inputs) step.args.push_back({Arg::Kind::kValue, {}, {slot.at(in.index)}, c10::AnyType::get()});
+      for (ValueId in : n.inputs) step.args.push_back({Arg::Kind::kValue, {}, {slot.at(in.index)}, c10::AnyType::get(), false, {}});
       return step;
     }
     const Resolved resolved = resolve(n);
@@ -690,10 +718,24 @@ class LibTorchBackend final : public Backend {
       for (std::size_t i = 0; i < names.size() && i < n.inputs.size(); ++i) {
         if (names[i] == arg.name()) from_inputs.push_back(slot.at(n.inputs[i].index));
       }
-      const bool tensor_list = arg.type()->kind() == c10::TypeKind::ListType &&
-                               arg.type()->cast<c10::ListType>()->getElementType()->cast<c10::TensorType>();
+      const auto list_type = arg.type()->cast<c10::ListType>();
+      const c10::TypePtr element = list_type ? list_type->getElementType() : nullptr;
+      const auto optional_element = element ? element->cast<c10::OptionalType>() : nullptr;
+      const bool tensor_list = element && (element->cast<c10::TensorType>() ||
+                                           (optional_element && optional_element->getElementType()->cast<c10::TensorType>()));
       if (!from_inputs.empty()) {
         a.kind = tensor_list ? Arg::Kind::kValueList : Arg::Kind::kValue;
+        a.optional_elements = tensor_list && optional_element;
+        if (a.optional_elements) {
+          if (const AttributeValue* mask = n.attributes.find(arg.name())) {
+            const auto* present = std::get_if<std::vector<bool>>(mask);
+            const auto given = present ? static_cast<std::size_t>(std::count(present->begin(), present->end(), true)) : 0;
+            if (!present || given != from_inputs.size()) {
+              fail(ErrorCode::kSchema, step.where + ": attribute '" + arg.name() + "' must be bools with one true per input filling it");
+            }
+            a.present = *present;
+          }
+        }
         a.slots = std::move(from_inputs);
       } else if (const AttributeValue* attr = n.attributes.find(arg.name())) {
         auto iv = to_ivalue(*attr, arg.type());

@@ -1,10 +1,12 @@
-// read_model() and load(): a model file (TorchScript, or an exported graph by
-// its .json), as read or as a TracedGraph on the LibTorch backend; what the
+// read_model() and load(): a model file (TorchScript, a torch.export .pt2
+// archive, or an exported graph by its .json), as read or as a TracedGraph on the LibTorch backend; what the
 // CLI's commands and the bench read models with. Apart from the backend so that what
 // needs only the backend (the backend fuzzer) links without the reader.
 #include <filesystem>
 
 #include "tracegraph/exported_graph.h"
+#include "tracegraph/file_io.h"
+#include "tracegraph/pt2.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
 
@@ -12,6 +14,12 @@ namespace tracegraph::native {
 
 ExportedGraph read_model(const std::string& path, const TorchScriptOptions& options) {
   if (std::filesystem::path(path).extension() == ".json") return load_graph(path);
+  // A .pt2 is told by what it holds, not by its name: torch.jit.save and
+  // torch.export.save both write zip archives, under any extension.
+  const LoadLimits limits;
+  auto bytes = read_file_bytes(path, limits.max_file_bytes);
+  const std::span<const std::byte> view(bytes->data(), bytes->size());
+  if (is_pt2_archive(view)) return read_pt2(view, std::move(bytes), path, {}, limits);
   return read_torchscript(path, options);
 }
 

@@ -261,6 +261,29 @@ std::optional<Activation> from_channel_scatter(const Graph& g, const Node& n, Va
   return a;
 }
 
+bool picks_elements(const Node& n) {
+  const std::string_view op = op_base(n.op);
+  return op == "index" || op == "index_select" || op == "gather" || op == "take_along_dim";
+}
+
+// A number: a constant of one element, or a scalar argument.
+bool is_number(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  return value.is_constant() && value.data.numel() == 1;
+}
+
+// The tensor a mul or div scales by a number (x * 2, 2 * x, x / 2, and not
+// 2 / x): nullopt when both operands are tensors.
+std::optional<ValueId> scaled_input(const Graph& g, const Node& n, bool divides) {
+  const std::optional<ValueId> self = input_for_arg(n, "self", 0);
+  const std::optional<ValueId> other = input_for_arg(n, "other", 1);
+  if (!self) return std::nullopt;
+  const bool other_is_number = other ? is_number(g, *other) : (arg_float(n, "other").has_value());
+  if (other_is_number && !is_number(g, *self)) return self;
+  if (!divides && other && is_number(g, *self) && !is_number(g, *other)) return other;
+  return std::nullopt;
+}
+
 // The activation of what produced `v`, before any resampling after it.
 Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, int depth, std::vector<Resampling>& resampled) {
   Activation a;
@@ -283,6 +306,12 @@ Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, i
     }
     if (!c) {
       if (auto scattered = from_channel_scatter(g, n, v, keeps_channels, depth)) return *scattered;
+      if (const auto self = input_for_arg(n, "self", 0); self && picks_elements(n)) {
+        // x[:, idx], index_select, gather: values picked, none changed.
+        v = *self;
+        keeps_channels = false;
+        continue;
+      }
       return a;
     }
     if (passes_values(g, n, *c, keeps_channels)) {
@@ -318,6 +347,13 @@ Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, i
       a.kind = ActivationKind::kNone;
     } else if (op == "cat") {
       return from_cat(g, n, *c, v, keeps_channels, depth);
+    } else if (op == "mul" || op == "div") {
+      // Raw values scaled by a number stay raw: the mean of two heads,
+      // (a + b) / 2, applies no activation. A scaled sigmoid is no longer one.
+      if (auto scaled = scaled_input(g, n, op == "div")) {
+        a.kind = classify(g, *scaled, keeps_channels, depth + 1).kind == ActivationKind::kNone ? ActivationKind::kNone
+                                                                                             : ActivationKind::kUnknown;
+      }
     }
     return a;
   }

@@ -358,7 +358,9 @@ add("channel_mean_head_scripted", ChannelMeanHead, [(1, 3, 9, 7)], "script", [NO
 # ------------------------------------------------------------------- main --
 
 
-def make(name, out_dir):
+def build(name):
+    """(model in eval mode, its seeded inputs): what make() saves, and what
+    make_pt2_models.py exports with torch.export."""
     ctor, shapes, how, activation, which = ZOO[name]
     torch.manual_seed(1234)
     model = ctor().eval()
@@ -373,6 +375,12 @@ def make(name, out_dir):
             if not p.any():
                 p.normal_(0, 0.02)
     inputs = tuple(torch.randn(s) for s in shapes)
+    return model, inputs
+
+
+def make(name, out_dir):
+    ctor, shapes, how, activation, which = ZOO[name]
+    model, inputs = build(name)
     with torch.no_grad():
         if how == "trace":
             module = torch.jit.trace(model, inputs, strict=False)

@@ -16,6 +16,8 @@ struct LoadLimits {
   std::uint64_t max_values = 4u << 20;              // values in one graph
   std::uint64_t max_rank = 16;                      // dims of one shape
   std::uint64_t max_json_depth = 128;               // nesting of any JSON document
+  std::uint64_t max_archive_entries = 1u << 16;     // entries of one zip archive
+  std::uint64_t max_pickle_ops = 1u << 24;          // opcodes one pickle may run
 };
 
 }  // namespace tracegraph

@@ -58,7 +58,7 @@ const std::unordered_map<std::string, XnnpackBackend::Impl::Lowering>& XnnpackBa
       {&Impl::lower_identity,
        {"dropout", "feature_dropout", "contiguous", "detach", "alias"}},
       {&Impl::lower_size,
-       {"size", "dim"}},
+       {"size", "sym_size", "dim"}},
       {&Impl::lower_getitem,
        {"__getitem__"}},
       {&Impl::lower_scalar_identity,

@@ -1,0 +1,235 @@
+#include "tracegraph/zip_archive.h"
+
+#include <array>
+#include <unordered_set>
+
+#include "tracegraph/error.h"
+
+namespace tracegraph {
+namespace {
+
+constexpr std::uint32_t kLocalHeader = 0x04034b50;
+constexpr std::uint32_t kCentralHeader = 0x02014b50;
+constexpr std::uint32_t kEndOfDirectory = 0x06054b50;
+constexpr std::uint32_t kZip64EndOfDirectory = 0x06064b50;
+constexpr std::uint32_t kZip64Locator = 0x07064b50;
+constexpr std::size_t kEndOfDirectoryBytes = 22;
+constexpr std::size_t kCentralHeaderBytes = 46;
+constexpr std::size_t kLocalHeaderBytes = 30;
+constexpr std::size_t kZip64LocatorBytes = 20;
+constexpr std::size_t kZip64EndBytes = 56;
+// DEFLATE's best ratio is a little under 1032:1; a directory that claims more
+// output than that from its compressed bytes is lying, and is refused before
+// anything is allocated.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
+
+// Little-endian reads over a bounded span; `what` names the record for errors.
+class Reader {
+ public:
+  Reader(std::span<const std::byte> bytes, const std::string& source) : bytes_(bytes), source_(source) {}
+
+  void need(std::uint64_t offset, std::uint64_t n, const char* what) const {
+    if (offset > bytes_.size() || n > bytes_.size() - offset) {
+      fail(ErrorCode::kTruncated, source_ + ": the " + what + " at offset " + std::to_string(offset) + " runs past the end of the " +
+                                      std::to_string(bytes_.size()) + "-byte archive");
+    }
+  }
+  std::uint64_t le(std::uint64_t offset, int n) const {
+    std::uint64_t v = 0;
+    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<std::uint64_t>(bytes_[offset + static_cast<std::uint64_t>(i)]);
+    return v;
+  }
+  std::uint16_t u16(std::uint64_t o) const { return static_cast<std::uint16_t>(le(o, 2)); }
+  std::uint32_t u32(std::uint64_t o) const { return static_cast<std::uint32_t>(le(o, 4)); }
+  std::uint64_t u64(std::uint64_t o) const { return le(o, 8); }
+  std::string_view text(std::uint64_t o, std::uint64_t n) const { return {reinterpret_cast<const char*>(bytes_.data() + o), n}; }
+  std::size_t size() const { return bytes_.size(); }
+
+ private:
+  std::span<const std::byte> bytes_;
+  const std::string& source_;
+};
+
+struct Directory {
+  std::uint64_t entries = 0, size = 0, offset = 0;
+};
+
+Directory find_directory(const Reader& r, const std::string& source) {
+  if (r.size() < kEndOfDirectoryBytes) {
+    fail(ErrorCode::kParse, source + ": " + std::to_string(r.size()) + " bytes, too short to be a zip archive");
+  }
+  // The end record sits at the end, after a comment of at most 65535 bytes.
+  const std::uint64_t last = r.size() - kEndOfDirectoryBytes;
+  const std::uint64_t first = last > 65535 ? last - 65535 : 0;
+  std::uint64_t eocd = UINT64_MAX;
+  for (std::uint64_t o = last + 1; o-- > first;) {
+    if (r.u32(o) == kEndOfDirectory && o + kEndOfDirectoryBytes + r.u16(o + 20) == r.size()) {
+      eocd = o;
+      break;
+    }
+  }
+  if (eocd == UINT64_MAX) fail(ErrorCode::kParse, source + ": not a zip archive (no end-of-central-directory record)");
+  if (r.u16(eocd + 4) != 0 || r.u16(eocd + 6) != 0) {
+    fail(ErrorCode::kUnsupported, source + ": a multi-disk zip archive (end record at offset " + std::to_string(eocd) + ")");
+  }
+  Directory d{r.u16(eocd + 10), r.u32(eocd + 12), r.u32(eocd + 16)};
+  if (eocd >= kZip64LocatorBytes && r.u32(eocd - kZip64LocatorBytes) == kZip64Locator) {
+    const std::uint64_t loc = eocd - kZip64LocatorBytes;
+    const std::uint64_t z = r.u64(loc + 8);
+    r.need(z, kZip64EndBytes, "zip64 end-of-central-directory record");
+    if (r.u32(z) != kZip64EndOfDirectory) {
+      fail(ErrorCode::kParse, source + ": the zip64 locator at offset " + std::to_string(loc) + " points at offset " + std::to_string(z) +
+                                  ", which holds no zip64 end record");
+    }
+    d = {r.u64(z + 32), r.u64(z + 40), r.u64(z + 48)};
+  }
+  return d;
+}
+
+}  // namespace
+
+bool looks_like_zip(std::span<const std::byte> bytes) {
+  return bytes.size() >= 4 && bytes[0] == std::byte{'P'} && bytes[1] == std::byte{'K'} && bytes[2] == std::byte{3} && bytes[3] == std::byte{4};
+}
+
+std::uint32_t crc32(std::span<const std::byte> bytes) {
+  static const std::array<std::uint32_t, 256> kTable = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint32_t c = 0xffffffffu;
+  for (std::byte b : bytes) c = kTable[(c ^ static_cast<std::uint32_t>(b)) & 0xffu] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+ZipArchive ZipArchive::open(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, std::string source,
+                            const LoadLimits& limits) {
+  if (bytes.size() > limits.max_file_bytes) {
+    fail(ErrorCode::kLimitExceeded, source + ": " + std::to_string(bytes.size()) + " bytes is over the limit of " +
+                                        std::to_string(limits.max_file_bytes));
+  }
+  ZipArchive a;
+  a.bytes_ = bytes;
+  a.owner_ = std::move(owner);
+  a.source_ = std::move(source);
+  a.limits_ = limits;
+  const std::string& src = a.source_;
+  const Reader r(bytes, src);
+  const Directory d = find_directory(r, src);
+  if (d.entries > limits.max_archive_entries) {
+    fail(ErrorCode::kLimitExceeded, src + ": " + std::to_string(d.entries) + " entries, over the limit of " +
+                                        std::to_string(limits.max_archive_entries));
+  }
+  r.need(d.offset, d.size, "central directory");
+  if (d.entries > d.size / kCentralHeaderBytes) {
+    fail(ErrorCode::kParse, src + ": the central directory at offset " + std::to_string(d.offset) + " is " + std::to_string(d.size) +
+                                " bytes, too small for " + std::to_string(d.entries) + " entries");
+  }
+  a.entries_.reserve(d.entries);
+  std::unordered_set<std::string> names;
+  std::uint64_t o = d.offset;
+  const std::uint64_t end = d.offset + d.size;
+  for (std::uint64_t i = 0; i < d.entries; ++i) {
+    if (end - o < kCentralHeaderBytes) {
+      fail(ErrorCode::kTruncated, src + ": central directory entry " + std::to_string(i) + " at offset " + std::to_string(o) +
+                                      " runs past the directory's end at offset " + std::to_string(end));
+    }
+    if (r.u32(o) != kCentralHeader) {
+      fail(ErrorCode::kParse, src + ": central directory entry " + std::to_string(i) + " at offset " + std::to_string(o) + " has no signature");
+    }
+    const std::uint16_t flags = r.u16(o + 8);
+    ZipEntry e;
+    e.method = r.u16(o + 10);
+    e.crc32 = r.u32(o + 16);
+    e.compressed_size = r.u32(o + 20);
+    e.size = r.u32(o + 24);
+    const std::uint16_t name_len = r.u16(o + 28), extra_len = r.u16(o + 30), comment_len = r.u16(o + 32);
+    e.local_header_offset = r.u32(o + 42);
+    const std::uint64_t record = kCentralHeaderBytes + name_len + extra_len + comment_len;
+    if (end - o < record) {
+      fail(ErrorCode::kTruncated, src + ": central directory entry " + std::to_string(i) + " at offset " + std::to_string(o) +
+                                      " runs past the directory's end at offset " + std::to_string(end));
+    }
+    e.name = std::string(r.text(o + kCentralHeaderBytes, name_len));
+    const std::string where = src + ": entry '" + e.name + "' (directory offset " + std::to_string(o) + ")";
+    // zip64: the sizes and offset that do not fit 32 bits follow in an extra field, in this order.
+    for (std::uint64_t x = o + kCentralHeaderBytes + name_len, xend = x + extra_len; xend - x >= 4;) {
+      const std::uint16_t id = r.u16(x), len = r.u16(x + 2);
+      if (xend - x - 4 < len) fail(ErrorCode::kParse, where + ": an extra field runs past the entry's record");
+      if (id == 0x0001) {
+        std::uint64_t f = x + 4, fend = f + len;
+        auto field = [&](std::uint64_t& v) {
+          if (v != 0xffffffffu) return;
+          if (fend - f < 8) fail(ErrorCode::kParse, where + ": its zip64 extra field is too short");
+          v = r.u64(f);
+          f += 8;
+        };
+        field(e.size);
+        field(e.compressed_size);
+        field(e.local_header_offset);
+      }
+      x += 4 + static_cast<std::uint64_t>(len);
+    }
+    if (flags & 0x1u) fail(ErrorCode::kUnsupported, where + ": the entry is encrypted");
+    if (e.method != 0 && e.method != 8) {
+      fail(ErrorCode::kUnsupported, where + ": compression method " + std::to_string(e.method) + " (only stored and deflated are read)");
+    }
+    if (e.size > limits.max_file_bytes) {
+      fail(ErrorCode::kLimitExceeded, where + ": " + std::to_string(e.size) + " bytes uncompressed, over the limit of " +
+                                          std::to_string(limits.max_file_bytes));
+    }
+    if (e.method == 0 && e.size != e.compressed_size) {
+      fail(ErrorCode::kBadShape, where + ": a stored entry of " + std::to_string(e.compressed_size) + " bytes that says it holds " +
+                                     std::to_string(e.size));
+    }
+    if (e.method == 8 && e.size / kMaxDeflateRatio > e.compressed_size) {
+      fail(ErrorCode::kBadShape, where + ": " + std::to_string(e.compressed_size) + " deflated bytes cannot hold the " +
+                                     std::to_string(e.size) + " it says");
+    }
+    if (!names.insert(e.name).second) fail(ErrorCode::kDuplicateName, where + ": the name is used twice");
+    a.entries_.push_back(std::move(e));
+    o += record;
+  }
+  return a;
+}
+
+const ZipEntry* ZipArchive::find(std::string_view name) const {
+  for (const ZipEntry& e : entries_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+ZipData ZipArchive::read(std::string_view name) const {
+  const ZipEntry* e = find(name);
+  if (!e) fail(ErrorCode::kNotFound, source_ + ": no entry '" + std::string(name) + "'");
+  return read(*e);
+}
+
+ZipData ZipArchive::read(const ZipEntry& e) const {
+  const Reader r(bytes_, source_);
+  const std::string where = source_ + ": entry '" + e.name + "' (local header at offset " + std::to_string(e.local_header_offset) + ")";
+  r.need(e.local_header_offset, kLocalHeaderBytes, "local header");
+  if (r.u32(e.local_header_offset) != kLocalHeader) fail(ErrorCode::kParse, where + ": no local header signature");
+  const std::uint64_t start = e.local_header_offset + kLocalHeaderBytes + r.u16(e.local_header_offset + 26) + r.u16(e.local_header_offset + 28);
+  r.need(start, e.compressed_size, "entry data");
+  const std::span<const std::byte> raw = bytes_.subspan(start, e.compressed_size);
+  ZipData out;
+  if (e.method == 0) {
+    out = {raw, owner_};
+  } else {
+    auto buffer = std::make_shared<std::vector<std::byte>>(inflate_raw(raw, e.size, where));
+    out = {std::span<const std::byte>(buffer->data(), buffer->size()), buffer};
+  }
+  if (const std::uint32_t c = crc32(out.bytes); c != e.crc32) {
+    fail(ErrorCode::kParse, where + ": CRC-32 " + std::to_string(c) + " of the data is not the directory's " + std::to_string(e.crc32));
+  }
+  return out;
+}
+
+}  // namespace tracegraph
