@@ -305,5 +305,56 @@ TEST(OutputActivationTest, AChannelWrittenInPlaceIsReadPerChannel) {
   EXPECT_EQ(m.result().str(), "per_channel([0, 1): none, [1, 3): sigmoid, [3, 4): none)");
 }
 
+// The mean of two linear heads, (a + b) / 2, as torch.export writes it:
+//   x -> conv -> a;  x -> conv -> b;  add(a, b) -> div.Tensor(self, other=2)
+TEST(OutputActivationTest, RawValuesScaledByANumberStayNone) {
+  {
+    Model m;
+    ValueId other = m.g.node(m.g.add_node("aten::conv2d", {m.g.inputs()[0], m.g.constants()[0]}, {NewValue("c2", DType::kFloat32, nchw(4))})).outputs[0];
+    m.then("aten.add.Tensor", attrs({{"arg_names", std::vector<std::string>{"self", "other"}}}), {other});
+    m.then("aten.div.Tensor", attrs({{"other", 2.0}, {"arg_names", std::vector<std::string>{"self"}}}));
+    EXPECT_EQ(m.result().str(), "none");
+  }
+  {
+    // TorchScript's form: the number is a 0-d constant input.
+    Model m;
+    const ValueId half = m.g.add_constant("half", Tensor::from_vector<double>({0.5}, {}));
+    m.then("aten::mul", {}, {half});
+    EXPECT_EQ(m.result().kind, ActivationKind::kNone);
+  }
+}
+
+TEST(OutputActivationTest, AScaledActivationIsNoLongerThatActivation) {
+  {
+    Model m;
+    m.then("aten::sigmoid");
+    m.then("aten.mul.Tensor", attrs({{"other", 2.0}, {"arg_names", std::vector<std::string>{"self"}}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    // 2 / x is not a scaling of x.
+    Model m;
+    const ValueId two = m.g.add_constant("two", Tensor::from_vector<float>({2.0f}, {}));
+    const ValueId out = m.g.node(m.g.add_node("aten::div", {two, m.last}, {NewValue("inv", DType::kFloat32, nchw(4))})).outputs[0];
+    m.last = out;
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    // A product of two tensors (a gate) is not a scaling either.
+    Model m;
+    const ValueId gate = m.g.node(m.g.add_node("aten::sigmoid", {m.last}, {NewValue("g", DType::kFloat32, nchw(4))})).outputs[0];
+    m.then("aten::mul", {}, {gate});
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+}
+
+TEST(OutputActivationTest, IndexingPicksValuesAndKeepsTheActivation) {
+  Model m;
+  m.then("aten::sigmoid");
+  const ValueId idx = m.g.add_constant("idx", Tensor::from_vector<std::int64_t>({2, 0}, {2}));
+  m.then("aten.index.Tensor", attrs({{"arg_names", std::vector<std::string>{"self", "indices"}}, {"indices", std::vector<bool>{false, true}}}), {idx});
+  EXPECT_EQ(m.result().kind, ActivationKind::kSigmoid);
+}
+
 }  // namespace
 }  // namespace tracegraph
