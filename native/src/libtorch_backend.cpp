@@ -709,8 +709,16 @@ class LibTorchBackend final : public Backend {
     const Resolved resolved = resolve(n);
     if (!resolved.op) fail(ErrorCode::kUnsupported, step.where + ": " + resolved.why);
     const std::shared_ptr<tj::Operator>& op = resolved.op;
-    const std::vector<std::string> names = arg_names(n);
+    std::vector<std::string> names = arg_names(n);
     const c10::FunctionSchema& schema = op->schema();
+    // An in-place op rewritten to its functional form keeps the in-place
+    // schema's `self` (aten::dropout_(Tensor(a!) self, ...)), where the
+    // functional one may name it otherwise (aten::dropout(Tensor input, ...)).
+    if (!schema.arguments().empty() && !schema.argumentIndexWithName("self")) {
+      for (auto& name : names) {
+        if (name == "self") name = schema.arguments()[0].name();
+      }
+    }
     for (const c10::Argument& arg : schema.arguments()) {
       Arg a;
       a.type = arg.type();

@@ -263,7 +263,8 @@ std::optional<Activation> from_channel_scatter(const Graph& g, const Node& n, Va
 
 bool picks_elements(const Node& n) {
   const std::string_view op = op_base(n.op);
-  return op == "index" || op == "index_select" || op == "gather" || op == "take_along_dim";
+  return op == "index" || op == "_unsafe_index" || op == "index_select" || op == "gather" || op == "take_along_dim" ||
+         op == "split" || op == "split_with_sizes" || op == "unsafe_split" || op == "chunk" || op == "unbind";
 }
 
 // A number: a constant of one element, or a scalar argument.
@@ -282,6 +283,54 @@ std::optional<ValueId> scaled_input(const Graph& g, const Node& n, bool divides)
   if (other_is_number && !is_number(g, *self)) return self;
   if (!divides && other && is_number(g, *self) && !is_number(g, *other)) return other;
   return std::nullopt;
+}
+
+// A sum with raw values in it is raw: a residual add (x + f(x)), a bias. A
+// sum of bounded values is bounded some other way (sigmoid + sigmoid lies in
+// (0, 2)), and so is the lerp a decomposed resize computes (x0 + (x1 - x0) * w):
+// unknown, never the activation of either side.
+ActivationKind sum_kind(const Graph& g, const Node& n, bool keeps_channels, int depth) {
+  const std::optional<ValueId> self = input_for_arg(n, "self", 0);
+  const std::optional<ValueId> other = input_for_arg(n, "other", 1);
+  std::vector<ValueId> tensors;
+  for (const auto& v : {self, other}) {
+    if (v && !is_number(g, *v)) tensors.push_back(*v);
+  }
+  if (tensors.empty()) return ActivationKind::kUnknown;
+  for (ValueId v : tensors) {
+    if (classify(g, v, keeps_channels, depth + 1).kind == ActivationKind::kNone) return ActivationKind::kNone;
+  }
+  return ActivationKind::kUnknown;
+}
+
+// A stack of parts that all end in one activation ends in it.
+Activation from_stack(const Graph& g, const Node& n, int depth) {
+  std::vector<ValueId> parts = inputs_for_arg(n, "tensors");
+  if (parts.empty()) parts = n.inputs;
+  Activation result;
+  result.node = n.name;
+  result.op = n.op;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    Activation a = classify(g, parts[i], false, depth + 1);
+    if (i == 0) {
+      if (a.kind == ActivationKind::kPerChannel) return result;
+      result.kind = a.kind;
+      result.dim = a.dim;
+      result.min = a.min;
+      result.max = a.max;
+    } else if (!same(a, result)) {
+      result.kind = ActivationKind::kUnknown;
+      result.dim.reset();
+      result.min.reset();
+      result.max.reset();
+      return result;
+    }
+  }
+  if (result.kind == ActivationKind::kSoftmax || result.kind == ActivationKind::kLogSoftmax) {
+    result.kind = ActivationKind::kUnknown;  // stacking moves the dims a softmax ran over
+    result.dim.reset();
+  }
+  return result;
 }
 
 // The activation of what produced `v`, before any resampling after it.
@@ -342,9 +391,12 @@ Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, i
       a.min = c->attributes.get_float("min");
       a.max = c->attributes.get_float("max");
       if (!a.min && !a.max) a.kind = ActivationKind::kUnknown;  // bounds computed at run time
-    } else if (op == "conv" || op == "conv_transpose" || op == "linear" || op == "matmul" || op == "batch_norm" ||
-               op == "add" || op == "sub") {
+    } else if (op == "conv" || op == "conv_transpose" || op == "linear" || op == "matmul" || op == "batch_norm") {
       a.kind = ActivationKind::kNone;
+    } else if (op == "add" || op == "sub") {
+      a.kind = sum_kind(g, n, keeps_channels, depth);
+    } else if (op == "stack") {
+      return from_stack(g, n, depth);
     } else if (op == "cat") {
       return from_cat(g, n, *c, v, keeps_channels, depth);
     } else if (op == "mul" || op == "div") {

@@ -11,6 +11,7 @@
 #include "json_util.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/transforms/inplace_to_functional.h"
 #include "tracegraph/zip_archive.h"
 
 namespace tracegraph {
@@ -178,6 +179,10 @@ class Pt2Reader {
     read_inputs(g, gp, gm, gmp);
     read_nodes(g, gp);
     read_outputs(g, gp, gm, gmp);
+    // The IR torch.export gives by default keeps in-place ops (x[:, a:b] =
+    // f(...) as slice + copy_, a mask filled by slices with fill_) and reads
+    // the written value by its old name after them, as TorchScript does.
+    if (const std::size_t rewritten = inplace_to_functional(out_.graph)) out_.metadata["inplace_rewritten"] = std::to_string(rewritten);
     read_specs(gm, gmp);
     out_.metadata["reader"] = "pt2";
     out_.metadata["source"] = zip_.source();

@@ -15,7 +15,7 @@ out), and cases of our own for what the zoo does not reach: a symbolic batch,
 sizes computed in the graph, numbers as operands, an index with None, list
 outputs, the mean of two linear heads. And for the zip reader:
 OUT/dynamic_batch.deflated.pt2, the same entries re-zipped deflated by
-Python's zipfile.
+Python's zipfile; and archives broken on purpose (write_broken()).
 
 Usage: make_pt2_models.py OUT_DIR [--only NAME,...]. Run by the torch of
 bootstrap's venv. Skips models whose files are newer than this script and
@@ -166,6 +166,58 @@ def rezip_deflated(src, dst):
             zout.writestr(info.filename, zin.read(info.filename))
 
 
+def _entries(src):
+    """The entries of a torch archive under the root folder "bad/"."""
+    with zipfile.ZipFile(src) as z:
+        return [("bad/" + i.filename.split("/", 1)[1], z.read(i.filename)) for i in z.infolist()]
+
+
+def _write(dst, entries):
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_STORED) as z:
+        for name, data in entries:
+            z.writestr(name, data)
+
+
+def _edit_json(entries, suffix, edit):
+    out = []
+    for name, data in entries:
+        if name.endswith(suffix):
+            doc = json.loads(data)
+            edit(doc)
+            data = json.dumps(doc).encode()
+        out.append((name, data))
+    return out
+
+
+def write_broken(out_dir):
+    """Archives broken on purpose, for the reader's typed errors."""
+    src = os.path.join(out_dir, "dynamic_batch.core.pt2")
+    entries = _entries(src)
+
+    def bad_major(doc):
+        doc["schema_version"] = {"major": 99, "minor": 0}
+
+    def missing_weight(doc):
+        next(iter(doc["config"].values()))["path_name"] = "nowhere"
+
+    def past_storage(doc):
+        meta = next(m for m in doc["config"].values() if m["path_name"] == "weight_0")["tensor_meta"]
+        meta["sizes"][0] = {"as_int": 50}
+
+    def higher_order(doc):
+        doc["graph_module"]["graph"]["nodes"][0]["target"] = "torch.ops.higher_order.cond"
+
+    _write(os.path.join(out_dir, "bad_major.pt2"), _edit_json(entries, "models/model.json", bad_major))
+    _write(os.path.join(out_dir, "missing_weight.pt2"), _edit_json(entries, "model_weights_config.json", missing_weight))
+    _write(os.path.join(out_dir, "weight_past_storage.pt2"), _edit_json(entries, "model_weights_config.json", past_storage))
+    _write(os.path.join(out_dir, "higher_order.pt2"), _edit_json(entries, "models/model.json", higher_order))
+    _write(os.path.join(out_dir, "flat_layout.pt2"), [("bad/serialized_exported_program.json", b"{}")])
+    with open(src, "rb") as f:
+        data = f.read()
+    with open(os.path.join(out_dir, "truncated.pt2"), "wb") as f:
+        f.write(data[: len(data) // 2])
+
+
 def main():
     out_dir = sys.argv[1]
     only = set(sys.argv[sys.argv.index("--only") + 1].split(",")) if "--only" in sys.argv else None
@@ -195,6 +247,7 @@ def main():
             index["models"].append(name)
         print(f"[pt2] {name}", flush=True)
     rezip_deflated(os.path.join(out_dir, "dynamic_batch.pt2"), os.path.join(out_dir, "dynamic_batch.deflated.pt2"))
+    write_broken(out_dir)
     with open(index_path, "w") as f:
         json.dump(index, f, indent=1)
 
