@@ -59,9 +59,10 @@ class App {
     this.clearError();
     this.status(`Reading ${jsonName}…`);
     const t = performance.now();
-    const described = await this.worker.call('load', { json, weights, jsonName, weightsName }, [json, weights]);
+    // `weights` is null for a model in one file (a .pt2).
+    const described = await this.worker.call('load', { json, weights, jsonName, weightsName }, [json, weights].filter(Boolean));
     state.loaded = null;  // set again once the new graph is drawn
-    state.name = jsonName.replace(/\.json$/, '');
+    state.name = jsonName.replace(/\.(json|pt2|ts|pt)$/, '');
     state.sample = sample;
     state.before = described;
     state.after = null;

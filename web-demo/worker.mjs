@@ -5,9 +5,9 @@
 // A finalized graph is fixed (as in C++), so the worker keeps the file's
 // bytes and reads the graph again when a run wants another thread count,
 // profiling, or input shapes other than the export's.
-import { loadGraph, threadsAvailable } from '/js/tracegraph.mjs';
+import { loadGraph, loadModel, threadsAvailable } from '/js/tracegraph.mjs';
 
-let source = null;     // { json, weights, jsonName, weightsName }: the bytes as opened
+let source = null;     // { json, weights, jsonName, weightsName }: the bytes as opened (weights null: a .pt2 in `json`)
 let graph = null;
 let optimized = false;
 let finalizedWith = null;  // JSON of { threads, profile, shapes } of the last finalize
@@ -29,7 +29,9 @@ function describe() {
 async function fresh({ shapes = null, optimize = optimized, threads = 1 } = {}) {
   // More than one thread: the threaded build, when the page is cross-origin isolated.
   const threaded = threads > 1 && threadsAvailable();
-  const next = await loadGraph(source.json, source.weights, { jsonName: source.jsonName, weightsName: source.weightsName, threads: threaded });
+  const next = source.weights
+    ? await loadGraph(source.json, source.weights, { jsonName: source.jsonName, weightsName: source.weightsName, threads: threaded })
+    : await loadModel(source.json, { name: source.jsonName, threads: threaded });
   if (shapes && !sameShapes(shapes, exportShapes(next))) next.setInputShapes(shapes);
   let report = null;
   if (optimize) report = next.optimize();

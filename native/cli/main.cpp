@@ -6,7 +6,7 @@
 //   tracegraph check MODEL --input-shape ... [--threads N] [--tolerance X]
 //   tracegraph run MODEL -i INPUT... [-o OUTPUT]... [--backend libtorch|xnnpack] [--threads N] [--device cpu|cuda]
 //
-// MODEL is a TorchScript file (.ts, .pt) or an exported graph (.json).
+// MODEL is a TorchScript file (.ts, .pt), a torch.export archive (.pt2) or an exported graph (.json).
 // Errors are one line on stderr and a non-zero exit: 1 for a model that
 // cannot be read, 2 for a command line that cannot be understood.
 #include <algorithm>
@@ -47,7 +47,8 @@ constexpr const char* kUsage =
     "                      [--threads N] [--device cpu|cuda]\n"
     "INPUT: FILE.npy (inputs in order), NAME=FILE.npy, or FILE.safetensors (inputs by name).\n"
     "OUTPUT: FILE.npy per output, in order, or one FILE.safetensors (outputs by name).\n"
-    "MODEL: a TorchScript file (.ts/.pt) or an exported graph (.json).\n"
+    "MODEL: a TorchScript file (.ts/.pt), a torch.export archive (.pt2, told by its content)\n"
+    "       or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
     "               with it, every value gets its dtype and shape.\n";
 

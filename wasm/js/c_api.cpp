@@ -21,6 +21,7 @@
 #include "tracegraph/module_graph.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/optimizer.h"
+#include "tracegraph/pt2.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
 
@@ -103,6 +104,19 @@ EMSCRIPTEN_KEEPALIVE Handle* tg_load(const char* json, std::size_t json_len, voi
         const auto* bytes = static_cast<const std::byte*>(owner.get());
         tg::ExportedGraph eg = tg::deserialize_graph(std::string_view(json, json_len), {bytes, weights_len}, owner,
                                                      json_name, weights_name);
+        return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
+      },
+      nullptr);
+}
+
+// Reads a torch.export archive (.pt2). Takes ownership of `bytes` (from
+// tg_alloc), also on failure: the graph's weights are views into it.
+EMSCRIPTEN_KEEPALIVE Handle* tg_load_pt2(void* bytes, std::size_t len, const char* name) {
+  std::shared_ptr<void> owner(bytes, std::free);
+  return guarded(
+      [&]() -> Handle* {
+        const auto* data = static_cast<const std::byte*>(owner.get());
+        tg::ExportedGraph eg = tg::read_pt2({data, len}, owner, name);
         return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
       },
       nullptr);

@@ -32,6 +32,20 @@ export function threadsAvailable(): boolean;
 /** Loads a wasm module once per build; later calls return the same promise. */
 export function init(options?: InitOptions): Promise<unknown>;
 
+export interface LoadModelOptions extends LoadOptions {
+  /** The name errors give the file; default: the URL, path or File name. */
+  name?: string;
+  /** An exported graph's weights; default: the file its document names, beside it. */
+  weights?: Source;
+  /** Called as the file is read: bytes so far, and the total when known. */
+  onProgress?: (loaded: number, total: number | undefined) => void;
+}
+
+/** Reads any model file, told by its content: a torch.export archive (.pt2),
+ * or an exported graph's JSON document with its weights. `source` may also be
+ * a File or Blob. */
+export function loadModel(source: Source | Blob, options?: LoadModelOptions): Promise<TracedGraph>;
+
 /** Reads an exported graph; `json` may also be the document's text. */
 export function loadGraph(json: Source, weights: Source, options?: LoadOptions): Promise<TracedGraph>;
 

@@ -1,9 +1,10 @@
-// tracegraph in JavaScript: read an exported graph (JSON + safetensors
-// weights), look at it, optimize it, and run it with XNNPACK in WebAssembly.
+// tracegraph in JavaScript: read a model (a torch.export .pt2 archive, or an
+// exported graph: JSON + safetensors weights), look at it, optimize it, and
+// run it with XNNPACK in WebAssembly.
 // Mirrors the C++ TracedGraph (sdk/include/tracegraph/traced_graph.h):
 //
-//   import { loadGraph } from './tracegraph.mjs';
-//   const g = await loadGraph('unet.json', 'unet.safetensors');
+//   import { loadModel } from './tracegraph.mjs';
+//   const g = await loadModel('unet.pt2');   // or 'unet.json' (its weights beside it), a File, bytes
 //   g.outputActivation();            // [{ kind: 'sigmoid', node: ..., op: ... }]
 //   g.optimize();                    // the default pipeline's report
 //   g.finalize({ threads: 1 });
@@ -22,9 +23,33 @@ export class TracegraphError extends Error {
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 
-async function readBytes(source, what) {
+// A stream's bytes, read chunk by chunk with onProgress(loaded, total) after
+// each (total: undefined when not known), into one buffer.
+async function readStream(stream, total, onProgress) {
+  const reader = stream.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.byteLength;
+    onProgress?.(loaded, total);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) { out.set(c, at); at += c.byteLength; }
+  return out;
+}
+
+async function readBytes(source, what, onProgress) {
   if (source instanceof ArrayBuffer) return new Uint8Array(source);
   if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  if (typeof Blob !== 'undefined' && source instanceof Blob) {  // a File from a picker or a drop
+    if (!onProgress || !source.stream) return new Uint8Array(await source.arrayBuffer());
+    return readStream(source.stream(), source.size, onProgress);
+  }
   if (typeof source === 'string' || source instanceof URL) {
     const url = source instanceof URL ? source : new URL(source, isNode ? `file://${process.cwd()}/` : globalThis.location?.href);
     if (url.protocol === 'file:') {
@@ -38,7 +63,9 @@ async function readBytes(source, what) {
     }
     const response = await fetch(url);
     if (!response.ok) throw new TracegraphError('io', `${what}: ${url} answered ${response.status}`);
-    return new Uint8Array(await response.arrayBuffer());
+    if (!onProgress || !response.body) return new Uint8Array(await response.arrayBuffer());
+    const length = Number(response.headers.get('content-length'));
+    return readStream(response.body, Number.isFinite(length) && length > 0 ? length : undefined, onProgress);
   }
   throw new TracegraphError('invalid_argument', `${what}: expected a URL, a path, an ArrayBuffer or a typed array`);
 }
@@ -166,6 +193,79 @@ export async function loadGraph(json, weights, options = {}) {
     for (const p of [jp, wp, jn, wn]) if (p) m._tg_free(p);
   }
   core.check(handle);
+  return new TracedGraph(core, handle);
+}
+
+function sourceName(source, fallback) {
+  if (typeof source === 'string') return source;
+  if (source instanceof URL) return source.href;
+  if (typeof Blob !== 'undefined' && source instanceof Blob && source.name) return source.name;
+  return fallback;
+}
+
+// What a file's first bytes say it is: 'zip' (a .pt2, or a TorchScript
+// archive), 'json' (an exported graph's document), or null.
+function sniff(bytes) {
+  if (bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 3 && bytes[3] === 4) return 'zip';
+  for (let i = 0; i < Math.min(bytes.length, 64); ++i) {
+    const c = bytes[i];
+    if (c === 0x7b) return 'json';  // '{'
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09 && c !== 0xef && c !== 0xbb && c !== 0xbf) return null;
+  }
+  return null;
+}
+
+// Reads any model file tracegraph opens, told by its content, not its name:
+// a torch.export archive (.pt2), or an exported graph's JSON document with
+// its safetensors weights (`options.weights`; for a URL or path without it,
+// the file the document names, beside it). `source` is a URL, a path (Node),
+// a File or Blob, or bytes. `options.onProgress(loaded, total)` follows the
+// reading of a large file; `threads` as loadGraph's. A TorchScript archive is
+// refused, naming the tool that reads one (`tracegraph export`).
+export async function loadModel(source, options = {}) {
+  const name = options.name ?? sourceName(source, 'model');
+  const bytes = await readBytes(source, name, options.onProgress);
+  const kind = sniff(bytes);
+  if (kind === 'json') {
+    let weights = options.weights;
+    if (weights === undefined) {
+      if (typeof source !== 'string' && !(source instanceof URL)) {
+        throw new TracegraphError('invalid_argument', `${name}: an exported graph's document needs its weights (options.weights)`);
+      }
+      let doc;
+      try { doc = JSON.parse(new TextDecoder().decode(bytes)); } catch (e) {
+        throw new TracegraphError('parse', `${name}: ${e.message}`);
+      }
+      if (typeof doc.weights !== 'string' || !doc.weights || /[\\/]/.test(doc.weights)) {
+        throw new TracegraphError('schema', `${name} at /weights: expected a plain file name beside the document`);
+      }
+      const base = source instanceof URL ? source : new URL(source, isNode ? `file://${process.cwd()}/` : globalThis.location?.href);
+      weights = new URL(doc.weights, base);
+    }
+    return loadGraph(bytes, weights, { ...options, jsonName: name, weightsName: options.weightsName ?? sourceName(weights, 'weights.safetensors') });
+  }
+  if (kind !== 'zip') throw new TracegraphError('parse', `${name}: neither a .pt2 archive nor an exported graph's JSON document`);
+  const core = new Core(await init(options));
+  const m = core.m;
+  let p = 0, n = 0;
+  let handle;
+  try {
+    p = core.copyIn(bytes, name);
+    n = core.cString(String(name));
+    const owned = p;
+    p = 0;  // _tg_load_pt2 owns the bytes from here on, also when it fails
+    handle = m._tg_load_pt2(owned, bytes.byteLength, n);
+  } finally {
+    for (const q of [p, n]) if (q) m._tg_free(q);
+  }
+  try {
+    core.check(handle);
+  } catch (e) {
+    if (e instanceof TracegraphError && /TorchScript/.test(e.message)) {
+      e.message += '. In the page, open its .pt2 (torch.export.save) or run `tracegraph export` on it first';
+    }
+    throw e;
+  }
   return new TracedGraph(core, handle);
 }
 

@@ -1,0 +1,24 @@
+// Fuzzes the .pt2 reader over the zip reader: any bytes must give a verified
+// graph whose constants' bytes can all be read, or a tracegraph::Error.
+#include <cstddef>
+#include <cstdint>
+
+#include "tracegraph/pt2.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  tracegraph::LoadLimits limits;
+  limits.max_file_bytes = 16 << 20;
+  limits.max_tensor_bytes = 1 << 20;
+  limits.max_archive_entries = 4096;
+  limits.max_nodes = 1 << 12;
+  try {
+    const auto eg = tracegraph::read_pt2({reinterpret_cast<const std::byte*>(data), size}, nullptr, "fuzz.pt2", {}, limits);
+    eg.graph.verify();
+    volatile std::uint8_t sink = 0;
+    for (auto v : eg.graph.constants()) {
+      for (std::byte b : eg.graph.value(v).data.bytes()) sink = sink ^ static_cast<std::uint8_t>(b);
+    }
+  } catch (const tracegraph::Error&) {
+  }
+  return 0;
+}
