@@ -54,7 +54,8 @@ class App {
 
   // A model's bytes, read: the worker loads them (a bad file leaves the model
   // shown before in place), and every panel starts over.
-  async open(json, weights, jsonName, weightsName, sample = null) {
+  // `testIo`: the bytes of an .io.safetensors opened with the model.
+  async open(json, weights, jsonName, weightsName, sample = null, testIo = null) {
     const { state } = this;
     this.clearError();
     this.status(`Reading ${jsonName}…`);
@@ -64,13 +65,14 @@ class App {
     state.loaded = null;  // set again once the new graph is drawn
     state.name = jsonName.replace(/\.(json|pt2|ts|pt)$/, '');
     state.sample = sample;
+    state.testIo = testIo;
     state.before = described;
     state.after = null;
     state.report = null;
     state.showing = 'before';
     $('model-name').textContent = state.name;
     this.optimizer.reset();
-    this.runner.reset(described, sample);
+    this.runner.reset(described, sample || testIo);
     await this.show(described);
     const drawn = state.lastLayout;
     this.status(`Read ${state.name} in ${(performance.now() - t).toFixed(0)} ms: ${described.document.graph.nodes.length} nodes, laid out in ${drawn.layoutMs.toFixed(0)} ms, drawn in ${drawn.drawMs.toFixed(0)} ms.`);

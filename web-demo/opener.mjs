@@ -32,10 +32,13 @@ export class ModelOpener {
       const list = [...files];
       // A model in one file (a torch.export .pt2; a TorchScript .ts/.pt gets
       // the reader's own message): read whole, told by its content.
+      // With it, a NAME.io.safetensors (inputs "input.N", outputs "output.N")
+      // becomes the Run panel's test input, its outputs what a run is checked against.
       const archive = list.find((f) => !f.name.endsWith('.json') && !f.name.endsWith('.safetensors'));
       if (archive) {
-        const [bytes] = await this.readAll([{ stream: archive.stream(), size: archive.size }], `Reading ${archive.name}`);
-        await this.app.open(bytes, null, archive.name, null);
+        const io = list.find((f) => f.name.endsWith('.io.safetensors'));
+        const read = await this.readAll([archive, ...(io ? [io] : [])].map((f) => ({ stream: f.stream(), size: f.size })), `Reading ${archive.name}`);
+        await this.app.open(read[0], null, archive.name, null, null, read[1] ?? null);
         return;
       }
       const json = list.find((f) => f.name.endsWith('.json'));

@@ -158,17 +158,22 @@ def document(ag: AtenGraph, name: str, weights_file: str, metadata: dict | None 
         if not isinstance(n.target, torch._ops.OpOverload):
             raise ExportError(f"node {n.name}: calls {n.target}, which is not an ATen operator")
         where = f"node {n.name} ({n.target})"
+        if n.meta.get("val") is None and not n.users:
+            continue  # torch's own checks while tracing (aten._assert_tensor_metadata, ...): they produce nothing
         node_inputs, arg_names, attributes = [], [], {}
         for arg, value in _bind(n):
             if isinstance(value, torch.fx.Node):
                 node_inputs.append(ids[value][0])
                 arg_names.append(arg.name)
             elif isinstance(value, (list, tuple)) and any(isinstance(x, torch.fx.Node) for x in value):
-                if not all(isinstance(x, torch.fx.Node) for x in value):
+                if not all(isinstance(x, torch.fx.Node) or x is None for x in value):
                     raise ExportError(f"{where}: argument '{arg.name}' mixes tensors and constants")
                 for x in value:
-                    node_inputs.append(ids[x][0])
-                    arg_names.append(arg.name)
+                    if x is not None:
+                        node_inputs.append(ids[x][0])
+                        arg_names.append(arg.name)
+                if any(x is None for x in value):  # Tensor?[] (aten.index.Tensor): which positions hold a tensor
+                    attributes[arg.name] = {"type": "bools", "value": [x is not None for x in value]}
             elif value is not None:
                 attributes[arg.name] = _attribute(value, f"{where} argument '{arg.name}'")
         if node_inputs:

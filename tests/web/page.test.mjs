@@ -1,8 +1,8 @@
 // The web page end to end, in headless Chromium (Debian's, driven by
 // playwright-core; no browser download): open samples, check the graph and
 // the panels against the exported documents, run a model in the worker and
-// compare with LibTorch's outputs, optimize, and refuse a corrupt file while
-// the page keeps working. Screenshots go to build/web-screenshots/.
+// compare with LibTorch's outputs, optimize, open torch.export archives by
+// the file picker, and refuse a corrupt file while the page keeps working. Screenshots go to build/web-screenshots/.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -246,4 +246,40 @@ test('hostile attributes and shapes too large are error banners, and the page wo
 
 test('no script errors on the page', () => {
   assert.deepEqual(errors, []);
+});
+
+// A torch.export archive by the file picker, with its .io.safetensors as the
+// test input: read in the page by the core's .pt2 reader (no server, no
+// Python), its activation shown, run in the worker against torch's outputs.
+const pt2Dir = resolve(process.env.TRACEGRAPH_PT2_DIR ?? join(root, 'build', 'pt2'));
+for (const [model, activation, forms] of [['dynamic_batch', /sigmoid/, ['pt2', 'core.pt2']], ['resnet18', /none/, ['pt2', 'core.pt2']],
+                                          ['unet2d_bn_relu_nearest_sigmoid_traced', /sigmoid/, ['pt2', 'core.pt2']],
+                                          ['unet3d_sigmoid_then_trilinear_traced', /sigmoid/, ['pt2']], ['mean_of_heads', /none/, ['pt2', 'core.pt2']]]) {
+  for (const form of forms) {
+    test(`${model}.${form} opens by the file picker and runs within 1e-4 of torch`, async () => {
+      await page.setInputFiles('#file', [join(pt2Dir, `${model}.${form}`), join(pt2Dir, `${model}.io.safetensors`)]);
+      await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, `${model}.${form}`.replace(/\.pt2$/, ''), { timeout: 60000 });
+      const summary = await page.textContent('#summary-activation');
+      assert.match(summary, activation);
+      await page.click('[data-tab=run]');
+      assert.equal(await page.inputValue('#run-input'), 'test');
+      await page.click('#run');
+      await page.waitForSelector('#run-error-0', { timeout: 60000 });
+      const err = Number(await page.getAttribute('#run-error-0', 'data-error'));
+      assert.ok(err <= 1e-4, `max relative error ${err}`);
+      if (model === 'resnet18' && form === 'pt2') await page.screenshot({ path: join(shots, 'resnet18-pt2-run.png') });
+    });
+  }
+}
+
+test('a TorchScript file by the picker says how to open it', async () => {
+  const dir = join(tmpdir(), 'tracegraph-e2e');
+  mkdirSync(dir, { recursive: true });
+  await page.setInputFiles('#file', [join(root, 'build', 'native', 'models', 'unet2d.ts')]);
+  await page.waitForSelector('#error:not([hidden])');
+  const message = await page.textContent('#error-text');
+  assert.match(message, /^unsupported: /);
+  assert.match(message, /unet2d\.ts/);
+  assert.match(message, /tracegraph export/);
+  await page.click('#error-close');
 });

@@ -91,7 +91,8 @@ export class RunPanel {
     $('run').onclick = () => this.run();
   }
 
-  // A model was opened: its input shapes, and the sample's test input when it has one.
+  // A model was opened: its input shapes, and the test input when it has one
+  // (a sample's, or an .io.safetensors opened with it).
   reset(described, sample) {
     $('run-result').replaceChildren();
     const shapes = described.document.graph.inputs.map((i) => described.document.graph.values[i].shape);
@@ -130,8 +131,8 @@ export class RunPanel {
       let inputs;
       let expected = null;
       let prepared = { finalizeMs: 0 };
-      if (how === 'test' && state.sample) {
-        const io = readSafetensors(await (await fetch(`/models/${state.sample}/${state.sample}.io.safetensors`)).arrayBuffer());
+      if (how === 'test' && (state.sample || state.testIo)) {
+        const io = readSafetensors(state.testIo ?? await (await fetch(`/models/${state.sample}/${state.sample}.io.safetensors`)).arrayBuffer());
         inputs = [];
         for (let i = 0; `input.${i}` in io; ++i) inputs.push(io[`input.${i}`]);
         expected = [];

@@ -1,0 +1,103 @@
+// loadModel on torch.export archives (.pt2) under Node: the archives
+// tests/models/make_pt2_models.py made (the native preset's make_pt2_models
+// test), read by the core's .pt2 reader inside the wasm module, in the IR
+// torch.export gives and in core ATen. Where XNNPACK lowers every op the run
+// matches the program's own outputs within 1e-4; where it lacks one, the test
+// is skipped with the ops named (the portable kernels of issue 33).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { api, inputsOf, modelFiles, outputsOf, readTensors, relativeError } from './helpers.mjs';
+
+const { loadModel, TracegraphError } = api;
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const pt2Dir = resolve(process.env.TRACEGRAPH_PT2_DIR ?? join(root, 'build', 'pt2'));
+if (!existsSync(join(pt2Dir, 'index.json'))) throw new Error(`no .pt2 archives in ${pt2Dir}: run the native preset's make_pt2_models test first`);
+const index = JSON.parse(readFileSync(join(pt2Dir, 'index.json'), 'utf8'));
+
+test('the archives are made', () => {
+  assert.ok(index.models.length >= 40, `only ${index.models.length} models`);
+});
+
+for (const model of index.models) {
+  for (const form of ['pt2', 'core.pt2']) {
+    test(`${model}.${form} opens, names its activation and runs`, async (t) => {
+      const expected = JSON.parse(readFileSync(join(pt2Dir, `${model}.expected.json`), 'utf8'));
+      const io = readTensors(join(pt2Dir, `${model}.io.safetensors`));
+      const g = await loadModel(join(pt2Dir, `${model}.${form}`));
+      try {
+        const activation = g.outputActivation();
+        assert.equal(activation.length, expected.activation.length);
+        if (form === 'pt2') expected.activation.forEach((want, i) => assert.equal(activation[i].kind, want.kind, `output ${i} activation`));
+        g.optimize();
+        try {
+          g.finalize({ threads: 1 });
+        } catch (e) {
+          if (e instanceof TracegraphError && e.code === 'unsupported' && /cannot run/.test(e.message)) {
+            t.skip(e.message);
+            return;
+          }
+          throw e;
+        }
+        const out = g.run(inputsOf(io));
+        const want = outputsOf(io);
+        assert.equal(out.length, want.length);
+        out.forEach((o, i) => {
+          assert.deepEqual(o.shape, want[i].shape, `output ${i} shape`);
+          const err = relativeError(o.data, want[i].data);
+          assert.ok(err <= 1e-4, `output ${i}: relative error ${err}`);
+        });
+      } finally {
+        g.dispose();
+      }
+    });
+  }
+}
+
+test('loadModel takes bytes, a file URL and reports progress', async () => {
+  const path = join(pt2Dir, 'dynamic_batch.pt2');
+  const bytes = new Uint8Array(readFileSync(path));
+  const a = await loadModel(bytes, { name: 'dynamic_batch.pt2' });
+  const b = await loadModel(pathToFileURL(path));
+  try {
+    assert.deepEqual(a.document.graph.nodes.map((n) => n.op), b.document.graph.nodes.map((n) => n.op));
+    assert.equal(a.outputActivation()[0].kind, 'sigmoid');
+  } finally {
+    a.dispose();
+    b.dispose();
+  }
+  // A Blob (what a file picker gives) is read as a stream, with progress.
+  const seen = [];
+  const c = await loadModel(new Blob([bytes]), { name: 'picked.pt2', onProgress: (loaded, total) => seen.push([loaded, total]) });
+  c.dispose();
+  assert.ok(seen.length >= 1);
+  assert.deepEqual(seen.at(-1), [bytes.byteLength, bytes.byteLength]);
+});
+
+test('loadModel reads an exported graph with the weights its document names', async () => {
+  const f = modelFiles('unet2d');
+  const g = await loadModel(f.json);
+  try {
+    g.finalize();
+    const [y] = g.run(inputsOf(f.io));
+    assert.ok(relativeError(y.data, outputsOf(f.io)[0].data) <= 1e-4);
+  } finally {
+    g.dispose();
+  }
+  await assert.rejects(loadModel(new TextEncoder().encode(readFileSync(f.json, 'utf8'))),
+                       (e) => e instanceof TracegraphError && e.code === 'invalid_argument' && /options\.weights/.test(e.message));
+});
+
+test('a TorchScript archive or a broken one is a typed error naming the file', async () => {
+  const ts = join(root, 'build', 'native', 'models', 'unet2d.ts');
+  if (existsSync(ts)) {
+    await assert.rejects(loadModel(ts), (e) => e instanceof TracegraphError && e.code === 'unsupported' &&
+                                               /unet2d\.ts/.test(e.message) && /tracegraph export/.test(e.message));
+  }
+  await assert.rejects(loadModel(join(pt2Dir, 'bad_major.pt2')), (e) => e.code === 'unsupported_version' && /schema 99\.0/.test(e.message));
+  await assert.rejects(loadModel(join(pt2Dir, 'truncated.pt2')), (e) => e.code === 'parse' && /truncated\.pt2/.test(e.message));
+  await assert.rejects(loadModel(new Uint8Array([1, 2, 3]), { name: 'junk.bin' }), (e) => e.code === 'parse' && /junk\.bin/.test(e.message));
+});
