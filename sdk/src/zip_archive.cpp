@@ -36,13 +36,17 @@ class Reader {
   }
   std::uint64_t le(std::uint64_t offset, int n) const {
     std::uint64_t v = 0;
-    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<std::uint64_t>(bytes_[offset + static_cast<std::uint64_t>(i)]);
+    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<std::uint64_t>(bytes_[static_cast<std::size_t>(offset) + static_cast<std::size_t>(i)]);
     return v;
   }
   std::uint16_t u16(std::uint64_t o) const { return static_cast<std::uint16_t>(le(o, 2)); }
   std::uint32_t u32(std::uint64_t o) const { return static_cast<std::uint32_t>(le(o, 4)); }
   std::uint64_t u64(std::uint64_t o) const { return le(o, 8); }
-  std::string_view text(std::uint64_t o, std::uint64_t n) const { return {reinterpret_cast<const char*>(bytes_.data() + o), n}; }
+  // Offsets and sizes are 64-bit in the file and checked against the bytes
+  // (need()) before they index them, so they fit a size_t (32 bits in wasm).
+  std::string_view text(std::uint64_t o, std::uint64_t n) const {
+    return {reinterpret_cast<const char*>(bytes_.data() + static_cast<std::size_t>(o)), static_cast<std::size_t>(n)};
+  }
   std::size_t size() const { return bytes_.size(); }
 
  private:
@@ -218,7 +222,7 @@ ZipData ZipArchive::read(const ZipEntry& e) const {
   if (r.u32(e.local_header_offset) != kLocalHeader) fail(ErrorCode::kParse, where + ": no local header signature");
   const std::uint64_t start = e.local_header_offset + kLocalHeaderBytes + r.u16(e.local_header_offset + 26) + r.u16(e.local_header_offset + 28);
   r.need(start, e.compressed_size, "entry data");
-  const std::span<const std::byte> raw = bytes_.subspan(start, e.compressed_size);
+  const std::span<const std::byte> raw = bytes_.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(e.compressed_size));
   ZipData out;
   if (e.method == 0) {
     out = {raw, owner_};
