@@ -244,10 +244,6 @@ test('hostile attributes and shapes too large are error banners, and the page wo
   assert.equal(await page.isVisible('#error'), false);
 });
 
-test('no script errors on the page', () => {
-  assert.deepEqual(errors, []);
-});
-
 // A torch.export archive by the file picker, with its .io.safetensors as the
 // test input: read in the page by the core's .pt2 reader (no server, no
 // Python), its activation shown, run in the worker against torch's outputs.
@@ -282,4 +278,8 @@ test('a TorchScript file by the picker says how to open it', async () => {
   assert.match(message, /unet2d\.ts/);
   assert.match(message, /tracegraph export/);
   await page.click('#error-close');
+});
+
+test('no script errors on the page', () => {
+  assert.deepEqual(errors, []);
 });

@@ -183,7 +183,7 @@ export class RunPanel {
       <tr><th>shape</th><td class="mono output-shape">${shapeStr(o.shape)} ${o.dtype}</td></tr>
       <tr><th>min / max</th><td class="num">${fmt(s.min)} / ${fmt(s.max)}</td></tr>
       <tr><th>mean</th><td class="num">${fmt(s.mean)}</td></tr>
-      ${err !== null ? `<tr><th>vs LibTorch</th><td class="num"><span class="pill ${err <= 1e-4 ? 'good' : 'warn'}" id="run-error-${i}" data-error="${err}">max rel. error ${err.toExponential(2)}</span></td></tr>` : ''}
+      ${err !== null ? `<tr><th>vs torch</th><td class="num"><span class="pill ${err <= 1e-4 ? 'good' : 'warn'}" id="run-error-${i}" data-error="${err}">max rel. error ${err.toExponential(2)}</span></td></tr>` : ''}
     </table>`;
     const sh = o.shape;
     if (sh.length === 4 || sh.length === 5) section.append(...this.slices(o, s));
