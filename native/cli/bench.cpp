@@ -17,6 +17,8 @@
 #include "timing.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
+#include "tracegraph/native/torchscript.h"
+#include "tracegraph/pt2.h"
 #ifdef TRACEGRAPH_HAS_XNNPACK
 #include "tracegraph/xnnpack/backend.h"
 #endif
@@ -228,8 +230,12 @@ int bench(const BenchOptions& o) {
   for (const auto& s : o.input_shapes) inputs.push_back(at::randn(s).to(device));
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
 
+  // A .pt2 program has no TorchScript module: the LibTorch backend on the
+  // graph as read is the reference its ratios are against.
+  const bool pt2 = is_pt2_file(o.model);
   auto torchscript = [&](int how) {
     return [&, how]() -> std::function<void()> {
+      if (pt2) fail(ErrorCode::kUnsupported, "a .pt2 program has no TorchScript module (the reference is tracegraph on libtorch)");
       auto m = std::make_shared<torch::jit::Module>(torch::jit::load(o.model, device));
       m->eval();
       if (how == 1) *m = torch::jit::freeze(*m);
@@ -241,7 +247,9 @@ int bench(const BenchOptions& o) {
   auto read_graph = [&] {
     native::TorchScriptOptions options;
     for (const auto& t : inputs) options.example_inputs.push_back(native::from_aten(t.cpu()));
-    return std::make_shared<TracedGraph>(native::load(o.model, options));
+    auto g = std::make_shared<TracedGraph>(native::load(o.model, options));
+    if (pt2) g->set_input_shapes(o.input_shapes);  // binds a torch.export.Dim's symbols
+    return g;
   };
   std::vector<Result> results;
   results.push_back(measure("torchscript", o, torchscript(0)));
@@ -306,12 +314,13 @@ int bench(const BenchOptions& o) {
     std::printf("%-36s %9.1f %9.1f %10.2f %9.2f..%-9.2f %10.1f\n", r.name.c_str(), r.load_ms, r.first_ms, r.median_ms, r.p10_ms,
                 r.p90_ms, r.peak_mib);
   }
-  for (std::size_t k = 3; k < results.size(); ++k) {
+  const std::size_t references = pt2 ? 4 : 3;  // the rows each of ours is compared with: [first, references)
+  for (std::size_t k = references; k < results.size(); ++k) {
     const Result& ours = results[k];
     if (ours.error) return 1;
     std::printf("ratios, %s / variant (below 1: tracegraph is faster or smaller)\n", ours.name.c_str());
     std::printf("%-40s %10s %10s %10s\n", "", "median", "first run", "peak mem");
-    for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t i = pt2 ? 3 : 0; i < references; ++i) {
       const Result& r = results[i];
       if (r.error) continue;
       std::printf("%-40s %9.2fx %9.2fx %9.2fx\n", ("vs " + r.name).c_str(), ours.median_ms / r.median_ms, ours.first_ms / r.first_ms,

@@ -18,6 +18,7 @@
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/npy.h"
+#include "tracegraph/pt2.h"
 #include "tracegraph/safetensors.h"
 #include "tracegraph/traced_graph.h"
 #ifdef TRACEGRAPH_HAS_XNNPACK
@@ -128,10 +129,11 @@ int run_model(const RunOptions& o) {
   const std::vector<GivenInput> given = gather_inputs(o);
   bool by_name = false;
   for (const auto& g : given) by_name = by_name || !g.name.empty();
-  // An exported graph is read once, then given the inputs' shapes; TorchScript
-  // is read with the inputs as examples (every value gets its shape), so for
-  // inputs by name its input names are read first.
-  const bool json = extension(o.model) == ".json";
+  // An exported graph or a .pt2 is read once, then given the inputs' shapes
+  // (a torch.export.Dim's symbols bound); TorchScript is read with the inputs
+  // as examples (every value gets its shape), so for inputs by name its input
+  // names are read first.
+  const bool json = extension(o.model) == ".json" || is_pt2_file(o.model);
   auto start = Clock::now();
   std::optional<TracedGraph> loaded;
   if (json) loaded.emplace(native::load(o.model));

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tracegraph/error.h"
 #include "tracegraph/zip_archive.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -4,28 +4,15 @@
 #include <filesystem>
 #include <memory>
 
+#include "native/cli_run.h"
 #include "native/test_models.h"
 #include "test_util.h"
 
 namespace {
 
-struct CliRun {
-  int status;
-  std::string out;  // stdout and stderr together
-};
-
-// `environment`: NAME=VALUE assignments for the command, or empty.
-CliRun run_cli(const std::string& args, const std::string& environment = "") {
-  const std::string cmd = (environment.empty() ? "" : "env " + environment + " ") + std::string(TRACEGRAPH_CLI) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe.get())) out.append(buf.data(), n);
-  const int status = pclose(pipe.release());
-  return {WEXITSTATUS(status), out};
-}
-
+using tracegraph::testing::CliRun;
 using tracegraph::testing::model_path;
+using tracegraph::testing::run_cli;
 
 TEST(CliTest, InspectPrintsNodesValuesParametersAndActivation) {
   CliRun r = run_cli("inspect " + model_path("unet3d_sigmoid_traced.ts") + " --input-shape 1,1,44,44,44");

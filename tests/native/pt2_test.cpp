@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "cli_run.h"
 #include "test_models.h"
 #include "test_util.h"
 #include "zoo_models.h"
@@ -250,6 +251,35 @@ TEST(Pt2Reader, BrokenArchivesAreTypedErrorsNamingTheEntry) {
   EXPECT_TG_ERROR(load_pt2(testing::model_path("unet2d.ts")), ErrorCode::kUnsupported, "TorchScript or torch.save archive");
   EXPECT_FALSE(is_pt2_file(testing::model_path("unet2d.ts")));
   EXPECT_TRUE(is_pt2_file(pt2_path("dynamic_batch.pt2")));
+}
+
+// Every command of the CLI reads a .pt2 directly.
+TEST(Pt2Cli, EveryCommandReadsAPt2) {
+  using testing::run_cli;
+  const std::string model = pt2_path("dynamic_batch.pt2");
+  auto inspect = run_cli("inspect " + model);
+  ASSERT_EQ(inspect.status, 0) << inspect.out;
+  EXPECT_NE(inspect.out.find("%x: float32[s77, 3, 8, 8]"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("->  sigmoid"), std::string::npos) << inspect.out;
+  auto check = run_cli("check " + model + " --input-shape 3,3,8,8");
+  ASSERT_EQ(check.status, 0) << check.out;
+  EXPECT_NE(check.out.find("against the LibTorch backend as read"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("every backend runs the model within the tolerance"), std::string::npos) << check.out;
+  const std::string out = ::testing::TempDir() + "/pt2_cli";
+  auto exported = run_cli("export " + pt2_path("mean_of_heads.core.pt2") + " -o " + out);
+  ASSERT_EQ(exported.status, 0) << exported.out;
+  auto reread = run_cli("inspect " + out + "/mean_of_heads.core.json");
+  ASSERT_EQ(reread.status, 0) << reread.out;
+  EXPECT_NE(reread.out.find("->  none"), std::string::npos) << reread.out;
+  for (const char* backend : {"libtorch", "xnnpack"}) {
+    auto ran = run_cli("run " + model + " --random 4,3,8,8 --backend " + backend);
+    ASSERT_EQ(ran.status, 0) << backend << "\n" << ran.out;
+    EXPECT_NE(ran.out.find("float32[4, 2]"), std::string::npos) << ran.out;
+  }
+  auto bench = run_cli("bench " + model + " --input-shape 2,3,8,8 --runs 2 --warmup 1");
+  ASSERT_EQ(bench.status, 0) << bench.out;
+  EXPECT_NE(bench.out.find("ratios, tracegraph optimized on libtorch / variant"), std::string::npos) << bench.out;
+  EXPECT_NE(bench.out.find("vs tracegraph on libtorch"), std::string::npos) << bench.out;
 }
 
 }  // namespace
