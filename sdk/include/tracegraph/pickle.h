@@ -10,8 +10,11 @@
 // LoadLimits::max_pickle_ops, the nesting of values against
 // LoadLimits::max_json_depth. A value already inside another is never
 // changed afterwards (torch's pickles never do; refusing it keeps values
-// acyclic, so their depth is known when they are built). Errors are typed
-// and name the source and the byte offset of the opcode.
+// acyclic, so their depth is known when they are built). Values may be
+// shared (the memo hands one value out many times): a walk over them keeps
+// a set of the values it has seen, or a small hostile pickle costs it
+// exponential time. Errors are typed and name the source and the byte
+// offset of the opcode.
 #pragma once
 
 #include <cstddef>
