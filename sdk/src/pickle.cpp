@@ -1,6 +1,5 @@
 #include "tracegraph/pickle.h"
 
-#include <bit>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
@@ -178,7 +177,7 @@ class Unpickler {
         std::uint64_t bits = 0;
         for (int i = 0; i < 8; ++i) bits = (bits << 8) | static_cast<std::uint64_t>(p[i]);
         Mutable v = leaf(Kind::kFloat);
-        v->number = std::bit_cast<double>(bits);
+        std::memcpy(&v->number, &bits, sizeof bits);  // (libc++ 14 has no std::bit_cast)
         return push(v);
       }
       case 'X': return push_text(Kind::kString, le(4));
