@@ -93,7 +93,8 @@ TEST(PickleTest, KeepsCallsAndPersistentIdsWithoutRunningThem) {
 
 TEST(PickleTest, BuildSetsStateInPlaceSoTheMemoSeesIt) {
   // GLOBAL m.C, EMPTY_TUPLE, NEWOBJ, BINPUT 0, EMPTY_DICT, 'k' 1 SETITEM, BUILD, POP, BINGET 0, STOP
-  const auto p = bytes(std::string("\x80\x02" "cm\nC\n" ")\x81q\x00}X\x01\x00\x00\x00kK\x01sb0h\x00.", 29));
+  static const char kRaw[] = "\x80\x02" "cm\nC\n" ")\x81q\x00}X\x01\x00\x00\x00kK\x01sb0h\x00.";
+  const auto p = bytes(std::string(kRaw, sizeof kRaw - 1));
   const PickleRef v = read_pickle(p, "build.pkl");
   ASSERT_EQ(v->kind, Kind::kBuild);
   EXPECT_EQ(v->callable(), "m.C");
