@@ -1,5 +1,6 @@
 #include "tracegraph/pt2.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -254,7 +255,7 @@ class Pt2Reader {
     minor_ = detail::expect_int(detail::member(v, "minor", vp), vp.at("minor"));
     if (major_ != kPt2SchemaMajor) {
       vp.fail_with(ErrorCode::kUnsupportedVersion, "graph schema " + std::to_string(major_) + "." + std::to_string(minor_) + "; this reader reads major " +
-                                                       std::to_string(kPt2SchemaMajor) + " (torch 2.6 and later)");
+                                                       std::to_string(kPt2SchemaMajor) + " (torch 2.14 writes 8.20)");
     }
   }
 

@@ -66,6 +66,7 @@ struct Form {
   std::string model;
   bool core;  // after run_decompositions()
 };
+void PrintTo(const Form& f, std::ostream* os) { *os << f.model << (f.core ? ".core.pt2" : ".pt2"); }
 std::string form_name(const ::testing::TestParamInfo<Form>& info) { return info.param.model + (info.param.core ? "_core" : "_export"); }
 std::vector<Form> forms() {
   std::vector<Form> out;
