@@ -1,6 +1,6 @@
 // Opening models: the samples list (samples.json, which scripts/main.sh
-// makes), the file picker and drag and drop (a .pt2, or an exported graph's
-// .json with its .safetensors); bytes are read with progress and handed to
+// makes), the file picker and drag and drop (a .pt2, a TorchScript .ts, or
+// an exported graph's .json with its .safetensors); bytes are read with progress and handed to
 // the app, which sends them to the worker.
 import { $ } from './format.mjs';
 import { human } from './model_stats.mjs';
@@ -30,8 +30,8 @@ export class ModelOpener {
   async openFiles(files) {
     await this.guarded(async () => {
       const list = [...files];
-      // A model in one file (a torch.export .pt2; a TorchScript .ts/.pt gets
-      // the reader's own message): read whole, told by its content.
+      // A model in one file (a torch.export .pt2, a TorchScript .ts/.pt):
+      // read whole, told by its content.
       // With it, a NAME.io.safetensors (inputs "input.N", outputs "output.N")
       // becomes the Run panel's test input, its outputs what a run is checked against.
       const archive = list.find((f) => !f.name.endsWith('.json') && !f.name.endsWith('.safetensors'));
@@ -43,7 +43,7 @@ export class ModelOpener {
       }
       const json = list.find((f) => f.name.endsWith('.json'));
       let weights = list.find((f) => f.name.endsWith('.safetensors'));
-      if (!json) throw new Error(`Open a .pt2, or the graph's .json together with its .safetensors (got: ${list.map((f) => f.name).join(', ') || 'nothing'}).`);
+      if (!json) throw new Error(`Open a .pt2 or .ts, or the graph's .json together with its .safetensors (got: ${list.map((f) => f.name).join(', ') || 'nothing'}).`);
       if (!weights) {
         let named = '';
         try { named = JSON.parse(await json.text()).weights; } catch { /* reported by the loader */ }

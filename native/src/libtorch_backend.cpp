@@ -709,16 +709,8 @@ class LibTorchBackend final : public Backend {
     const Resolved resolved = resolve(n);
     if (!resolved.op) fail(ErrorCode::kUnsupported, step.where + ": " + resolved.why);
     const std::shared_ptr<tj::Operator>& op = resolved.op;
-    std::vector<std::string> names = arg_names(n);
     const c10::FunctionSchema& schema = op->schema();
-    // An in-place op rewritten to its functional form keeps the in-place
-    // schema's `self` (aten::dropout_(Tensor(a!) self, ...)), where the
-    // functional one may name it otherwise (aten::dropout(Tensor input, ...)).
-    if (!schema.arguments().empty() && !schema.argumentIndexWithName("self")) {
-      for (auto& name : names) {
-        if (name == "self") name = schema.arguments()[0].name();
-      }
-    }
+    const std::vector<std::string> names = names_for(schema, arg_names(n));
     for (const c10::Argument& arg : schema.arguments()) {
       Arg a;
       a.type = arg.type();
@@ -778,7 +770,20 @@ class LibTorchBackend final : public Backend {
     return step;
   }
 
-  static bool fits(const c10::FunctionSchema& schema, const Node& n, const std::vector<std::string>& names) {
+  // An in-place op rewritten to its functional form keeps the in-place
+  // schema's `self` (aten::dropout_(Tensor(a!) self, ...)), where the
+  // functional one may name it otherwise (aten::dropout(Tensor input, ...)).
+  static std::vector<std::string> names_for(const c10::FunctionSchema& schema, std::vector<std::string> names) {
+    if (!schema.arguments().empty() && !schema.argumentIndexWithName("self")) {
+      for (auto& name : names) {
+        if (name == "self") name = schema.arguments()[0].name();
+      }
+    }
+    return names;
+  }
+
+  static bool fits(const c10::FunctionSchema& schema, const Node& n, const std::vector<std::string>& given) {
+    const std::vector<std::string> names = names_for(schema, given);
     std::size_t matched_inputs = 0;
     for (const c10::Argument& arg : schema.arguments()) {
       const bool from_input = std::find(names.begin(), names.end(), arg.name()) != names.end();

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "json_util.h"
+#include "storage.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/transforms/inplace_to_functional.h"
@@ -318,7 +319,6 @@ class Pt2Reader {
     if (!dtype) p.at("dtype").fail_with(ErrorCode::kUnknownDType, "'" + fqn + "' has export dtype " + std::to_string(code) + ", which no tracegraph dtype is");
     const Shape shape = static_ints(detail::member(pl.meta, "sizes", p), p.at("sizes"));
     const std::vector<std::int64_t> strides = static_ints(detail::member(pl.meta, "strides", p), p.at("strides"));
-    if (strides.size() != shape.size()) p.at("strides").fail_with(ErrorCode::kBadShape, "'" + fqn + "' has " + std::to_string(strides.size()) + " strides for rank " + std::to_string(shape.size()));
     std::int64_t offset = 0;
     if (const Json* so = detail::optional_member(pl.meta, "storage_offset", p)) {
       const auto [kind, v] = union_member(*so, p.at("storage_offset"));
@@ -329,47 +329,10 @@ class Pt2Reader {
     if (nbytes > limits_.max_tensor_bytes) {
       p.fail_with(ErrorCode::kLimitExceeded, "'" + fqn + "' is " + std::to_string(nbytes) + " bytes, over the limit of " + std::to_string(limits_.max_tensor_bytes));
     }
-    const std::int64_t numel = checked_numel(shape);
-    if (numel == 0) return Tensor::zeros(*dtype, shape);
+    if (checked_numel(shape) == 0) return Tensor::zeros(*dtype, shape);
     if (!zip_.find(pl.path)) p.fail_with(ErrorCode::kNotFound, "'" + fqn + "': the archive has no entry '" + pl.path + "'");
-    ZipData data = zip_.read(pl.path);
-    const std::size_t esize = dtype_size(*dtype);
-    // The element furthest into the storage must lie inside it.
-    if (offset < 0) p.at("storage_offset").fail_with(ErrorCode::kOutOfRange, "a negative storage offset");
-    std::uint64_t last = static_cast<std::uint64_t>(offset);
-    bool contiguous = true;
-    std::int64_t expected_stride = 1;
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      if (strides[d] < 0) p.at("strides").fail_with(ErrorCode::kBadShape, "'" + fqn + "' has a negative stride");
-      if (shape[d] > 1 && strides[d] != expected_stride) contiguous = false;
-      expected_stride *= shape[d];
-      const std::uint64_t step = static_cast<std::uint64_t>(shape[d] - 1);
-      if (strides[d] != 0 && step > (UINT64_MAX - last) / static_cast<std::uint64_t>(strides[d])) {
-        p.fail_with(ErrorCode::kBadShape, "'" + fqn + "': its strides overflow");
-      }
-      last += step * static_cast<std::uint64_t>(strides[d]);
-    }
-    if (last >= data.bytes.size() / esize) {
-      p.fail_with(ErrorCode::kOutOfRange, "'" + fqn + "' reaches element " + std::to_string(last) + " of entry '" + pl.path + "', which holds " +
-                                              std::to_string(data.bytes.size() / esize) + " " + std::string(dtype_name(*dtype)) + " elements");
-    }
-    const std::byte* base = data.bytes.data() + static_cast<std::size_t>(offset) * esize;
-    if (contiguous && reinterpret_cast<std::uintptr_t>(base) % esize == 0) {
-      return Tensor::borrow(const_cast<std::byte*>(base), nbytes, *dtype, shape, Device::cpu(), data.owner);
-    }
-    Tensor t = Tensor::zeros(*dtype, shape);
-    auto* out = static_cast<std::byte*>(t.data());
-    std::vector<std::int64_t> index(shape.size(), 0);
-    for (std::int64_t i = 0; i < numel; ++i) {
-      std::int64_t e = 0;
-      for (std::size_t d = 0; d < shape.size(); ++d) e += index[d] * strides[d];
-      std::memcpy(out + static_cast<std::size_t>(i) * esize, base + static_cast<std::size_t>(e) * esize, esize);
-      for (std::size_t d = shape.size(); d-- > 0;) {
-        if (++index[d] < shape[d]) break;
-        index[d] = 0;
-      }
-    }
-    return t;
+    return detail::tensor_from_storage(*dtype, shape, strides, offset, zip_.read(pl.path),
+                                       p.str() + ": '" + fqn + "' (entry '" + pl.path + "')");
   }
 
   Tensor weight(const std::string& fqn, const JsonPlace& p) {

@@ -1,4 +1,4 @@
-// loadModel on torch.export archives (.pt2) under Node: the archives
+// loadModel on torch.export archives (.pt2) and TorchScript archives under Node: the archives
 // tests/models/make_pt2_models.py made (the native preset's make_pt2_models
 // test), read by the core's .pt2 reader inside the wasm module, in the IR
 // torch.export gives and in core ATen. Where XNNPACK lowers every op the run
@@ -91,12 +91,25 @@ test('loadModel reads an exported graph with the weights its document names', as
                        (e) => e instanceof TracegraphError && e.code === 'invalid_argument' && /options\.weights/.test(e.message));
 });
 
-test('a TorchScript archive or a broken one is a typed error naming the file', async () => {
-  const ts = join(root, 'build', 'native', 'models', 'unet2d.ts');
-  if (existsSync(ts)) {
-    await assert.rejects(loadModel(ts), (e) => e instanceof TracegraphError && e.code === 'unsupported' &&
-                                               /unet2d\.ts/.test(e.message) && /tracegraph export/.test(e.message));
+test('a traced TorchScript archive reads and runs; a scripted one names its line', async () => {
+  const models = join(root, 'build', 'native', 'models');
+  const g = await loadModel(join(models, 'unet3d_sigmoid_traced.ts'));
+  try {
+    assert.equal(g.outputActivation()[0].kind, 'sigmoid');
+    const io = readTensors(join(models, 'unet3d_sigmoid_traced.io.safetensors'));
+    g.setInputShapes(inputsOf(io).map((t) => t.shape));
+    g.finalize();
+    const [y] = g.run(inputsOf(io));
+    assert.ok(relativeError(y.data, outputsOf(io)[0].data) <= 1e-4);
+  } finally {
+    g.dispose();
   }
+  await assert.rejects(loadModel(join(models, 'unet3d_sigmoid_scripted.ts')),
+                       (e) => e instanceof TracegraphError && e.code === 'unsupported' && /\.py line \d+/.test(e.message) &&
+                              /tracegraph export/.test(e.message));
+});
+
+test('a broken archive is a typed error naming the file', async () => {
   await assert.rejects(loadModel(join(pt2Dir, 'bad_major.pt2')), (e) => e.code === 'unsupported_version' && /schema 99\.0/.test(e.message));
   await assert.rejects(loadModel(join(pt2Dir, 'truncated.pt2')), (e) => e.code === 'parse' && /truncated\.pt2/.test(e.message));
   await assert.rejects(loadModel(new Uint8Array([1, 2, 3]), { name: 'junk.bin' }), (e) => e.code === 'parse' && /junk\.bin/.test(e.message));

@@ -268,14 +268,26 @@ for (const [model, activation, forms] of [['dynamic_batch', /sigmoid/, ['pt2', '
   }
 }
 
-test('a TorchScript file by the picker says how to open it', async () => {
-  const dir = join(tmpdir(), 'tracegraph-e2e');
-  mkdirSync(dir, { recursive: true });
-  await page.setInputFiles('#file', [join(root, 'build', 'native', 'models', 'unet2d.ts')]);
+// A traced TorchScript file by the picker, read by the core's own reader.
+test('a traced TorchScript file opens by the picker and runs within 1e-4 of torch', async () => {
+  const models = join(root, 'build', 'native', 'models');
+  await page.setInputFiles('#file', [join(models, 'unet3d_sigmoid_traced.ts'), join(models, 'unet3d_sigmoid_traced.io.safetensors')]);
+  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, 'unet3d_sigmoid_traced', { timeout: 60000 });
+  assert.match(await page.textContent('#summary-activation'), /sigmoid/);
+  await page.click('[data-tab=run]');
+  assert.equal(await page.inputValue('#run-input'), 'test');
+  await page.click('#run');
+  await page.waitForSelector('#run-error-0', { timeout: 60000 });
+  assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
+});
+
+test('a scripted TorchScript file with control flow says which line and what to do', async () => {
+  await page.setInputFiles('#file', [join(root, 'build', 'native', 'models', 'unet3d_sigmoid_scripted.ts')]);
   await page.waitForSelector('#error:not([hidden])');
   const message = await page.textContent('#error-text');
   assert.match(message, /^unsupported: /);
-  assert.match(message, /unet2d\.ts/);
+  assert.match(message, /unet3d_sigmoid_scripted\.ts/);
+  assert.match(message, /\.py line \d+/);
   assert.match(message, /tracegraph export/);
   await page.click('#error-close');
 });

@@ -22,6 +22,7 @@
 #include "tracegraph/op_table.h"
 #include "tracegraph/optimizer.h"
 #include "tracegraph/pt2.h"
+#include "tracegraph/torchscript_archive.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
 
@@ -109,14 +110,16 @@ EMSCRIPTEN_KEEPALIVE Handle* tg_load(const char* json, std::size_t json_len, voi
       nullptr);
 }
 
-// Reads a torch.export archive (.pt2). Takes ownership of `bytes` (from
-// tg_alloc), also on failure: the graph's weights are views into it.
-EMSCRIPTEN_KEEPALIVE Handle* tg_load_pt2(void* bytes, std::size_t len, const char* name) {
+// Reads a model archive, told by what it holds: a torch.export archive
+// (.pt2) or a TorchScript archive (torch.jit.save). Takes ownership of
+// `bytes` (from tg_alloc), also on failure: the graph's weights are views into it.
+EMSCRIPTEN_KEEPALIVE Handle* tg_load_archive(void* bytes, std::size_t len, const char* name) {
   std::shared_ptr<void> owner(bytes, std::free);
   return guarded(
       [&]() -> Handle* {
-        const auto* data = static_cast<const std::byte*>(owner.get());
-        tg::ExportedGraph eg = tg::read_pt2({data, len}, owner, name);
+        const std::span<const std::byte> data(static_cast<const std::byte*>(owner.get()), len);
+        tg::ExportedGraph eg = tg::is_torchscript_archive(data) ? tg::read_torchscript_archive(data, owner, name)
+                                                                : tg::read_pt2(data, owner, name);
         return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
       },
       nullptr);

@@ -42,8 +42,9 @@ export interface LoadModelOptions extends LoadOptions {
 }
 
 /** Reads any model file, told by its content: a torch.export archive (.pt2),
- * or an exported graph's JSON document with its weights. `source` may also be
- * a File or Blob. */
+ * a TorchScript archive (straight-line code, as tracing writes it), or an
+ * exported graph's JSON document with its weights. `source` may also be a
+ * File or Blob. */
 export function loadModel(source: Source | Blob, options?: LoadModelOptions): Promise<TracedGraph>;
 
 /** Reads an exported graph; `json` may also be the document's text. */

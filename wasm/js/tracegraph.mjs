@@ -216,12 +216,13 @@ function sniff(bytes) {
 }
 
 // Reads any model file tracegraph opens, told by its content, not its name:
-// a torch.export archive (.pt2), or an exported graph's JSON document with
-// its safetensors weights (`options.weights`; for a URL or path without it,
-// the file the document names, beside it). `source` is a URL, a path (Node),
-// a File or Blob, or bytes. `options.onProgress(loaded, total)` follows the
-// reading of a large file; `threads` as loadGraph's. A TorchScript archive is
-// refused, naming the tool that reads one (`tracegraph export`).
+// a torch.export archive (.pt2), a TorchScript archive (.ts/.pt from
+// torch.jit.save: straight-line code, as tracing writes it; scripted control
+// flow is refused naming the code's line), or an exported graph's JSON
+// document with its safetensors weights (`options.weights`; for a URL or path
+// without it, the file the document names, beside it). `source` is a URL, a
+// path (Node), a File or Blob, or bytes. `options.onProgress(loaded, total)`
+// follows the reading of a large file; `threads` as loadGraph's.
 export async function loadModel(source, options = {}) {
   const name = options.name ?? sourceName(source, 'model');
   const bytes = await readBytes(source, name, options.onProgress);
@@ -253,16 +254,16 @@ export async function loadModel(source, options = {}) {
     p = core.copyIn(bytes, name);
     n = core.cString(String(name));
     const owned = p;
-    p = 0;  // _tg_load_pt2 owns the bytes from here on, also when it fails
-    handle = m._tg_load_pt2(owned, bytes.byteLength, n);
+    p = 0;  // _tg_load_archive owns the bytes from here on, also when it fails
+    handle = m._tg_load_archive(owned, bytes.byteLength, n);
   } finally {
     for (const q of [p, n]) if (q) m._tg_free(q);
   }
   try {
     core.check(handle);
   } catch (e) {
-    if (e instanceof TracegraphError && /TorchScript/.test(e.message)) {
-      e.message += '. In the page, open its .pt2 (torch.export.save) or run `tracegraph export` on it first';
+    if (e instanceof TracegraphError && e.code === 'unsupported' && /\.py line \d+/.test(e.message)) {
+      e.message += '. Open its .pt2 (torch.export.save), or run `tracegraph export` on it (LibTorch reads any TorchScript)';
     }
     throw e;
   }

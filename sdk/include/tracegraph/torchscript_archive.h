@@ -1,0 +1,43 @@
+// Reading TorchScript archives (what torch.jit.save writes) in the core: no
+// LibTorch, the same code natively and in wasm, for the page and the JS API.
+// The native reader (native/include/tracegraph/native/torchscript.h) runs
+// LibTorch's own loader and passes; this one reads the archive itself:
+//
+// - data.pkl and constants.pkl by the bounded unpickler (pickle.h): the module
+//   tree, its tensors (their storages under data/ and constants/, strides
+//   and storage offsets honoured) and its other attributes;
+// - the serialized code under code/ (the canonical form PyTorch's printer
+//   emits): each module's forward, its calls of submodules' forwards inlined
+//   into one graph. Straight-line code (a traced module, or a scripted one
+//   without control flow) is read; `if`, loops and the other statements are
+//   refused naming the entry and line.
+//
+// Each call of an aten op becomes a node like the native reader's: op
+// "aten::NAME", its overload (chosen by the arguments' kinds among LibTorch's
+// schemas, sdk/src/aten_schemas.inc) in `overload`, tensor arguments as
+// inputs named in `arg_names`, the others attributes named after the schema
+// argument; in-place ops are made functional. Values have no dtype or shape
+// until set_input_shapes()/finalize() (there is no LibTorch to probe them).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tracegraph/exported_graph.h"
+#include "tracegraph/load_limits.h"
+
+namespace tracegraph {
+
+// kUnsupported names the code entry and line of what cannot be read; the
+// other errors name the archive entry and offset.
+ExportedGraph read_torchscript_archive(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, std::string_view source,
+                                       const LoadLimits& limits = {});
+ExportedGraph load_torchscript_archive(const std::string& path, const LoadLimits& limits = {});
+
+// True for a zip archive that holds data.pkl and code/ (torch.jit.save).
+bool is_torchscript_archive(std::span<const std::byte> bytes);
+
+}  // namespace tracegraph

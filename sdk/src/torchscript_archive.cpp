@@ -1,0 +1,1074 @@
+#include "tracegraph/torchscript_archive.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "aten_schemas.h"
+#include "storage.h"
+#include "tracegraph/error.h"
+#include "tracegraph/file_io.h"
+#include "tracegraph/op_table.h"
+#include "tracegraph/pickle.h"
+#include "tracegraph/transforms/inplace_to_functional.h"
+#include "tracegraph/zip_archive.h"
+
+namespace tracegraph {
+namespace {
+
+using PKind = PickleValue::Kind;
+
+// ---- the code: logical lines, tokens, expressions ---------------------------
+
+struct Line {
+  std::size_t number = 0;  // 1-based, of its first physical line
+  std::size_t indent = 0;
+  std::string text;
+};
+
+// Physical lines joined while a bracket is open, comments dropped.
+std::vector<Line> logical_lines(std::string_view src) {
+  std::vector<Line> out;
+  Line cur;
+  int depth = 0;
+  std::size_t number = 0;
+  while (!src.empty()) {
+    const auto nl = src.find('\n');
+    std::string_view phys = src.substr(0, nl);
+    src = nl == std::string_view::npos ? std::string_view() : src.substr(nl + 1);
+    ++number;
+    std::size_t indent = 0;
+    while (indent < phys.size() && phys[indent] == ' ') ++indent;
+    std::string_view body = phys.substr(indent);
+    if (depth == 0) {
+      if (body.empty() || body[0] == '#') continue;
+      cur = Line{number, indent, {}};
+    } else {
+      cur.text += ' ';
+    }
+    char quote = 0;
+    for (std::size_t i = 0; i < body.size(); ++i) {
+      const char c = body[i];
+      if (quote) {
+        if (c == '\\' && i + 1 < body.size()) {
+          cur.text += c;
+          cur.text += body[++i];
+          continue;
+        }
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '#') {
+        break;
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+        --depth;
+      }
+      cur.text += c;
+    }
+    if (depth == 0) out.push_back(std::move(cur));
+  }
+  if (depth != 0) out.push_back(std::move(cur));  // an unclosed bracket: the parser reports it
+  return out;
+}
+
+struct Tok {
+  enum class T { kName, kInt, kFloat, kStr, kOp, kEnd } t = T::kEnd;
+  std::string s;
+  std::int64_t i = 0;
+  double f = 0;
+};
+
+struct Expr {
+  enum class K { kName, kInt, kFloat, kStr, kTuple, kList, kDict, kAttr, kCall, kIndex, kNeg } k = K::kName;
+  std::string s;                  // a name, an attribute, a string
+  std::int64_t i = 0;
+  double f = 0;
+  std::vector<Expr> items;        // tuple/list elements; dict keys then values interleaved; attr/index/neg: [base, (index)]; call: [callee, args...]
+  std::vector<std::string> keywords;  // a call's keyword names, for its last keywords.size() arguments
+};
+
+// A place in the code for messages: "model.ts:archive/code/__torch__.py line 12".
+struct Where {
+  std::string entry;
+  std::size_t line = 0;
+  std::string str() const { return entry + " line " + std::to_string(line); }
+};
+
+[[noreturn]] void unsupported(const Where& w, const std::string& what) { fail(ErrorCode::kUnsupported, w.str() + ": " + what); }
+[[noreturn]] void bad_code(const Where& w, const std::string& what) { fail(ErrorCode::kParse, w.str() + ": " + what); }
+
+std::vector<Tok> tokenize(const std::string& text, const Where& w) {
+  std::vector<Tok> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t') {
+      ++i;
+      continue;
+    }
+    Tok t;
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      const std::size_t start = i;
+      while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+      t.t = Tok::T::kName;
+      t.s = text.substr(start, i - start);
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+      const std::size_t start = i;
+      bool real = false;
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+      if (i < text.size() && text[i] == '.') {
+        real = true;
+        ++i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+      }
+      if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        real = true;
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+      }
+      const std::string num = text.substr(start, i - start);
+      try {
+        if (real) {
+          t.t = Tok::T::kFloat;
+          t.f = std::stod(num);
+        } else {
+          t.t = Tok::T::kInt;
+          t.i = std::stoll(num);
+        }
+      } catch (const std::exception&) {
+        bad_code(w, "the number " + num + " does not fit");
+      }
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      t.t = Tok::T::kStr;
+      while (i < text.size() && text[i] != c) {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          const char e = text[++i];
+          t.s += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+        } else {
+          t.s += text[i];
+        }
+        ++i;
+      }
+      if (i >= text.size()) bad_code(w, "a string without its end");
+      ++i;
+    } else {
+      static constexpr std::string_view kTwo[] = {"->", "==", "!=", "<=", ">=", "//", "**"};
+      t.t = Tok::T::kOp;
+      t.s = std::string(1, c);
+      for (std::string_view two : kTwo) {
+        if (text.compare(i, 2, two) == 0) t.s = std::string(two);
+      }
+      i += t.s.size();
+    }
+    out.push_back(std::move(t));
+  }
+  out.push_back(Tok{});
+  return out;
+}
+
+class ExprParser {
+ public:
+  ExprParser(const std::vector<Tok>& toks, std::size_t pos, const Where& w) : t_(toks), pos_(pos), w_(w) {}
+
+  Expr expr() {
+    Expr e = unary();
+    const Tok& n = peek();
+    if (n.t == Tok::T::kOp && n.s != "," && n.s != ")" && n.s != "]" && n.s != "}" && n.s != ":" && n.s != "=") {
+      unsupported(w_, "the operator '" + n.s + "' (scripted arithmetic is not read yet)");
+    }
+    if (n.t == Tok::T::kName && (n.s == "if" || n.s == "and" || n.s == "or" || n.s == "in" || n.s == "is" || n.s == "for")) {
+      unsupported(w_, "the operator '" + n.s + "' (scripted logic is not read yet)");
+    }
+    return e;
+  }
+  // Comma-separated expressions to the end: a tuple when there is a comma.
+  Expr expr_list() {
+    Expr first = expr();
+    if (!is_op(",")) return first;
+    Expr tuple;
+    tuple.k = Expr::K::kTuple;
+    tuple.items.push_back(std::move(first));
+    while (is_op(",")) {
+      ++pos_;
+      if (peek().t == Tok::T::kEnd) break;
+      tuple.items.push_back(expr());
+    }
+    return tuple;
+  }
+  bool at_end() const { return peek().t == Tok::T::kEnd; }
+  std::size_t pos() const { return pos_; }
+
+ private:
+  const Tok& peek() const { return t_[pos_]; }
+  bool is_op(std::string_view s) const { return peek().t == Tok::T::kOp && peek().s == s; }
+  void expect(std::string_view s) {
+    if (!is_op(s)) bad_code(w_, "expected '" + std::string(s) + "', found '" + (peek().t == Tok::T::kEnd ? std::string("the end of the line") : peek().s) + "'");
+    ++pos_;
+  }
+  Expr unary() {
+    if (is_op("-")) {
+      ++pos_;
+      Expr inner = unary();
+      if (inner.k == Expr::K::kInt) {
+        inner.i = -inner.i;
+        return inner;
+      }
+      if (inner.k == Expr::K::kFloat) {
+        inner.f = -inner.f;
+        return inner;
+      }
+      Expr neg;
+      neg.k = Expr::K::kNeg;
+      neg.items.push_back(std::move(inner));
+      return neg;
+    }
+    if (peek().t == Tok::T::kName && peek().s == "not") unsupported(w_, "the operator 'not' (scripted logic is not read yet)");
+    return postfix();
+  }
+  Expr postfix() {
+    Expr e = atom();
+    for (;;) {
+      if (is_op(".")) {
+        ++pos_;
+        if (peek().t != Tok::T::kName) bad_code(w_, "expected a name after '.'");
+        Expr a;
+        a.k = Expr::K::kAttr;
+        a.s = peek().s;
+        ++pos_;
+        a.items.push_back(std::move(e));
+        e = std::move(a);
+      } else if (is_op("(")) {
+        ++pos_;
+        Expr call;
+        call.k = Expr::K::kCall;
+        call.items.push_back(std::move(e));
+        while (!is_op(")")) {
+          if (peek().t == Tok::T::kName && t_[pos_ + 1].t == Tok::T::kOp && t_[pos_ + 1].s == "=") {
+            call.keywords.push_back(peek().s);
+            pos_ += 2;
+          } else if (!call.keywords.empty()) {
+            bad_code(w_, "a positional argument after a keyword one");
+          }
+          call.items.push_back(expr());
+          if (!is_op(",")) break;
+          ++pos_;
+        }
+        expect(")");
+        e = std::move(call);
+      } else if (is_op("[")) {
+        ++pos_;
+        Expr idx;
+        idx.k = Expr::K::kIndex;
+        idx.items.push_back(std::move(e));
+        idx.items.push_back(expr());
+        expect("]");
+        e = std::move(idx);
+      } else {
+        return e;
+      }
+    }
+  }
+  Expr atom() {
+    const Tok& t = peek();
+    Expr e;
+    switch (t.t) {
+      case Tok::T::kName: e.k = Expr::K::kName; e.s = t.s; ++pos_; return e;
+      case Tok::T::kInt: e.k = Expr::K::kInt; e.i = t.i; ++pos_; return e;
+      case Tok::T::kFloat: e.k = Expr::K::kFloat; e.f = t.f; ++pos_; return e;
+      case Tok::T::kStr: e.k = Expr::K::kStr; e.s = t.s; ++pos_; return e;
+      case Tok::T::kEnd: bad_code(w_, "an expression ends early");
+      case Tok::T::kOp: break;
+    }
+    if (t.s == "(" || t.s == "[") {
+      const bool list = t.s == "[";
+      const std::string close = list ? "]" : ")";
+      ++pos_;
+      Expr seq;
+      seq.k = list ? Expr::K::kList : Expr::K::kTuple;
+      bool comma = false;
+      while (!is_op(close)) {
+        seq.items.push_back(expr());
+        if (!is_op(",")) break;
+        comma = true;
+        ++pos_;
+      }
+      expect(close);
+      if (!list && seq.items.size() == 1 && !comma) return std::move(seq.items[0]);  // parentheses
+      return seq;
+    }
+    if (t.s == "{") {
+      ++pos_;
+      Expr dict;
+      dict.k = Expr::K::kDict;
+      while (!is_op("}")) {
+        dict.items.push_back(expr());
+        expect(":");
+        dict.items.push_back(expr());
+        if (!is_op(",")) break;
+        ++pos_;
+      }
+      expect("}");
+      return dict;
+    }
+    bad_code(w_, "unexpected '" + t.s + "'");
+  }
+
+  const std::vector<Tok>& t_;
+  std::size_t pos_;
+  const Where& w_;
+};
+
+// ---- what names hold while the code runs ------------------------------------
+
+struct Pending;
+
+struct Slot {
+  enum class K { kNone, kInt, kFloat, kBool, kString, kTensor, kScalar, kRuntimeList, kList, kTuple, kDict, kModule, kPath, kPendingList };
+  K k = K::kNone;
+  std::int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;                       // a string; a kPath ("torch.conv2d", "__torch__.mod.fn")
+  ValueId v;                           // kTensor, kScalar (an int or float the graph computes), kRuntimeList (an int[])
+  std::vector<Slot> items;             // list, tuple, dict values
+  std::vector<std::string> keys;       // dict keys
+  const PickleValue* module = nullptr;  // kModule
+  std::shared_ptr<Pending> pending;    // kPendingList
+
+  bool constant_number() const { return k == K::kInt || k == K::kFloat || k == K::kBool; }
+};
+
+// A call that returns a Tensor[]: its node is made once the code says how
+// many elements it has (`a, b, = torch.chunk(x, 2)`).
+struct Pending {
+  std::string op, name;
+  std::vector<ValueId> inputs;
+  Attributes attributes;
+  std::optional<NodeId> node;
+};
+
+Slot constant_int(std::int64_t x) {
+  Slot s;
+  s.k = Slot::K::kInt;
+  s.i = x;
+  return s;
+}
+
+// A method or function in the code.
+struct Function {
+  Where where;  // its def line
+  std::vector<std::string> params;
+  std::vector<Line> body;
+};
+
+std::optional<DType> storage_dtype(std::string_view type) {
+  static const std::map<std::string, DType, std::less<>> kTypes = {
+      {"torch.FloatStorage", DType::kFloat32}, {"torch.DoubleStorage", DType::kFloat64}, {"torch.HalfStorage", DType::kFloat16},
+      {"torch.BFloat16Storage", DType::kBFloat16}, {"torch.LongStorage", DType::kInt64}, {"torch.IntStorage", DType::kInt32},
+      {"torch.ShortStorage", DType::kInt16}, {"torch.CharStorage", DType::kInt8}, {"torch.ByteStorage", DType::kUInt8},
+      {"torch.BoolStorage", DType::kBool}};
+  auto it = kTypes.find(type);
+  if (it == kTypes.end()) return std::nullopt;
+  return it->second;
+}
+
+class Reader {
+ public:
+  Reader(const ZipArchive& zip, const LoadLimits& limits) : zip_(zip), limits_(limits) {}
+
+  ExportedGraph read() {
+    for (const ZipEntry& e : zip_.entries()) {
+      const auto slash = e.name.find('/');
+      if (slash != std::string::npos && e.name.compare(slash, std::string::npos, "/data.pkl") == 0) root_ = e.name.substr(0, slash + 1);
+    }
+    if (!zip_.find(root_ + "data.pkl")) {
+      fail(ErrorCode::kUnsupported, zip_.source() + ": no data.pkl: not a TorchScript archive (torch.jit.save)");
+    }
+    data_ = read_pickle(zip_.read(root_ + "data.pkl").bytes, zip_.source() + ":" + root_ + "data.pkl", limits_);
+    if (zip_.find(root_ + "constants.pkl")) {
+      constants_ = read_pickle(zip_.read(root_ + "constants.pkl").bytes, zip_.source() + ":" + root_ + "constants.pkl", limits_);
+    }
+    if (data_->kind != PKind::kBuild || data_->callable().substr(0, 10) != "__torch__.") {
+      fail(ErrorCode::kUnsupported, zip_.source() + ":" + root_ + "data.pkl holds a " + std::string(data_->callable()) +
+                                        ", not a TorchScript module (a torch.save file?)");
+    }
+    Slot self;
+    self.k = Slot::K::kModule;
+    self.module = data_.get();
+    const Function& forward = method(std::string(data_->callable()), "forward", Where{zip_.source(), 0});
+    std::vector<Slot> args;
+    for (std::size_t i = 1; i < forward.params.size(); ++i) {
+      Slot in;
+      in.k = Slot::K::kTensor;
+      in.v = graph().add_input(graph().unique_value_name(forward.params[i]));
+      args.push_back(in);
+    }
+    const Slot result = call(forward, self, args, {}, 0);
+    std::vector<ValueId> outputs;
+    out_.out_spec = spec_of(result, outputs, forward.where);
+    graph().set_outputs(outputs);
+    std::vector<TreeSpec> leaves(graph().inputs().size(), TreeSpec::leaf());
+    out_.in_spec = TreeSpec::tuple({TreeSpec::tuple(std::move(leaves)), TreeSpec::dict({})});
+    inplace_to_functional(graph());
+    out_.metadata["reader"] = "torchscript archive";
+    out_.metadata["source"] = zip_.source();
+    graph().verify();
+    return std::move(out_);
+  }
+
+ private:
+  Graph& graph() { return out_.graph; }
+  // `base`, or base.1, base.2, ...: unique among the nodes.
+  std::string node_name(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; graph().find_node(name); ++k) name = base + "." + std::to_string(k);
+    return name;
+  }
+  // list[index] of an int[] the graph computes (x.size()[1]).
+  Slot list_item(const Slot& list, std::int64_t index, const std::string& hint) {
+    Attributes attrs;
+    attrs.set("idx", index);
+    attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"list"});
+    attrs.set(std::string(kOverloadAttribute), std::string("t"));
+    Slot out;
+    out.k = Slot::K::kScalar;
+    out.v = graph().node(graph().add_node("aten::__getitem__", {list.v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+    return out;
+  }
+
+  // ---- the code's files --------------------------------------------------------
+  // A method: "__torch__.torch.nn.modules.conv.___torch_mangle_4.Conv2d", "forward" is
+  // `def forward(` in `class Conv2d(` of code/__torch__/torch/nn/modules/conv/___torch_mangle_4.py.
+  const Function& method(const std::string& qualified_class, const std::string& name, const Where& from) {
+    const auto dot = qualified_class.rfind('.');
+    return find_def(qualified_class.substr(0, dot), qualified_class.substr(dot + 1), name, from);
+  }
+  // A function: "__torch__.torch.nn.functional.relu" is `def relu(` of code/__torch__/torch/nn/functional.py.
+  const Function& function(const std::string& qualified, const Where& from) {
+    const auto dot = qualified.rfind('.');
+    return find_def(qualified.substr(0, dot), "", qualified.substr(dot + 1), from);
+  }
+
+  const Function& find_def(const std::string& module, const std::string& cls, const std::string& name, const Where& from) {
+    const std::string key = module + "|" + cls + "|" + name;
+    if (auto it = functions_.find(key); it != functions_.end()) return it->second;
+    std::string path = module;
+    std::replace(path.begin(), path.end(), '.', '/');
+    const std::string entry = root_ + "code/" + path + ".py";
+    const std::string what = cls.empty() ? "function " + module + "." + name : "method " + name + " of " + module + "." + cls;
+    if (!zip_.find(entry)) unsupported(from, "no code for the " + what + " (entry '" + entry + "' is not in the archive)");
+    const std::vector<Line>& lines = file(entry);
+    std::size_t i = 0, def_indent = 0;
+    if (!cls.empty()) {
+      while (i < lines.size() && !(lines[i].indent == 0 && lines[i].text.rfind("class " + cls + "(", 0) == 0)) ++i;
+      if (i + 1 >= lines.size()) unsupported(from, "no class " + cls + " in '" + entry + "'");
+      def_indent = lines[++i].indent;
+      if (def_indent == 0) unsupported(from, "class " + cls + " in '" + entry + "' has no body");
+    }
+    const std::string wanted = "def " + name + "(";
+    for (; i < lines.size(); ++i) {
+      if (!cls.empty() && lines[i].indent < def_indent) break;
+      if (lines[i].indent == def_indent && lines[i].text.rfind(wanted, 0) == 0) break;
+    }
+    if (i >= lines.size() || lines[i].indent != def_indent || lines[i].text.rfind(wanted, 0) != 0) {
+      unsupported(from, "no " + what + " in '" + entry + "'");
+    }
+    Function fn;
+    fn.where = Where{zip_.source() + ":" + entry, lines[i].number};
+    // def name(self: T, x: Tensor, ...) -> R:
+    const std::string& def = lines[i].text;
+    int depth = 0;
+    std::string param;
+    for (std::size_t k = def.find('(') + 1; k < def.size(); ++k) {
+      const char c = def[k];
+      if ((c == ',' || c == ')') && depth == 0) {
+        const std::string p = param.substr(0, param.find(':'));
+        const auto b = p.find_first_not_of(' '), e = p.find_last_not_of(' ');
+        if (b != std::string::npos) fn.params.push_back(p.substr(b, e - b + 1));
+        param.clear();
+        if (c == ')') break;
+        continue;
+      }
+      if (c == '(' || c == '[') ++depth;
+      if (c == ')' || c == ']') --depth;
+      param += c;
+    }
+    for (++i; i < lines.size() && lines[i].indent > def_indent; ++i) fn.body.push_back(lines[i]);
+    return functions_.emplace(key, std::move(fn)).first->second;
+  }
+
+  const std::vector<Line>& file(const std::string& entry) {
+    if (auto it = files_.find(entry); it != files_.end()) return it->second;
+    return files_.emplace(entry, logical_lines(zip_.read(entry).text())).first->second;
+  }
+
+  // ---- running the code ----------------------------------------------------------
+  Slot call(const Function& fn, const Slot& self, const std::vector<Slot>& args, const std::vector<std::pair<std::string, Slot>>& kwargs, int depth) {
+    if (depth > 64) unsupported(fn.where, "calls nest deeper than 64 (recursion?)");
+    std::unordered_map<std::string, Slot> env;
+    std::size_t next = 0;
+    const bool method = !fn.params.empty() && fn.params[0] == "self";
+    if (method) env["self"] = self;
+    for (std::size_t p = method ? 1 : 0; p < fn.params.size(); ++p) {
+      if (next < args.size()) {
+        env[fn.params[p]] = args[next++];
+        continue;
+      }
+      auto kw = std::find_if(kwargs.begin(), kwargs.end(), [&](const auto& a) { return a.first == fn.params[p]; });
+      if (kw == kwargs.end()) unsupported(fn.where, "parameter '" + fn.params[p] + "' is not given");
+      env[fn.params[p]] = kw->second;
+    }
+    if (next != args.size()) unsupported(fn.where, "called with " + std::to_string(args.size()) + " arguments");
+    for (const Line& line : fn.body) {
+      const Where w{fn.where.entry, line.number};
+      const std::vector<Tok> toks = tokenize(line.text, w);
+      if (toks[0].t == Tok::T::kName) {
+        static const std::set<std::string> kControl = {"if", "elif", "else", "for", "while", "with", "try", "except", "raise",
+                                                       "assert", "del", "break", "continue", "global", "lambda", "yield"};
+        if (kControl.count(toks[0].s)) unsupported(w, "'" + toks[0].s + "' (control flow and scripted statements are not read yet)");
+        if (toks[0].s == "pass") continue;
+        if (toks[0].s == "return") {
+          ExprParser p(toks, 1, w);
+          Slot r = p.at_end() ? Slot{} : eval(p.expr_list(), env, w, "out", depth);
+          return r;
+        }
+      }
+      // TARGETS = EXPR
+      std::size_t eq = 0;
+      int level = 0;
+      for (std::size_t k = 0; k < toks.size(); ++k) {
+        if (toks[k].t != Tok::T::kOp) continue;
+        if (toks[k].s == "(" || toks[k].s == "[" || toks[k].s == "{") ++level;
+        if (toks[k].s == ")" || toks[k].s == "]" || toks[k].s == "}") --level;
+        if (toks[k].s == "=" && level == 0) {
+          eq = k;
+          break;
+        }
+      }
+      if (eq == 0) {
+        ExprParser p(toks, 0, w);
+        eval(p.expr_list(), env, w, "t", depth);  // a call for its effect
+        continue;
+      }
+      std::vector<std::string> targets;
+      for (std::size_t k = 0; k < eq; ++k) {
+        if (toks[k].t == Tok::T::kName) targets.push_back(toks[k].s);
+        else if (!(toks[k].t == Tok::T::kOp && toks[k].s == ",")) unsupported(w, "assigns to something other than names");
+      }
+      const bool unpack = eq > 1;
+      ExprParser p(toks, eq + 1, w);
+      Slot value = eval(p.expr_list(), env, w, targets.size() == 1 ? targets[0] : "t", depth);
+      if (!p.at_end()) bad_code(w, "more after the expression");
+      if (!unpack) {
+        env[targets[0]] = std::move(value);
+        continue;
+      }
+      std::vector<Slot> parts = unpacked(value, targets, w);
+      for (std::size_t k = 0; k < targets.size(); ++k) env[targets[k]] = std::move(parts[k]);
+    }
+    return Slot{};
+  }
+
+  std::vector<Slot> unpacked(const Slot& v, const std::vector<std::string>& names, const Where& w) {
+    const std::size_t n = names.size();
+    if (v.k == Slot::K::kTuple || v.k == Slot::K::kList) {
+      if (v.items.size() != n) unsupported(w, "unpacks " + std::to_string(v.items.size()) + " values into " + std::to_string(n));
+      return v.items;
+    }
+    std::vector<Slot> out(n);
+    if (v.k == Slot::K::kPendingList) {
+      Pending& p = *v.pending;
+      if (p.node) unsupported(w, "unpacks a list result a second time");
+      std::vector<NewValue> outs;
+      for (const auto& name : names) outs.emplace_back(graph().unique_value_name(name));
+      p.node = graph().add_node(p.op, p.inputs, std::move(outs), p.attributes, node_name(p.name));
+      for (std::size_t k = 0; k < n; ++k) {
+        out[k].k = Slot::K::kTensor;
+        out[k].v = graph().node(*p.node).outputs[k];
+      }
+      return out;
+    }
+    if (v.k == Slot::K::kRuntimeList) {
+      // `b, c, h, w = x.size()`: element k of a list computed at run time.
+      for (std::size_t k = 0; k < n; ++k) out[k] = list_item(v, static_cast<std::int64_t>(k), names[k]);
+      return out;
+    }
+    unsupported(w, "unpacks a value that is not a tuple or a list");
+  }
+
+  Slot eval(const Expr& e, std::unordered_map<std::string, Slot>& env, const Where& w, const std::string& hint, int depth) {
+    using K = Expr::K;
+    switch (e.k) {
+      case K::kInt: return constant_int(e.i);
+      case K::kFloat: {
+        Slot s;
+        s.k = Slot::K::kFloat;
+        s.f = e.f;
+        return s;
+      }
+      case K::kStr: {
+        Slot s;
+        s.k = Slot::K::kString;
+        s.s = e.s;
+        return s;
+      }
+      case K::kName: {
+        if (auto it = env.find(e.s); it != env.end()) return it->second;
+        if (e.s == "None") return Slot{};
+        if (e.s == "True" || e.s == "False") {
+          Slot s;
+          s.k = Slot::K::kBool;
+          s.b = e.s == "True";
+          return s;
+        }
+        Slot path;
+        path.k = Slot::K::kPath;
+        path.s = e.s;  // torch, ops, CONSTANTS, int, getattr, __torch__, ...
+        return path;
+      }
+      case K::kTuple:
+      case K::kList: {
+        Slot s;
+        s.k = e.k == K::kTuple ? Slot::K::kTuple : Slot::K::kList;
+        for (const Expr& x : e.items) s.items.push_back(eval(x, env, w, hint, depth));
+        return s;
+      }
+      case K::kDict: {
+        Slot s;
+        s.k = Slot::K::kDict;
+        for (std::size_t k = 0; k + 1 < e.items.size(); k += 2) {
+          const Slot key = eval(e.items[k], env, w, hint, depth);
+          if (key.k != Slot::K::kString) unsupported(w, "a dict with a key that is not a string");
+          s.keys.push_back(key.s);
+          s.items.push_back(eval(e.items[k + 1], env, w, key.s, depth));
+        }
+        return s;
+      }
+      case K::kNeg: {
+        const Slot x = eval(e.items[0], env, w, hint, depth);
+        if (x.k == Slot::K::kInt) return constant_int(-x.i);
+        if (x.k == Slot::K::kFloat) {
+          Slot s = x;
+          s.f = -x.f;
+          return s;
+        }
+        unsupported(w, "negates a value the graph computes");
+      }
+      case K::kIndex: {
+        const Slot base = eval(e.items[0], env, w, hint, depth);
+        const Slot index = eval(e.items[1], env, w, hint, depth);
+        if ((base.k == Slot::K::kTuple || base.k == Slot::K::kList) && index.k == Slot::K::kInt) {
+          std::int64_t i = index.i;
+          if (i < 0) i += static_cast<std::int64_t>(base.items.size());
+          if (i < 0 || i >= static_cast<std::int64_t>(base.items.size())) unsupported(w, "an index past the end");
+          return base.items[static_cast<std::size_t>(i)];
+        }
+        if (base.k == Slot::K::kRuntimeList && index.k == Slot::K::kInt) return list_item(base, index.i, hint);
+        unsupported(w, "indexes a value whose elements the reader cannot see");
+      }
+      case K::kAttr: {
+        const Slot base = eval(e.items[0], env, w, hint, depth);
+        if (base.k == Slot::K::kPath) {
+          if (base.s == "CONSTANTS" && e.s.size() > 1 && e.s[0] == 'c') return constant(e.s, w);
+          Slot p = base;
+          p.s += "." + e.s;
+          return p;
+        }
+        if (base.k == Slot::K::kModule) return attribute(*base.module, e.s, w);
+        unsupported(w, "reads attribute '" + e.s + "' of a value that is not a module");
+      }
+      case K::kCall: return eval_call(e, env, w, hint, depth);
+    }
+    unsupported(w, "an expression the reader does not know");
+  }
+
+  Slot eval_call(const Expr& e, std::unordered_map<std::string, Slot>& env, const Where& w, const std::string& hint, int depth) {
+    const Expr& callee = e.items[0];
+    // annotate(List[Optional[Tensor]], v): the type is not a value.
+    if (callee.k == Expr::K::kName && callee.s == "annotate" && !env.count("annotate")) {
+      if (e.items.size() != 3) bad_code(w, "annotate takes a type and a value");
+      return eval(e.items[2], env, w, hint, depth);
+    }
+    std::vector<Slot> args;
+    std::vector<std::pair<std::string, Slot>> kwargs;
+    const std::size_t positional = e.items.size() - 1 - e.keywords.size();
+    for (std::size_t k = 1; k < e.items.size(); ++k) {
+      Slot v = eval(e.items[k], env, w, hint, depth);
+      if (k - 1 < positional) args.push_back(std::move(v));
+      else kwargs.emplace_back(e.keywords[k - 1 - positional], std::move(v));
+    }
+    // (module).forward(x): the submodule's method, inlined.
+    if (callee.k == Expr::K::kAttr) {
+      const Slot object = eval(callee.items[0], env, w, hint, depth);
+      if (object.k == Slot::K::kModule) {
+        const Function& fn = method(std::string(object.module->callable()), callee.s, w);
+        return call(fn, object, args, kwargs, depth + 1);
+      }
+    }
+    const Slot f = eval(callee, env, w, hint, depth);
+    if (f.k != Slot::K::kPath) unsupported(w, "calls a value that is not a function");
+    const std::string& name = f.s;
+    if (name == "getattr") {
+      if (args.size() != 2 || args[0].k != Slot::K::kModule || args[1].k != Slot::K::kString) unsupported(w, "getattr of something other than a module's attribute");
+      return attribute(*args[0].module, args[1].s, w);
+    }
+    if (name == "torch.device") {
+      if (args.size() != 1 || args[0].k != Slot::K::kString) unsupported(w, "torch.device of something other than a string");
+      return args[0];
+    }
+    if (name == "int" || name == "float" || name == "bool") {
+      if (args.size() != 1) bad_code(w, name + "() takes one argument");
+      const Slot& a = args[0];
+      if (a.constant_number()) {
+        const double x = a.k == Slot::K::kInt ? static_cast<double>(a.i) : a.k == Slot::K::kFloat ? a.f : a.b;
+        Slot s;
+        if (name == "int") return constant_int(static_cast<std::int64_t>(x));
+        s.k = name == "float" ? Slot::K::kFloat : Slot::K::kBool;
+        s.f = x;
+        s.b = x != 0;
+        return s;
+      }
+      return aten(name == "int" ? "Int" : name == "float" ? "Float" : "Bool", args, kwargs, w, hint);
+    }
+    if (name == "ops.prim.NumToTensor") {
+      if (args.size() != 1 || (args[0].k != Slot::K::kScalar && !args[0].constant_number())) unsupported(w, "NumToTensor of a value that is not a number");
+      Slot out;
+      out.k = Slot::K::kTensor;
+      std::vector<ValueId> ins{as_value(args[0], hint)};
+      Attributes attrs;  // prim::NumToTensor.Scalar(Scalar a) -> Tensor
+      attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"a"});
+      attrs.set(std::string(kOverloadAttribute), std::string("Scalar"));
+      out.v = graph().node(graph().add_node("prim::NumToTensor", ins, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+      return out;
+    }
+    if (name.rfind("torch.", 0) == 0 && name.find('.', 6) == std::string::npos) return aten(name.substr(6), args, kwargs, w, hint);
+    if (name.rfind("ops.aten.", 0) == 0) return aten(name.substr(9), args, kwargs, w, hint);
+    if (name.rfind("__torch__.", 0) == 0) {  // a function of the code: __torch__.torch.nn.functional.relu
+      return call(function(name, w), Slot{}, args, kwargs, depth + 1);
+    }
+    unsupported(w, "calls " + name + ", which the reader does not know");
+  }
+
+  // A constant number (or a scalar the graph computes) as a value: 0-d constants, as the native reader makes them.
+  ValueId as_value(const Slot& s, const std::string& hint) {
+    if (s.k == Slot::K::kScalar || s.k == Slot::K::kTensor || s.k == Slot::K::kRuntimeList) return s.v;
+    Tensor t;
+    if (s.k == Slot::K::kInt) t = Tensor::from_vector<std::int64_t>({s.i}, {});
+    else if (s.k == Slot::K::kFloat) t = Tensor::from_vector<double>({s.f}, {});
+    else if (s.k == Slot::K::kBool) t = Tensor::from_vector<bool>({s.b}, {});
+    else fail(ErrorCode::kInternal, "as_value of a slot that is not a number");
+    return graph().add_constant(graph().unique_value_name(hint + ".item"), std::move(t));
+  }
+
+  // ---- aten calls ---------------------------------------------------------------
+  static bool is_tensor(const Slot& s) { return s.k == Slot::K::kTensor; }
+  static bool accepts(const detail::SchemaArg& a, const Slot& v) {
+    std::string type = a.type;
+    if (a.optional()) {
+      if (v.k == Slot::K::kNone) return true;
+      type.pop_back();
+    }
+    const auto all = [&](auto pred) {
+      return (v.k == Slot::K::kList || v.k == Slot::K::kTuple) && std::all_of(v.items.begin(), v.items.end(), pred);
+    };
+    const auto int_like = [](const Slot& x) { return x.k == Slot::K::kInt || x.k == Slot::K::kScalar; };
+    if (type == "T") return is_tensor(v);
+    if (type == "TL") return all(is_tensor);
+    if (type == "T?L") return all([](const Slot& x) { return is_tensor(x) || x.k == Slot::K::kNone; });
+    if (type == "I" || type == "D" || type == "Y" || type == "M") return int_like(v);
+    if (type == "F") return v.k == Slot::K::kFloat || v.k == Slot::K::kInt || v.k == Slot::K::kScalar;
+    if (type == "N") return v.constant_number() || v.k == Slot::K::kScalar;
+    if (type == "B") return v.k == Slot::K::kBool;
+    if (type == "IL") return v.k == Slot::K::kInt || v.k == Slot::K::kRuntimeList || all(int_like);
+    if (type == "FL") return all([](const Slot& x) { return x.constant_number() || x.k == Slot::K::kScalar; });
+    if (type == "BL") return all([](const Slot& x) { return x.k == Slot::K::kBool; });
+    if (type == "S" || type == "V") return v.k == Slot::K::kString;
+    return false;
+  }
+
+  // The schema whose arguments these are: the first (in the table's order) that takes them.
+  const detail::Schema* bind(const std::vector<detail::Schema>& schemas, const std::vector<Slot>& args,
+                             const std::vector<std::pair<std::string, Slot>>& kwargs, std::vector<const Slot*>& bound) const {
+    for (const detail::Schema& s : schemas) {
+      bound.assign(s.args.size(), nullptr);
+      bool ok = args.size() <= s.args.size();
+      for (std::size_t k = 0; ok && k < args.size(); ++k) {
+        ok = !s.args[k].keyword_only && accepts(s.args[k], args[k]);
+        bound[k] = &args[k];
+      }
+      for (const auto& [name, v] : kwargs) {
+        if (!ok) break;
+        auto it = std::find_if(s.args.begin(), s.args.end(), [&](const detail::SchemaArg& a) { return a.name == name; });
+        ok = it != s.args.end() && !bound[static_cast<std::size_t>(it - s.args.begin())] && accepts(*it, v);
+        if (ok) bound[static_cast<std::size_t>(it - s.args.begin())] = &v;
+      }
+      for (std::size_t k = 0; ok && k < s.args.size(); ++k) ok = bound[k] || s.args[k].has_default || s.args[k].optional();
+      if (ok && std::all_of(s.returns.begin(), s.returns.end(), [](const std::string& r) {
+            return r == "T" || r == "TL" || r == "I" || r == "F" || r == "N" || r == "B" || r == "IL";
+          })) {
+        return &s;
+      }
+    }
+    return nullptr;
+  }
+
+  Slot aten(const std::string& name, const std::vector<Slot>& args, const std::vector<std::pair<std::string, Slot>>& kwargs, const Where& w,
+            const std::string& hint) {
+    const auto& schemas = detail::aten_schemas(name);
+    if (schemas.empty()) unsupported(w, "aten::" + name + " is not an operator this build knows");
+    std::vector<const Slot*> bound;
+    const detail::Schema* s = bind(schemas, args, kwargs, bound);
+    if (!s) unsupported(w, "no overload of aten::" + name + " takes these arguments");
+    std::vector<ValueId> inputs;
+    std::vector<std::string> names;
+    Attributes attrs;
+    for (std::size_t k = 0; k < s->args.size(); ++k) {
+      const Slot* v = bound[k];
+      const detail::SchemaArg& a = s->args[k];
+      if (!v || v->k == Slot::K::kNone) continue;
+      auto input = [&](ValueId id) {
+        inputs.push_back(id);
+        names.push_back(a.name);
+      };
+      switch (v->k) {
+        case Slot::K::kTensor:
+        case Slot::K::kScalar:
+        case Slot::K::kRuntimeList: input(v->v); break;
+        case Slot::K::kInt: attrs.set(a.name, v->i); break;
+        case Slot::K::kFloat: attrs.set(a.name, v->f); break;
+        case Slot::K::kBool: attrs.set(a.name, v->b); break;
+        case Slot::K::kString: attrs.set(a.name, v->s); break;
+        case Slot::K::kList:
+        case Slot::K::kTuple: {
+          const bool tensors = a.type.rfind("T", 0) == 0;
+          if (tensors) {
+            std::vector<bool> present;
+            for (const Slot& x : v->items) {
+              present.push_back(x.k != Slot::K::kNone);
+              if (x.k != Slot::K::kNone) input(x.v);
+            }
+            if (std::find(present.begin(), present.end(), false) != present.end()) attrs.set(a.name, std::move(present));
+            break;
+          }
+          const bool runtime = std::any_of(v->items.begin(), v->items.end(), [](const Slot& x) { return x.k == Slot::K::kScalar; });
+          if (runtime) {
+            std::vector<ValueId> items;
+            for (const Slot& x : v->items) items.push_back(as_value(x, hint + "." + a.name));
+            const NodeId list = graph().add_node("prim::ListConstruct", std::move(items), {NewValue(graph().unique_value_name(hint + "." + a.name))}, {},
+                                                 node_name(hint + "." + a.name));
+            input(graph().node(list).outputs[0]);
+          } else if (a.type.rfind("FL", 0) == 0) {
+            std::vector<double> xs;
+            for (const Slot& x : v->items) xs.push_back(x.k == Slot::K::kFloat ? x.f : static_cast<double>(x.k == Slot::K::kInt ? x.i : x.b));
+            attrs.set(a.name, std::move(xs));
+          } else if (a.type.rfind("BL", 0) == 0) {
+            std::vector<bool> xs;
+            for (const Slot& x : v->items) xs.push_back(x.b);
+            attrs.set(a.name, std::move(xs));
+          } else {
+            std::vector<std::int64_t> xs;
+            for (const Slot& x : v->items) xs.push_back(x.i);
+            attrs.set(a.name, std::move(xs));
+          }
+          break;
+        }
+        default: unsupported(w, "argument '" + a.name + "' of aten::" + name + " is a value the reader cannot pass");
+      }
+    }
+    if (!inputs.empty()) attrs.set(std::string(kArgNamesAttribute), names);
+    if (!s->overload.empty()) attrs.set(std::string(kOverloadAttribute), s->overload);
+    const std::string op = "aten::" + name;
+    if (s->returns.size() == 1 && s->returns[0] == "TL") {
+      Slot out;
+      out.k = Slot::K::kPendingList;
+      out.pending = std::make_shared<Pending>(Pending{op, hint, std::move(inputs), std::move(attrs), std::nullopt});
+      return out;
+    }
+    std::vector<NewValue> outs;
+    for (std::size_t k = 0; k < std::max<std::size_t>(1, s->returns.size()); ++k) {
+      outs.emplace_back(graph().unique_value_name(s->returns.size() > 1 ? hint + "." + std::to_string(k) : hint));
+    }
+    const NodeId id = graph().add_node(op, std::move(inputs), std::move(outs), std::move(attrs), node_name(hint));
+    auto slot_of = [&](std::size_t k) {
+      Slot out;
+      const std::string& r = s->returns.empty() ? std::string("T") : s->returns[k];
+      out.k = r == "T" ? Slot::K::kTensor : r == "IL" ? Slot::K::kRuntimeList : Slot::K::kScalar;
+      out.v = graph().node(id).outputs[k];
+      return out;
+    };
+    if (s->returns.size() <= 1) return slot_of(0);
+    Slot tuple;
+    tuple.k = Slot::K::kTuple;
+    for (std::size_t k = 0; k < s->returns.size(); ++k) tuple.items.push_back(slot_of(k));
+    return tuple;
+  }
+
+  // ---- the module's attributes and tensors ---------------------------------------
+  Slot attribute(const PickleValue& module, const std::string& name, const Where& w) {
+    const PickleValue* state = module.kind == PKind::kBuild && module.items.size() == 2 ? module.items[1].get() : nullptr;
+    const PickleValue* v = state ? state->find(name) : nullptr;
+    if (!v) unsupported(w, "module " + std::string(module.callable()) + " has no attribute '" + name + "'");
+    return from_pickle(*v, "data/", name, w);
+  }
+
+  Slot from_pickle(const PickleValue& v, const std::string& dir, const std::string& name, const Where& w) {
+    Slot s;
+    switch (v.kind) {
+      case PKind::kNone: return s;
+      case PKind::kBool: s.k = Slot::K::kBool; s.b = v.boolean; return s;
+      case PKind::kInt: return constant_int(v.integer);
+      case PKind::kFloat: s.k = Slot::K::kFloat; s.f = v.number; return s;
+      case PKind::kString: s.k = Slot::K::kString; s.s = v.text; return s;
+      case PKind::kList:
+      case PKind::kTuple:
+        s.k = v.kind == PKind::kList ? Slot::K::kList : Slot::K::kTuple;
+        for (const auto& item : v.items) s.items.push_back(from_pickle(*item, dir, name, w));
+        return s;
+      case PKind::kBuild:
+        if (v.callable().substr(0, 10) == "__torch__.") {
+          s.k = Slot::K::kModule;
+          s.module = &v;
+          return s;
+        }
+        break;
+      case PKind::kReduce:
+        if (v.callable() == "torch._utils._rebuild_tensor_v2" || v.callable() == "torch._utils._rebuild_parameter") {
+          s.k = Slot::K::kTensor;
+          s.v = tensor(v, dir, name, w);
+          return s;
+        }
+        break;
+      default: break;
+    }
+    unsupported(w, "attribute '" + name + "' is a " + std::string(v.callable().empty() ? "value" : v.callable()) + " the reader does not read");
+  }
+
+  // torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks) as a graph constant, once.
+  ValueId tensor(const PickleValue& rebuild, const std::string& dir, const std::string& name, const Where& w) {
+    if (auto it = tensors_.find(&rebuild); it != tensors_.end()) return it->second;
+    const PickleValue* call = &rebuild;
+    if (rebuild.callable() == "torch._utils._rebuild_parameter") {  // (tensor, requires_grad, hooks)
+      const PickleValue& args = *rebuild.items[1];
+      if (args.items.empty() || args.items[0]->callable() != "torch._utils._rebuild_tensor_v2") unsupported(w, "a parameter that is not a plain tensor");
+      call = args.items[0].get();
+    }
+    const PickleValue& args = *call->items[1];
+    auto bad = [&](const std::string& what) -> void { fail(ErrorCode::kSchema, zip_.source() + ":" + root_ + dir + " tensor '" + name + "': " + what); };
+    if (args.items.size() < 4 || args.items[0]->kind != PKind::kPersistentId) bad("not (storage, offset, size, stride, ...)");
+    const PickleValue& id = *args.items[0]->items[0];
+    if (id.kind != PKind::kTuple || id.items.size() < 5 || id.items[2]->kind != PKind::kString) bad("its storage is not ('storage', type, key, location, numel)");
+    const std::optional<DType> dtype = storage_dtype(id.items[1]->callable());
+    if (!dtype) fail(ErrorCode::kUnknownDType, zip_.source() + ": tensor '" + name + "' is a " + std::string(id.items[1]->callable()));
+    auto ints = [&](const PickleValue& t) {
+      std::vector<std::int64_t> out;
+      if (t.kind != PKind::kTuple || t.items.size() > limits_.max_rank) bad("a size or stride that is not a tuple of at most max_rank ints");
+      for (const auto& x : t.items) {
+        if (x->kind != PKind::kInt) bad("a size or stride that is not an int");
+        out.push_back(x->integer);
+      }
+      return out;
+    };
+    if (args.items[1]->kind != PKind::kInt) bad("a storage offset that is not an int");
+    const Shape shape = ints(*args.items[2]);
+    const std::vector<std::int64_t> strides = ints(*args.items[3]);
+    for (auto d : shape) {
+      if (d < 0) bad("a negative size");
+    }
+    if (checked_nbytes(*dtype, shape) > limits_.max_tensor_bytes) {
+      fail(ErrorCode::kLimitExceeded, zip_.source() + ": tensor '" + name + "' is over the limit of " + std::to_string(limits_.max_tensor_bytes) + " bytes");
+    }
+    const std::string entry = root_ + dir + id.items[2]->text;
+    Tensor t;
+    if (checked_numel(shape) == 0) {
+      t = Tensor::zeros(*dtype, shape);
+    } else {
+      if (!zip_.find(entry)) fail(ErrorCode::kNotFound, zip_.source() + ": tensor '" + name + "' names storage '" + entry + "', which is not in the archive");
+      t = detail::tensor_from_storage(*dtype, shape, strides, args.items[1]->integer, zip_.read(entry), zip_.source() + ": tensor '" + name + "' (entry '" + entry + "')");
+    }
+    const ValueId v = graph().add_constant(graph().unique_value_name(name), std::move(t));
+    tensors_.emplace(&rebuild, v);
+    return v;
+  }
+
+  Slot constant(const std::string& cname, const Where& w) {
+    std::int64_t index = -1;
+    try {
+      index = std::stoll(cname.substr(1));
+    } catch (const std::exception&) {
+      unsupported(w, "CONSTANTS." + cname);
+    }
+    if (!constants_ || constants_->kind != PKind::kTuple || index < 0 || static_cast<std::size_t>(index) >= constants_->items.size()) {
+      unsupported(w, "CONSTANTS." + cname + " is not in constants.pkl");
+    }
+    return from_pickle(*constants_->items[static_cast<std::size_t>(index)], "constants/", "CONSTANTS." + cname, w);
+  }
+
+  // The returned structure as graph outputs and their tree spec.
+  TreeSpec spec_of(const Slot& s, std::vector<ValueId>& outputs, const Where& w) {
+    switch (s.k) {
+      case Slot::K::kTensor: outputs.push_back(s.v); return TreeSpec::leaf();
+      case Slot::K::kTuple:
+      case Slot::K::kList: {
+        std::vector<TreeSpec> children;
+        for (const Slot& x : s.items) children.push_back(spec_of(x, outputs, w));
+        return s.k == Slot::K::kTuple ? TreeSpec::tuple(std::move(children)) : TreeSpec::list(std::move(children));
+      }
+      case Slot::K::kDict: {
+        std::vector<std::pair<std::string, TreeSpec>> items;
+        for (std::size_t k = 0; k < s.items.size(); ++k) items.emplace_back(s.keys[k], spec_of(s.items[k], outputs, w));
+        return TreeSpec::dict(std::move(items));
+      }
+      case Slot::K::kNone: return TreeSpec::none();
+      default: unsupported(w, "forward returns a value that is not a tensor or a structure of tensors");
+    }
+  }
+
+  const ZipArchive& zip_;
+  const LoadLimits& limits_;
+  std::string root_;
+  PickleRef data_, constants_;
+  std::map<std::string, std::vector<Line>> files_;
+  std::map<std::string, Function> functions_;
+  std::unordered_map<const PickleValue*, ValueId> tensors_;
+  ExportedGraph out_;
+};
+
+}  // namespace
+
+ExportedGraph read_torchscript_archive(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, std::string_view source,
+                                       const LoadLimits& limits) {
+  const ZipArchive zip = ZipArchive::open(bytes, std::move(owner), std::string(source), limits);
+  return Reader(zip, limits).read();
+}
+
+ExportedGraph load_torchscript_archive(const std::string& path, const LoadLimits& limits) {
+  auto bytes = read_file_bytes(path, limits.max_file_bytes);
+  const std::span<const std::byte> view(bytes->data(), bytes->size());
+  return read_torchscript_archive(view, std::move(bytes), path, limits);
+}
+
+bool is_torchscript_archive(std::span<const std::byte> bytes) {
+  if (!looks_like_zip(bytes)) return false;
+  try {
+    const ZipArchive zip = ZipArchive::open(bytes, nullptr, "archive");
+    bool data = false, code = false;
+    for (const ZipEntry& e : zip.entries()) {
+      const auto slash = e.name.find('/');
+      if (slash == std::string::npos) continue;
+      data = data || e.name.compare(slash, std::string::npos, "/data.pkl") == 0;
+      code = code || e.name.compare(slash, 6, "/code/") == 0;
+    }
+    return data && code;
+  } catch (const Error&) {
+  }
+  return false;
+}
+
+}  // namespace tracegraph
