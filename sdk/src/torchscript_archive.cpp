@@ -803,11 +803,11 @@ class Reader {
         ok = !s.args[k].keyword_only && accepts(s.args[k], args[k]);
         bound[k] = &args[k];
       }
-      for (const auto& [name, v] : kwargs) {
+      for (const auto& kw : kwargs) {  // (not a structured binding: clang 14 cannot capture one)
         if (!ok) break;
-        auto it = std::find_if(s.args.begin(), s.args.end(), [&](const detail::SchemaArg& a) { return a.name == name; });
-        ok = it != s.args.end() && !bound[static_cast<std::size_t>(it - s.args.begin())] && accepts(*it, v);
-        if (ok) bound[static_cast<std::size_t>(it - s.args.begin())] = &v;
+        auto it = std::find_if(s.args.begin(), s.args.end(), [&](const detail::SchemaArg& a) { return a.name == kw.first; });
+        ok = it != s.args.end() && !bound[static_cast<std::size_t>(it - s.args.begin())] && accepts(*it, kw.second);
+        if (ok) bound[static_cast<std::size_t>(it - s.args.begin())] = &kw.second;
       }
       for (std::size_t k = 0; ok && k < s.args.size(); ++k) ok = bound[k] || s.args[k].has_default || s.args[k].optional();
       if (ok && std::all_of(s.returns.begin(), s.returns.end(), [](const std::string& r) {

@@ -9,9 +9,12 @@ import { api, assertOutputsMatch, inputsOf, jsDir, modelFiles, outputsOf, relati
 
 const { loadGraph, TracegraphError } = api;
 
-test('the single-threaded wasm stays under 2 MB', () => {
+// The page downloads it. 2 MiB until the page read .pt2 and TorchScript
+// archives itself (the zip reader and inflater, the unpickler, the two
+// readers and LibTorch's schema table: about 250 KB, compiled -Os).
+test('the single-threaded wasm stays under 2.5 MiB', () => {
   const bytes = statSync(join(jsDir, 'tracegraph.wasm')).size;
-  assert.ok(bytes < 2 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
+  assert.ok(bytes < 2.5 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
 });
 
 test('the single-threaded build runs one thread whatever is asked', async () => {
