@@ -57,6 +57,44 @@ for (const model of index.models) {
   }
 }
 
+// The zoo's traced TorchScript files, read by the core's TorchScript reader
+// in wasm (the native preset's make_zoo_small makes them).
+const zooDir = resolve(process.env.TRACEGRAPH_ZOO_DIR ?? join(root, 'build', 'zoo'));
+const zooIndex = existsSync(join(zooDir, 'index.json')) ? JSON.parse(readFileSync(join(zooDir, 'index.json'), 'utf8')) : { small: [] };
+test('the zoo is made', () => assert.ok(zooIndex.small.length >= 50, `only ${zooIndex.small.length} zoo models`));
+for (const model of zooIndex.small) {
+  const facts = JSON.parse(readFileSync(join(zooDir, `${model}.expected.json`), 'utf8'));
+  if (facts.how !== 'trace') continue;
+  test(`${model}.ts (traced) opens, names its activation and runs`, async (t) => {
+    const io = readTensors(join(zooDir, `${model}.io.safetensors`));
+    const g = await loadModel(join(zooDir, `${model}.ts`));
+    try {
+      const activation = g.outputActivation();
+      facts.activation.forEach((want, i) => {
+        // No shapes without LibTorch: concatenated heads' channel ranges are not known.
+        assert.equal(activation[i].kind, want.kind === 'per_channel' ? 'unknown' : want.kind, `output ${i} activation`);
+      });
+      g.setInputShapes(inputsOf(io).map((x) => x.shape));
+      g.optimize();
+      try {
+        g.finalize({ threads: 1 });
+      } catch (e) {
+        if (e instanceof TracegraphError && e.code === 'unsupported' && /cannot run/.test(e.message)) {
+          t.skip(e.message);
+          return;
+        }
+        throw e;
+      }
+      const out = g.run(inputsOf(io));
+      const want = outputsOf(io);
+      assert.equal(out.length, want.length);
+      out.forEach((o, i) => assert.ok(relativeError(o.data, want[i].data) <= 1e-4, `output ${i}: relative error ${relativeError(o.data, want[i].data)}`));
+    } finally {
+      g.dispose();
+    }
+  });
+}
+
 test('loadModel takes bytes, a file URL and reports progress', async () => {
   const path = join(pt2Dir, 'dynamic_batch.pt2');
   const bytes = new Uint8Array(readFileSync(path));
