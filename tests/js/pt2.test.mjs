@@ -18,6 +18,29 @@ const pt2Dir = resolve(process.env.TRACEGRAPH_PT2_DIR ?? join(root, 'build', 'pt
 if (!existsSync(join(pt2Dir, 'index.json'))) throw new Error(`no .pt2 archives in ${pt2Dir}: run the native preset's make_pt2_models test first`);
 const index = JSON.parse(readFileSync(join(pt2Dir, 'index.json'), 'utf8'));
 
+// Optimizes, finalizes and runs `g` on io's inputs against its outputs
+// within 1e-4; a skip naming the ops where XNNPACK lacks one.
+function optimizeAndRun(t, g, io) {
+  g.optimize();
+  try {
+    g.finalize({ threads: 1 });
+  } catch (e) {
+    if (e instanceof TracegraphError && e.code === 'unsupported' && /cannot run/.test(e.message)) {
+      t.skip(e.message);
+      return;
+    }
+    throw e;
+  }
+  const out = g.run(inputsOf(io));
+  const want = outputsOf(io);
+  assert.equal(out.length, want.length);
+  out.forEach((o, i) => {
+    assert.deepEqual(o.shape, want[i].shape, `output ${i} shape`);
+    const err = relativeError(o.data, want[i].data);
+    assert.ok(err <= 1e-4, `output ${i}: relative error ${err}`);
+  });
+}
+
 test('the archives are made', () => {
   assert.ok(index.models.length >= 40, `only ${index.models.length} models`);
 });
@@ -32,24 +55,7 @@ for (const model of index.models) {
         const activation = g.outputActivation();
         assert.equal(activation.length, expected.activation.length);
         if (form === 'pt2') expected.activation.forEach((want, i) => assert.equal(activation[i].kind, want.kind, `output ${i} activation`));
-        g.optimize();
-        try {
-          g.finalize({ threads: 1 });
-        } catch (e) {
-          if (e instanceof TracegraphError && e.code === 'unsupported' && /cannot run/.test(e.message)) {
-            t.skip(e.message);
-            return;
-          }
-          throw e;
-        }
-        const out = g.run(inputsOf(io));
-        const want = outputsOf(io);
-        assert.equal(out.length, want.length);
-        out.forEach((o, i) => {
-          assert.deepEqual(o.shape, want[i].shape, `output ${i} shape`);
-          const err = relativeError(o.data, want[i].data);
-          assert.ok(err <= 1e-4, `output ${i}: relative error ${err}`);
-        });
+        optimizeAndRun(t, g, io);
       } finally {
         g.dispose();
       }
@@ -75,20 +81,7 @@ for (const model of zooIndex.small) {
         assert.equal(activation[i].kind, want.kind === 'per_channel' ? 'unknown' : want.kind, `output ${i} activation`);
       });
       g.setInputShapes(inputsOf(io).map((x) => x.shape));
-      g.optimize();
-      try {
-        g.finalize({ threads: 1 });
-      } catch (e) {
-        if (e instanceof TracegraphError && e.code === 'unsupported' && /cannot run/.test(e.message)) {
-          t.skip(e.message);
-          return;
-        }
-        throw e;
-      }
-      const out = g.run(inputsOf(io));
-      const want = outputsOf(io);
-      assert.equal(out.length, want.length);
-      out.forEach((o, i) => assert.ok(relativeError(o.data, want[i].data) <= 1e-4, `output ${i}: relative error ${relativeError(o.data, want[i].data)}`));
+      optimizeAndRun(t, g, io);
     } finally {
       g.dispose();
     }
