@@ -178,6 +178,7 @@ class ExprParser {
   ExprParser(const std::vector<Tok>& toks, std::size_t pos, const Where& w) : t_(toks), pos_(pos), w_(w) {}
 
   Expr expr() {
+    const Nesting nesting(*this);
     Expr e = unary();
     const Tok& n = peek();
     if (n.t == Tok::T::kOp && n.s != "," && n.s != ")" && n.s != "]" && n.s != "}" && n.s != ":" && n.s != "=") {
@@ -214,6 +215,7 @@ class ExprParser {
   }
   Expr unary() {
     if (is_op("-")) {
+      const Nesting nesting(*this);
       ++pos_;
       Expr inner = unary();
       if (inner.k == Expr::K::kInt) {
@@ -320,9 +322,19 @@ class ExprParser {
     bad_code(w_, "unexpected '" + t.s + "'");
   }
 
+  // Bounds the recursion a hostile line could drive ("((((((...").
+  struct Nesting {
+    explicit Nesting(ExprParser& p) : p_(p) {
+      if (++p_.depth_ > 200) unsupported(p_.w_, "an expression nested deeper than 200");
+    }
+    ~Nesting() { --p_.depth_; }
+    ExprParser& p_;
+  };
+
   const std::vector<Tok>& t_;
   std::size_t pos_;
   const Where& w_;
+  int depth_ = 0;
 };
 
 // ---- what names hold while the code runs ------------------------------------
