@@ -349,6 +349,7 @@ struct Slot {
   bool b = false;
   std::string s;                       // a string; a kPath ("torch.conv2d", "__torch__.mod.fn")
   ValueId v;                           // kTensor, kScalar (an int or float the graph computes), kRuntimeList (an int[])
+  std::string scalar;                  // kScalar's type: "I", "F", "B" or "N" (a number)
   std::vector<Slot> items;             // list, tuple, dict values
   std::vector<std::string> keys;       // dict keys
   const PickleValue* module = nullptr;  // kModule
@@ -377,6 +378,7 @@ Slot constant_int(std::int64_t x) {
 struct Function {
   Where where;  // its def line
   std::vector<std::string> params;
+  std::vector<std::string> defaults;  // each parameter's default as written ("None", "[0, 0]"); empty: none
   std::vector<Line> body;
 };
 
@@ -451,6 +453,7 @@ class Reader {
     attrs.set(std::string(kOverloadAttribute), std::string("t"));
     Slot out;
     out.k = Slot::K::kScalar;
+    out.scalar = "I";
     out.v = graph().node(graph().add_node("aten::__getitem__", {list.v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
     return out;
   }
@@ -501,9 +504,14 @@ class Reader {
     for (std::size_t k = def.find('(') + 1; k < def.size(); ++k) {
       const char c = def[k];
       if ((c == ',' || c == ')') && depth == 0) {
+        // "name: Type=default"
         const std::string p = param.substr(0, param.find(':'));
         const auto b = p.find_first_not_of(' '), e = p.find_last_not_of(' ');
-        if (b != std::string::npos) fn.params.push_back(p.substr(b, e - b + 1));
+        if (b != std::string::npos) {
+          fn.params.push_back(p.substr(b, e - b + 1));
+          const auto eq = top_level_equals(param);
+          fn.defaults.push_back(eq == std::string::npos ? std::string() : param.substr(eq + 1));
+        }
         param.clear();
         if (c == ')') break;
         continue;
@@ -534,22 +542,62 @@ class Reader {
         continue;
       }
       auto kw = std::find_if(kwargs.begin(), kwargs.end(), [&](const auto& a) { return a.first == fn.params[p]; });
-      if (kw == kwargs.end()) unsupported(fn.where, "parameter '" + fn.params[p] + "' is not given");
-      env[fn.params[p]] = kw->second;
+      if (kw != kwargs.end()) {
+        env[fn.params[p]] = kw->second;
+      } else if (!fn.defaults[p].empty()) {
+        env[fn.params[p]] = constant_expression(fn.defaults[p], fn.where, depth);
+      } else {
+        unsupported(fn.where, "parameter '" + fn.params[p] + "' is not given");
+      }
     }
     if (next != args.size()) unsupported(fn.where, "called with " + std::to_string(args.size()) + " arguments");
-    for (const Line& line : fn.body) {
+    std::optional<Slot> result = run_block(fn, 0, fn.body.size(), env, depth);
+    return result ? std::move(*result) : Slot{};
+  }
+
+  // The lines [begin, end) of `fn`'s body, one block: what a `return` in it
+  // returns, or nullopt when it runs to its end.
+  std::optional<Slot> run_block(const Function& fn, std::size_t begin, std::size_t end, std::unordered_map<std::string, Slot>& env, int depth) {
+    for (std::size_t li = begin; li < end; ++li) {
+      const Line& line = fn.body[li];
       const Where w{fn.where.entry, line.number};
       const std::vector<Tok> toks = tokenize(line.text, w);
       if (toks[0].t == Tok::T::kName) {
-        static const std::set<std::string> kControl = {"if", "elif", "else", "for", "while", "with", "try", "except", "raise",
+        if (toks[0].s == "if") {
+          // if COND: BLOCK [else: BLOCK], each block the lines indented under it.
+          const std::size_t then_begin = li + 1, then_end = block_end(fn, then_begin, end, line.indent);
+          std::size_t else_begin = then_end, else_end = then_end;
+          if (then_end < end && fn.body[then_end].indent == line.indent && fn.body[then_end].text == "else:") {
+            else_begin = then_end + 1;
+            else_end = block_end(fn, else_begin, end, line.indent);
+          }
+          if (line.text.back() != ':') bad_code(w, "an if without its ':'");
+          std::vector<Tok> cond(toks.begin() + 1, toks.end() - 2);  // without `if` and the ':'
+          cond.push_back(Tok{});
+          ExprParser p(cond, 0, w);
+          const Slot c = eval(p.expr(), env, w, "cond", depth);
+          bool take;
+          if (c.constant_number() || c.k == Slot::K::kNone) {
+            take = c.k == Slot::K::kBool ? c.b : c.k == Slot::K::kInt ? c.i != 0 : c.k == Slot::K::kFloat ? c.f != 0 : false;
+          } else if (only_raises(fn, then_begin, then_end)) {
+            take = false;  // an argument check (`if x.dim() != 4: raise`): the model runs when it passes
+          } else if (only_raises(fn, else_begin, else_end) && else_begin != else_end) {
+            take = true;
+          } else {
+            unsupported(w, "'if' on a value known only at run time (the graph would depend on the input)");
+          }
+          const auto r = take ? run_block(fn, then_begin, then_end, env, depth) : run_block(fn, else_begin, else_end, env, depth);
+          if (r) return r;
+          li = else_end - 1;
+          continue;
+        }
+        static const std::set<std::string> kControl = {"elif", "else", "for", "while", "with", "try", "except", "raise",
                                                        "assert", "del", "break", "continue", "global", "lambda", "yield"};
-        if (kControl.count(toks[0].s)) unsupported(w, "'" + toks[0].s + "' (control flow and scripted statements are not read yet)");
+        if (kControl.count(toks[0].s)) unsupported(w, "'" + toks[0].s + "' (loops and these scripted statements are not read yet)");
         if (toks[0].s == "pass") continue;
         if (toks[0].s == "return") {
           ExprParser p(toks, 1, w);
-          Slot r = p.at_end() ? Slot{} : eval(p.expr_list(), env, w, "out", depth);
-          return r;
+          return p.at_end() ? Slot{} : eval(p.expr_list(), env, w, "out", depth);
         }
       }
       // TARGETS = EXPR
@@ -585,7 +633,46 @@ class Reader {
       std::vector<Slot> parts = unpacked(value, targets, w);
       for (std::size_t k = 0; k < targets.size(); ++k) env[targets[k]] = std::move(parts[k]);
     }
-    return Slot{};
+    return std::nullopt;
+  }
+
+  // A default or a class constant as written ("None", "[0, 0]", "1.0000000000000001e-05").
+  Slot constant_expression(const std::string& text, const Where& w, int depth) {
+    const std::vector<Tok> toks = tokenize(text, w);
+    ExprParser p(toks, 0, w);
+    std::unordered_map<std::string, Slot> none;
+    Slot v = eval(p.expr(), none, w, "default", depth);
+    if (!p.at_end()) bad_code(w, "more after the value '" + text + "'");
+    return v;
+  }
+
+  // The position of the first '=' outside brackets, npos when none.
+  static std::size_t top_level_equals(const std::string& text) {
+    int depth = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      if (c == ')' || c == ']' || c == '}') --depth;
+      if (c == '=' && depth == 0 && (i + 1 >= text.size() || text[i + 1] != '=') && (i == 0 || (text[i - 1] != '=' && text[i - 1] != '!' && text[i - 1] != '<' && text[i - 1] != '>'))) return i;
+    }
+    return std::string::npos;
+  }
+
+  // The end of the block that starts at `begin`: the first line at most as indented as its header.
+  static std::size_t block_end(const Function& fn, std::size_t begin, std::size_t end, std::size_t header_indent) {
+    std::size_t i = begin;
+    while (i < end && fn.body[i].indent > header_indent) ++i;
+    return i;
+  }
+  // A block that does nothing but raise (a check's failing branch), strings built for its message aside.
+  static bool only_raises(const Function& fn, std::size_t begin, std::size_t end) {
+    bool raises = false;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::string& t = fn.body[i].text;
+      if (t.find("ops.prim.RaiseException(") != std::string::npos) raises = true;
+      else if (t.find("torch.format(") == std::string::npos && t != "pass" && t.find("= \"") == std::string::npos) return false;
+    }
+    return raises;
   }
 
   std::vector<Slot> unpacked(const Slot& v, const std::vector<std::string>& names, const Where& w) {
@@ -704,10 +791,11 @@ class Reader {
   Slot eval_call(const Expr& e, std::unordered_map<std::string, Slot>& env, const Where& w, const std::string& hint, int depth) {
     const Expr& callee = e.items[0];
     // annotate(List[Optional[Tensor]], v): the type is not a value.
-    if (callee.k == Expr::K::kName && callee.s == "annotate" && !env.count("annotate")) {
-      if (e.items.size() != 3) bad_code(w, "annotate takes a type and a value");
+    if (callee.k == Expr::K::kName && (callee.s == "annotate" || callee.s == "unchecked_cast") && !env.count(callee.s)) {
+      if (e.items.size() != 3) bad_code(w, callee.s + " takes a type and a value");
       return eval(e.items[2], env, w, hint, depth);
     }
+    if (callee.k == Expr::K::kName && callee.s == "uninitialized" && !env.count(callee.s)) return Slot{};
     std::vector<Slot> args;
     std::vector<std::pair<std::string, Slot>> kwargs;
     const std::size_t positional = e.items.size() - 1 - e.keywords.size();
@@ -730,6 +818,18 @@ class Reader {
     if (name == "getattr") {
       if (args.size() != 2 || args[0].k != Slot::K::kModule || args[1].k != Slot::K::kString) unsupported(w, "getattr of something other than a module's attribute");
       return attribute(*args[0].module, args[1].s, w);
+    }
+    if (auto folded = fold(name, args)) return *folded;
+    if (name == "torch.len" && args.size() == 1 && args[0].k == Slot::K::kRuntimeList) {
+      // len(x.size()): aten::len.t(t[] a) -> int, at run time
+      Attributes attrs;
+      attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"a"});
+      attrs.set(std::string(kOverloadAttribute), std::string("t"));
+      Slot out;
+      out.k = Slot::K::kScalar;
+      out.scalar = "I";
+      out.v = graph().node(graph().add_node("aten::len", {args[0].v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+      return out;
     }
     if (name == "torch.device") {
       if (args.size() != 1 || args[0].k != Slot::K::kString) unsupported(w, "torch.device of something other than a string");
@@ -768,6 +868,44 @@ class Reader {
     unsupported(w, "calls " + name + ", which the reader does not know");
   }
 
+  // Scripted code's arithmetic and tests on values known while reading
+  // (`if training:`, `torch.__is__(stride, None)`, `torch.lt(eps, 0.)`):
+  // folded, so that the branch they decide is known.
+  static std::optional<Slot> fold(const std::string& name, const std::vector<Slot>& args) {
+    auto boolean = [](bool b) {
+      Slot s;
+      s.k = Slot::K::kBool;
+      s.b = b;
+      return s;
+    };
+    const auto known = [](const Slot& x) { return x.constant_number() || x.k == Slot::K::kNone || x.k == Slot::K::kString; };
+    if ((name == "torch.__is__" || name == "torch.__isnot__") && args.size() == 2 && (args[1].k == Slot::K::kNone || args[0].k == Slot::K::kNone)) {
+      const Slot& other = args[0].k == Slot::K::kNone ? args[1] : args[0];
+      if (other.k == Slot::K::kScalar) return std::nullopt;  // an optional the graph computes
+      const bool is_none = other.k == Slot::K::kNone;
+      return boolean(name == "torch.__is__" ? is_none : !is_none);
+    }
+    if (name == "torch.__not__" && args.size() == 1 && args[0].constant_number()) {
+      return boolean(!(args[0].k == Slot::K::kBool ? args[0].b : args[0].k == Slot::K::kInt ? args[0].i != 0 : args[0].f != 0));
+    }
+    if (name == "torch.len" && args.size() == 1 && (args[0].k == Slot::K::kList || args[0].k == Slot::K::kTuple)) {
+      return constant_int(static_cast<std::int64_t>(args[0].items.size()));
+    }
+    static const std::set<std::string> kCompare = {"torch.eq", "torch.ne", "torch.lt", "torch.le", "torch.gt", "torch.ge"};
+    if (kCompare.count(name) && args.size() == 2 && known(args[0]) && known(args[1])) {
+      const auto num = [](const Slot& x) { return x.k == Slot::K::kInt ? static_cast<double>(x.i) : x.k == Slot::K::kFloat ? x.f : x.b ? 1.0 : 0.0; };
+      if (args[0].k == Slot::K::kString || args[1].k == Slot::K::kString || args[0].k == Slot::K::kNone || args[1].k == Slot::K::kNone) {
+        if (name != "torch.eq" && name != "torch.ne") return std::nullopt;
+        const bool same = args[0].k == args[1].k && args[0].s == args[1].s;
+        return boolean(name == "torch.eq" ? same : !same);
+      }
+      const double a = num(args[0]), b = num(args[1]);
+      const std::string op = name.substr(6);
+      return boolean(op == "eq" ? a == b : op == "ne" ? a != b : op == "lt" ? a < b : op == "le" ? a <= b : op == "gt" ? a > b : a >= b);
+    }
+    return std::nullopt;
+  }
+
   // A constant number (or a scalar the graph computes) as a value: 0-d constants, as the native reader makes them.
   ValueId as_value(const Slot& s, const std::string& hint) {
     if (s.k == Slot::K::kScalar || s.k == Slot::K::kTensor || s.k == Slot::K::kRuntimeList) return s.v;
@@ -781,54 +919,72 @@ class Reader {
 
   // ---- aten calls ---------------------------------------------------------------
   static bool is_tensor(const Slot& s) { return s.k == Slot::K::kTensor; }
-  static bool accepts(const detail::SchemaArg& a, const Slot& v) {
+  // How well `v` fits schema argument `a`: -1 not at all, 1 by conversion
+  // (an int where a float goes, one int for an int[]), 2 exactly.
+  static int fit(const detail::SchemaArg& a, const Slot& v) {
     std::string type = a.type;
     if (a.optional()) {
-      if (v.k == Slot::K::kNone) return true;
+      if (v.k == Slot::K::kNone) return 1;
       type.pop_back();
     }
     const auto all = [&](auto pred) {
       return (v.k == Slot::K::kList || v.k == Slot::K::kTuple) && std::all_of(v.items.begin(), v.items.end(), pred);
     };
-    const auto int_like = [](const Slot& x) { return x.k == Slot::K::kInt || x.k == Slot::K::kScalar; };
-    if (type == "T") return is_tensor(v);
-    if (type == "TL") return all(is_tensor);
-    if (type == "T?L") return all([](const Slot& x) { return is_tensor(x) || x.k == Slot::K::kNone; });
-    if (type == "I" || type == "D" || type == "Y" || type == "M") return int_like(v);
-    if (type == "F") return v.k == Slot::K::kFloat || v.k == Slot::K::kInt || v.k == Slot::K::kScalar;
-    if (type == "N") return v.constant_number() || v.k == Slot::K::kScalar;
-    if (type == "B") return v.k == Slot::K::kBool;
-    if (type == "IL") return v.k == Slot::K::kInt || v.k == Slot::K::kRuntimeList || all(int_like);
-    if (type == "FL") return all([](const Slot& x) { return x.constant_number() || x.k == Slot::K::kScalar; });
-    if (type == "BL") return all([](const Slot& x) { return x.k == Slot::K::kBool; });
-    if (type == "S" || type == "V") return v.k == Slot::K::kString;
-    return false;
+    const auto is_int = [](const Slot& x) { return x.k == Slot::K::kInt || (x.k == Slot::K::kScalar && x.scalar == "I"); };
+    const auto number = [](const Slot& x) { return x.constant_number() || x.k == Slot::K::kScalar; };
+    if (type == "T") return is_tensor(v) ? 2 : -1;
+    if (type == "TL") return all(is_tensor) ? 2 : -1;
+    if (type == "T?L") return all([](const Slot& x) { return is_tensor(x) || x.k == Slot::K::kNone; }) ? 2 : -1;
+    if (type == "I") return is_int(v) ? 2 : (v.k == Slot::K::kScalar && v.scalar != "F") ? 1 : -1;
+    if (type == "D" || type == "Y" || type == "M") return is_int(v) ? 1 : -1;
+    if (type == "F") return (v.k == Slot::K::kFloat || (v.k == Slot::K::kScalar && v.scalar == "F")) ? 2 : number(v) && v.k != Slot::K::kBool ? 1 : -1;
+    if (type == "N") return number(v) ? 1 : -1;
+    if (type == "B") return (v.k == Slot::K::kBool || (v.k == Slot::K::kScalar && v.scalar == "B")) ? 2 : -1;
+    if (type == "IL") return (v.k == Slot::K::kRuntimeList || all(is_int)) ? 2 : v.k == Slot::K::kInt ? 1 : -1;
+    if (type == "FL") return all(number) ? 2 : -1;
+    if (type == "BL") return all([](const Slot& x) { return x.k == Slot::K::kBool; }) ? 2 : -1;
+    if (type == "S" || type == "V") return v.k == Slot::K::kString ? 2 : -1;
+    return -1;
   }
 
-  // The schema whose arguments these are: the first (in the table's order) that takes them.
+  // The schema whose arguments these are: of those that take them, the one
+  // they fit best (the table's order breaks ties).
   const detail::Schema* bind(const std::vector<detail::Schema>& schemas, const std::vector<Slot>& args,
                              const std::vector<std::pair<std::string, Slot>>& kwargs, std::vector<const Slot*>& bound) const {
+    const detail::Schema* best = nullptr;
+    int best_score = -1;
+    std::vector<const Slot*> b;
     for (const detail::Schema& s : schemas) {
-      bound.assign(s.args.size(), nullptr);
+      b.assign(s.args.size(), nullptr);
       bool ok = args.size() <= s.args.size();
+      int score = 0;
+      auto take = [&](std::size_t k, const Slot& v) {
+        const int f = fit(s.args[k], v);
+        ok = f >= 0;
+        score += f;
+        b[k] = &v;
+      };
       for (std::size_t k = 0; ok && k < args.size(); ++k) {
-        ok = !s.args[k].keyword_only && accepts(s.args[k], args[k]);
-        bound[k] = &args[k];
+        if (s.args[k].keyword_only) ok = false;
+        else take(k, args[k]);
       }
       for (const auto& kw : kwargs) {  // (not a structured binding: clang 14 cannot capture one)
         if (!ok) break;
         auto it = std::find_if(s.args.begin(), s.args.end(), [&](const detail::SchemaArg& a) { return a.name == kw.first; });
-        ok = it != s.args.end() && !bound[static_cast<std::size_t>(it - s.args.begin())] && accepts(*it, kw.second);
-        if (ok) bound[static_cast<std::size_t>(it - s.args.begin())] = &kw.second;
+        ok = it != s.args.end() && !b[static_cast<std::size_t>(it - s.args.begin())];
+        if (ok) take(static_cast<std::size_t>(it - s.args.begin()), kw.second);
       }
-      for (std::size_t k = 0; ok && k < s.args.size(); ++k) ok = bound[k] || s.args[k].has_default || s.args[k].optional();
-      if (ok && std::all_of(s.returns.begin(), s.returns.end(), [](const std::string& r) {
-            return r == "T" || r == "TL" || r == "I" || r == "F" || r == "N" || r == "B" || r == "IL";
-          })) {
-        return &s;
+      for (std::size_t k = 0; ok && k < s.args.size(); ++k) ok = b[k] || s.args[k].has_default || s.args[k].optional();
+      ok = ok && std::all_of(s.returns.begin(), s.returns.end(), [](const std::string& r) {
+        return r == "T" || r == "TL" || r == "I" || r == "F" || r == "N" || r == "B" || r == "IL";
+      });
+      if (ok && score > best_score) {
+        best = &s;
+        best_score = score;
+        bound = b;
       }
     }
-    return nullptr;
+    return best;
   }
 
   Slot aten(const std::string& name, const std::vector<Slot>& args, const std::vector<std::pair<std::string, Slot>>& kwargs, const Where& w,
@@ -912,6 +1068,7 @@ class Reader {
       Slot out;
       const std::string& r = s->returns.empty() ? std::string("T") : s->returns[k];
       out.k = r == "T" ? Slot::K::kTensor : r == "IL" ? Slot::K::kRuntimeList : Slot::K::kScalar;
+      out.scalar = r;
       out.v = graph().node(id).outputs[k];
       return out;
     };
@@ -926,8 +1083,30 @@ class Reader {
   Slot attribute(const PickleValue& module, const std::string& name, const Where& w) {
     const PickleValue* state = module.kind == PKind::kBuild && module.items.size() == 2 ? module.items[1].get() : nullptr;
     const PickleValue* v = state ? state->find(name) : nullptr;
-    if (!v) unsupported(w, "module " + std::string(module.callable()) + " has no attribute '" + name + "'");
-    return from_pickle(*v, "data/", name, w);
+    if (v) return from_pickle(*v, "data/", name, w);
+    if (auto c = class_constant(std::string(module.callable()), name, w)) return *c;
+    unsupported(w, "module " + std::string(module.callable()) + " has no attribute '" + name + "'");
+  }
+
+  // A class's `name : Final[T] = value` (a scripted module's constants: eps, momentum, ...).
+  std::optional<Slot> class_constant(const std::string& qualified_class, const std::string& name, const Where& w) {
+    const auto dot = qualified_class.rfind('.');
+    std::string path = qualified_class.substr(0, dot);
+    std::replace(path.begin(), path.end(), '.', '/');
+    const std::string entry = root_ + "code/" + path + ".py";
+    if (!zip_.find(entry)) return std::nullopt;
+    const std::vector<Line>& lines = file(entry);
+    const std::string cls = "class " + qualified_class.substr(dot + 1) + "(";
+    std::size_t i = 0;
+    while (i < lines.size() && !(lines[i].indent == 0 && lines[i].text.rfind(cls, 0) == 0)) ++i;
+    for (++i; i < lines.size() && lines[i].indent > 0; ++i) {
+      const std::string& t = lines[i].text;
+      if (t.rfind(name + " : Final[", 0) != 0) continue;
+      const auto eq = top_level_equals(t);
+      if (eq == std::string::npos) return std::nullopt;
+      return constant_expression(t.substr(eq + 1), Where{zip_.source() + ":" + entry, lines[i].number}, 0);
+    }
+    return std::nullopt;
   }
 
   Slot from_pickle(const PickleValue& v, const std::string& dir, const std::string& name, const Where& w) {
@@ -951,6 +1130,11 @@ class Reader {
         }
         break;
       case PKind::kReduce:
+        // torch.jit's typed lists: build_intlist([1, 2]), build_doublelist, build_boollist, build_tensorlist.
+        if (v.callable().rfind("torch.jit._pickle.build_", 0) == 0 && v.callable().size() > 28 &&
+            v.callable().substr(v.callable().size() - 4) == "list" && v.items[1]->items.size() == 1) {
+          return from_pickle(*v.items[1]->items[0], dir, name, w);
+        }
         if (v.callable() == "torch._utils._rebuild_tensor_v2" || v.callable() == "torch._utils._rebuild_parameter") {
           s.k = Slot::K::kTensor;
           s.v = tensor(v, dir, name, w);
