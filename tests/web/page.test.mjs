@@ -281,12 +281,12 @@ test('a traced TorchScript file opens by the picker and runs within 1e-4 of torc
   assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
 });
 
-test('a scripted TorchScript file with control flow says which line and what to do', async () => {
-  await page.setInputFiles('#file', [join(root, 'build', 'native', 'models', 'unet3d_sigmoid_scripted.ts')]);
+test('a scripted TorchScript file that loops on its input says which line and what to do', async () => {
+  await page.setInputFiles('#file', [join(root, 'build', 'native', 'models', 'loop_on_values.ts')]);
   await page.waitForSelector('#error:not([hidden])');
   const message = await page.textContent('#error-text');
   assert.match(message, /^unsupported: /);
-  assert.match(message, /unet3d_sigmoid_scripted\.ts/);
+  assert.match(message, /loop_on_values\.ts/);
   assert.match(message, /\.py line \d+/);
   assert.match(message, /tracegraph export/);
   await page.click('#error-close');
