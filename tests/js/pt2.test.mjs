@@ -70,7 +70,7 @@ const zooIndex = existsSync(join(zooDir, 'index.json')) ? JSON.parse(readFileSyn
 test('the zoo is made', () => assert.ok(zooIndex.small.length >= 50, `only ${zooIndex.small.length} zoo models`));
 for (const model of zooIndex.small) {
   const facts = JSON.parse(readFileSync(join(zooDir, `${model}.expected.json`), 'utf8'));
-  test(`${model}.ts (${facts.how}d) opens, names its activation and runs`, async (t) => {
+  test(`${model}.ts (${facts.how === 'trace' ? 'traced' : 'scripted'}) opens, names its activation and runs`, async (t) => {
     const io = readTensors(join(zooDir, `${model}.io.safetensors`));
     let g;
     try {
