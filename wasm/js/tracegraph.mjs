@@ -217,8 +217,9 @@ function sniff(bytes) {
 
 // Reads any model file tracegraph opens, told by its content, not its name:
 // a torch.export archive (.pt2), a TorchScript archive (.ts/.pt from
-// torch.jit.save: straight-line code, as tracing writes it; scripted control
-// flow is refused naming the code's line), or an exported graph's JSON
+// torch.jit.save: traced modules, and scripted ones whose branches are known
+// while reading; a loop or a branch on the input is refused naming the code's
+// line), or an exported graph's JSON
 // document with its safetensors weights (`options.weights`; for a URL or path
 // without it, the file the document names, beside it). `source` is a URL, a
 // path (Node), a File or Blob, or bytes. `options.onProgress(loaded, total)`

@@ -8,9 +8,11 @@
 //   and storage offsets honoured) and its other attributes;
 // - the serialized code under code/ (the canonical form PyTorch's printer
 //   emits): each module's forward, its calls of submodules' forwards inlined
-//   into one graph. Straight-line code (a traced module, or a scripted one
-//   without control flow) is read; `if`, loops and the other statements are
-//   refused naming the entry and line.
+//   into one graph. Straight-line code (a traced module) is read, and
+//   scripted code whose branches are known while reading: an `if` on a
+//   constant (self.training, `x is None`, comparisons of constants) runs one
+//   block, a branch that only raises is an argument check and is dropped.
+//   Loops and branches on the input are refused naming the entry and line.
 //
 // Each call of an aten op becomes a node like the native reader's: op
 // "aten::NAME", its overload (chosen by the arguments' kinds among LibTorch's
