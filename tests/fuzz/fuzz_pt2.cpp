@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "touch.h"
 #include "tracegraph/pt2.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -13,11 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   limits.max_nodes = 1 << 12;
   try {
     const auto eg = tracegraph::read_pt2({reinterpret_cast<const std::byte*>(data), size}, nullptr, "fuzz.pt2", {}, limits);
-    eg.graph.verify();
-    volatile std::uint8_t sink = 0;
-    for (auto v : eg.graph.constants()) {
-      for (std::byte b : eg.graph.value(v).data.bytes()) sink = sink ^ static_cast<std::uint8_t>(b);
-    }
+    verify_and_touch(eg);
   } catch (const tracegraph::Error&) {
   }
   return 0;

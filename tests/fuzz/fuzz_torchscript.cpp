@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "touch.h"
 #include "tracegraph/error.h"
 #include "tracegraph/torchscript_archive.h"
 
@@ -15,11 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   limits.max_pickle_ops = 1 << 16;
   try {
     const auto eg = tracegraph::read_torchscript_archive({reinterpret_cast<const std::byte*>(data), size}, nullptr, "fuzz.ts", limits);
-    eg.graph.verify();
-    volatile std::uint8_t sink = 0;
-    for (auto v : eg.graph.constants()) {
-      for (std::byte b : eg.graph.value(v).data.bytes()) sink = sink ^ static_cast<std::uint8_t>(b);
-    }
+    verify_and_touch(eg);
   } catch (const tracegraph::Error&) {
   }
   return 0;
