@@ -5,7 +5,6 @@
 #include <filesystem>
 
 #include "tracegraph/exported_graph.h"
-#include "tracegraph/file_io.h"
 #include "tracegraph/pt2.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
@@ -16,10 +15,7 @@ ExportedGraph read_model(const std::string& path, const TorchScriptOptions& opti
   if (std::filesystem::path(path).extension() == ".json") return load_graph(path);
   // A .pt2 is told by what it holds, not by its name: torch.jit.save and
   // torch.export.save both write zip archives, under any extension.
-  const LoadLimits limits;
-  auto bytes = read_file_bytes(path, limits.max_file_bytes);
-  const std::span<const std::byte> view(bytes->data(), bytes->size());
-  if (is_pt2_archive(view)) return read_pt2(view, std::move(bytes), path, {}, limits);
+  if (is_pt2_file(path)) return load_pt2(path);
   return read_torchscript(path, options);
 }
 

@@ -200,11 +200,9 @@ class Pt2Reader {
   void find_layout() {
     // Every entry sits under one root folder, named after the file torch wrote.
     for (const ZipEntry& e : zip_.entries()) {
-      const auto slash = e.name.find('/');
-      const std::string_view rest = slash == std::string::npos ? std::string_view(e.name) : std::string_view(e.name).substr(slash + 1);
-      const std::string root = slash == std::string::npos ? std::string() : e.name.substr(0, slash + 1);
+      const std::string_view rest = name_in_root(e.name);
       if (rest == "archive_format") {
-        root_ = root;
+        root_ = e.name.substr(0, e.name.size() - rest.size());
         const std::string format(zip_.read(e).text());
         if (format != "pt2") {
           fail(ErrorCode::kUnsupported, zip_.source() + ": entry '" + e.name + "' says archive format '" + format +
@@ -245,7 +243,6 @@ class Pt2Reader {
       fail(ErrorCode::kNotFound, zip_.source() + ": " + (name.empty() ? std::string("which model? ") : "no model '" + name + "'; ") +
                                      "the archive holds " + (models.empty() ? std::string("none under ") + prefix : list));
     }
-    model_name_ = name;
     model_path_ = prefix + name + ".json";
   }
 
@@ -709,7 +706,7 @@ class Pt2Reader {
   const ZipArchive& zip_;
   const Pt2Options& options_;
   const LoadLimits& limits_;
-  std::string root_, model_name_, model_path_, model_source_;
+  std::string root_, model_path_, model_source_;
   std::vector<std::string> config_sources_;
   std::int64_t major_ = 0, minor_ = 0;
   std::unordered_map<std::string, Payload> weights_, constants_;
@@ -735,24 +732,30 @@ ExportedGraph load_pt2(const std::string& path, const Pt2Options& options, const
   return read_pt2(view, std::move(bytes), path, options, limits);
 }
 
+namespace {
+
+// A torch.export program's archive: its archive_format, or the older flat layout.
+bool holds_program(const std::vector<ZipEntry>& entries) {
+  return std::any_of(entries.begin(), entries.end(), [](const ZipEntry& e) {
+    const std::string_view rest = name_in_root(e.name);
+    return rest == "archive_format" || rest == "serialized_exported_program.json";
+  });
+}
+
+}  // namespace
+
 bool is_pt2_archive(std::span<const std::byte> bytes) {
   if (!looks_like_zip(bytes)) return false;
   try {
-    const ZipArchive zip = ZipArchive::open(bytes, nullptr, "archive");
-    for (const ZipEntry& e : zip.entries()) {
-      const auto slash = e.name.find('/');
-      const std::string_view rest = slash == std::string::npos ? std::string_view(e.name) : std::string_view(e.name).substr(slash + 1);
-      if (rest == "archive_format" || rest == "serialized_exported_program.json") return true;
-    }
+    return holds_program(ZipArchive::open(bytes, nullptr, "archive").entries());
   } catch (const Error&) {
+    return false;
   }
-  return false;
 }
 
 bool is_pt2_file(const std::string& path) {
   try {
-    const auto bytes = read_file_bytes(path, LoadLimits{}.max_file_bytes);
-    return is_pt2_archive(std::span<const std::byte>(bytes->data(), bytes->size()));
+    return holds_program(zip_directory(path));  // the directory alone, not the weights
   } catch (const Error&) {
     return false;
   }

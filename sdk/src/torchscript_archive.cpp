@@ -399,8 +399,7 @@ class Reader {
 
   ExportedGraph read() {
     for (const ZipEntry& e : zip_.entries()) {
-      const auto slash = e.name.find('/');
-      if (slash != std::string::npos && e.name.compare(slash, std::string::npos, "/data.pkl") == 0) root_ = e.name.substr(0, slash + 1);
+      if (name_in_root(e.name) == "data.pkl") root_ = e.name.substr(0, e.name.size() - std::string_view("data.pkl").size());
     }
     if (!zip_.find(root_ + "data.pkl")) {
       fail(ErrorCode::kUnsupported, zip_.source() + ": no data.pkl: not a TorchScript archive (torch.jit.save)");
@@ -1256,10 +1255,9 @@ bool is_torchscript_archive(std::span<const std::byte> bytes) {
     const ZipArchive zip = ZipArchive::open(bytes, nullptr, "archive");
     bool data = false, code = false;
     for (const ZipEntry& e : zip.entries()) {
-      const auto slash = e.name.find('/');
-      if (slash == std::string::npos) continue;
-      data = data || e.name.compare(slash, std::string::npos, "/data.pkl") == 0;
-      code = code || e.name.compare(slash, 6, "/code/") == 0;
+      const std::string_view rest = name_in_root(e.name);
+      data = data || rest == "data.pkl";
+      code = code || rest.substr(0, 5) == "code/";
     }
     return data && code;
   } catch (const Error&) {

@@ -1,6 +1,8 @@
 #include "tracegraph/zip_archive.h"
 
+#include <algorithm>
 #include <array>
+#include <fstream>
 #include <unordered_set>
 
 #include "tracegraph/error.h"
@@ -23,20 +25,24 @@ constexpr std::size_t kZip64EndBytes = 56;
 // anything is allocated.
 constexpr std::uint64_t kMaxDeflateRatio = 1032;
 
-// Little-endian reads over a bounded span; `what` names the record for errors.
+// Little-endian reads over a bounded span of the archive: all of it, or (for
+// zip_directory()) the part that starts at file offset `base`. Offsets are the
+// file's; `what` names the record for errors.
 class Reader {
  public:
-  Reader(std::span<const std::byte> bytes, const std::string& source) : bytes_(bytes), source_(source) {}
+  Reader(std::span<const std::byte> bytes, const std::string& source, std::uint64_t base = 0, std::uint64_t file_size = UINT64_MAX)
+      : bytes_(bytes), source_(source), base_(base), file_size_(file_size == UINT64_MAX ? base + bytes.size() : file_size) {}
 
   void need(std::uint64_t offset, std::uint64_t n, const char* what) const {
-    if (offset > bytes_.size() || n > bytes_.size() - offset) {
+    if (offset < base_ || offset - base_ > bytes_.size() || n > bytes_.size() - (offset - base_)) {
       fail(ErrorCode::kTruncated, source_ + ": the " + what + " at offset " + std::to_string(offset) + " runs past the end of the " +
-                                      std::to_string(bytes_.size()) + "-byte archive");
+                                      std::to_string(file_size_) + "-byte archive");
     }
   }
   std::uint64_t le(std::uint64_t offset, int n) const {
+    const std::size_t at = static_cast<std::size_t>(offset - base_);
     std::uint64_t v = 0;
-    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<std::uint64_t>(bytes_[static_cast<std::size_t>(offset) + static_cast<std::size_t>(i)]);
+    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<std::uint64_t>(bytes_[at + static_cast<std::size_t>(i)]);
     return v;
   }
   std::uint16_t u16(std::uint64_t o) const { return static_cast<std::uint16_t>(le(o, 2)); }
@@ -45,29 +51,35 @@ class Reader {
   // Offsets and sizes are 64-bit in the file and checked against the bytes
   // (need()) before they index them, so they fit a size_t (32 bits in wasm).
   std::string_view text(std::uint64_t o, std::uint64_t n) const {
-    return {reinterpret_cast<const char*>(bytes_.data() + static_cast<std::size_t>(o)), static_cast<std::size_t>(n)};
+    return {reinterpret_cast<const char*>(bytes_.data() + static_cast<std::size_t>(o - base_)), static_cast<std::size_t>(n)};
   }
-  std::size_t size() const { return bytes_.size(); }
+  std::uint64_t base() const { return base_; }
+  std::uint64_t file_size() const { return file_size_; }
 
  private:
   std::span<const std::byte> bytes_;
   const std::string& source_;
+  std::uint64_t base_, file_size_;
 };
 
 struct Directory {
   std::uint64_t entries = 0, size = 0, offset = 0;
 };
 
+// The end record sits at the end, after a comment of at most 65535 bytes
+// (and the zip64 locator and record just before it): the bytes a reader of
+// the directory alone needs from the file's end.
+constexpr std::uint64_t kTailBytes = kEndOfDirectoryBytes + 65535 + kZip64LocatorBytes + kZip64EndBytes;
+
 Directory find_directory(const Reader& r, const std::string& source) {
-  if (r.size() < kEndOfDirectoryBytes) {
-    fail(ErrorCode::kParse, source + ": " + std::to_string(r.size()) + " bytes, too short to be a zip archive");
+  if (r.file_size() < kEndOfDirectoryBytes) {
+    fail(ErrorCode::kParse, source + ": " + std::to_string(r.file_size()) + " bytes, too short to be a zip archive");
   }
-  // The end record sits at the end, after a comment of at most 65535 bytes.
-  const std::uint64_t last = r.size() - kEndOfDirectoryBytes;
-  const std::uint64_t first = last > 65535 ? last - 65535 : 0;
+  const std::uint64_t last = r.file_size() - kEndOfDirectoryBytes;
+  const std::uint64_t first = std::max(r.base(), last > 65535 ? last - 65535 : 0);
   std::uint64_t eocd = UINT64_MAX;
   for (std::uint64_t o = last + 1; o-- > first;) {
-    if (r.u32(o) == kEndOfDirectory && o + kEndOfDirectoryBytes + r.u16(o + 20) == r.size()) {
+    if (r.u32(o) == kEndOfDirectory && o + kEndOfDirectoryBytes + r.u16(o + 20) == r.file_size()) {
       eocd = o;
       break;
     }
@@ -77,7 +89,7 @@ Directory find_directory(const Reader& r, const std::string& source) {
     fail(ErrorCode::kUnsupported, source + ": a multi-disk zip archive (end record at offset " + std::to_string(eocd) + ")");
   }
   Directory d{r.u16(eocd + 10), r.u32(eocd + 12), r.u32(eocd + 16)};
-  if (eocd >= kZip64LocatorBytes && r.u32(eocd - kZip64LocatorBytes) == kZip64Locator) {
+  if (eocd >= r.base() + kZip64LocatorBytes && r.u32(eocd - kZip64LocatorBytes) == kZip64Locator) {
     const std::uint64_t loc = eocd - kZip64LocatorBytes;
     const std::uint64_t z = r.u64(loc + 8);
     r.need(z, kZip64EndBytes, "zip64 end-of-central-directory record");
@@ -90,41 +102,8 @@ Directory find_directory(const Reader& r, const std::string& source) {
   return d;
 }
 
-}  // namespace
-
-bool looks_like_zip(std::span<const std::byte> bytes) {
-  return bytes.size() >= 4 && bytes[0] == std::byte{'P'} && bytes[1] == std::byte{'K'} && bytes[2] == std::byte{3} && bytes[3] == std::byte{4};
-}
-
-std::uint32_t crc32(std::span<const std::byte> bytes) {
-  static const std::array<std::uint32_t, 256> kTable = [] {
-    std::array<std::uint32_t, 256> t{};
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  std::uint32_t c = 0xffffffffu;
-  for (std::byte b : bytes) c = kTable[(c ^ static_cast<std::uint32_t>(b)) & 0xffu] ^ (c >> 8);
-  return c ^ 0xffffffffu;
-}
-
-ZipArchive ZipArchive::open(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, std::string source,
-                            const LoadLimits& limits) {
-  if (bytes.size() > limits.max_file_bytes) {
-    fail(ErrorCode::kLimitExceeded, source + ": " + std::to_string(bytes.size()) + " bytes is over the limit of " +
-                                        std::to_string(limits.max_file_bytes));
-  }
-  ZipArchive a;
-  a.bytes_ = bytes;
-  a.owner_ = std::move(owner);
-  a.source_ = std::move(source);
-  a.limits_ = limits;
-  const std::string& src = a.source_;
-  const Reader r(bytes, src);
-  const Directory d = find_directory(r, src);
+// The entries of directory `d`, whose bytes `r` holds.
+std::vector<ZipEntry> read_directory(const Reader& r, const Directory& d, const std::string& src, const LoadLimits& limits) {
   if (d.entries > limits.max_archive_entries) {
     fail(ErrorCode::kLimitExceeded, src + ": " + std::to_string(d.entries) + " entries, over the limit of " +
                                         std::to_string(limits.max_archive_entries));
@@ -134,7 +113,8 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, std::shared_ptr<co
     fail(ErrorCode::kParse, src + ": the central directory at offset " + std::to_string(d.offset) + " is " + std::to_string(d.size) +
                                 " bytes, too small for " + std::to_string(d.entries) + " entries");
   }
-  a.entries_.reserve(d.entries);
+  std::vector<ZipEntry> entries;
+  entries.reserve(static_cast<std::size_t>(d.entries));
   std::unordered_set<std::string> names;
   std::uint64_t o = d.offset;
   const std::uint64_t end = d.offset + d.size;
@@ -196,10 +176,82 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, std::shared_ptr<co
                                      std::to_string(e.size) + " it says");
     }
     if (!names.insert(e.name).second) fail(ErrorCode::kDuplicateName, where + ": the name is used twice");
-    a.entries_.push_back(std::move(e));
+    entries.push_back(std::move(e));
     o += record;
   }
+  return entries;
+}
+
+
+}  // namespace
+
+std::string_view name_in_root(std::string_view entry) {
+  const auto slash = entry.find('/');
+  return slash == std::string_view::npos ? entry : entry.substr(slash + 1);
+}
+
+bool looks_like_zip(std::span<const std::byte> bytes) {
+  return bytes.size() >= 4 && bytes[0] == std::byte{'P'} && bytes[1] == std::byte{'K'} && bytes[2] == std::byte{3} && bytes[3] == std::byte{4};
+}
+
+std::uint32_t crc32(std::span<const std::byte> bytes) {
+  static const std::array<std::uint32_t, 256> kTable = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint32_t c = 0xffffffffu;
+  for (std::byte b : bytes) c = kTable[(c ^ static_cast<std::uint32_t>(b)) & 0xffu] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+ZipArchive ZipArchive::open(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, std::string source,
+                            const LoadLimits& limits) {
+  if (bytes.size() > limits.max_file_bytes) {
+    fail(ErrorCode::kLimitExceeded, source + ": " + std::to_string(bytes.size()) + " bytes is over the limit of " +
+                                        std::to_string(limits.max_file_bytes));
+  }
+  ZipArchive a;
+  a.bytes_ = bytes;
+  a.owner_ = std::move(owner);
+  a.source_ = std::move(source);
+  a.limits_ = limits;
+  const std::string& src = a.source_;
+  const Reader r(bytes, src);
+  a.entries_ = read_directory(r, find_directory(r, src), src, limits);
   return a;
+}
+
+std::vector<ZipEntry> zip_directory(const std::string& path, const LoadLimits& limits) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(ErrorCode::kIo, path + ": cannot open");
+  const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
+  if (size > limits.max_file_bytes) {
+    fail(ErrorCode::kLimitExceeded, path + ": " + std::to_string(size) + " bytes is over the limit of " + std::to_string(limits.max_file_bytes));
+  }
+  auto read_at = [&](std::uint64_t offset, std::uint64_t n) {
+    std::vector<std::byte> out(static_cast<std::size_t>(n));
+    in.seekg(static_cast<std::streamoff>(offset));
+    if (!in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(n))) fail(ErrorCode::kIo, path + ": cannot read");
+    return out;
+  };
+  const std::uint64_t tail_size = std::min(size, kTailBytes);
+  const std::vector<std::byte> tail = read_at(size - tail_size, tail_size);
+  const Directory d = find_directory(Reader(tail, path, size - tail_size, size), path);
+  if (d.size > limits.max_header_bytes) {
+    fail(ErrorCode::kLimitExceeded, path + ": a central directory of " + std::to_string(d.size) + " bytes, over the limit of " +
+                                        std::to_string(limits.max_header_bytes));
+  }
+  if (d.offset > size || d.size > size - d.offset) {
+    fail(ErrorCode::kTruncated, path + ": the central directory at offset " + std::to_string(d.offset) + " runs past the end of the " +
+                                    std::to_string(size) + "-byte archive");
+  }
+  const std::vector<std::byte> directory = read_at(d.offset, d.size);
+  return read_directory(Reader(directory, path, d.offset, size), d, path, limits);
 }
 
 const ZipEntry* ZipArchive::find(std::string_view name) const {

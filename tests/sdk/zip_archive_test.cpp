@@ -4,6 +4,7 @@
 #include <string>
 
 #include "test_util.h"
+#include "tracegraph/file_io.h"
 
 namespace tracegraph {
 namespace {
@@ -240,6 +241,21 @@ TEST(ZipArchiveTest, RefusesDuplicateNamesEncryptionAndOtherMethods) {
   Built bz = build({{"x", "a"}});
   patch(bz.bytes, bz.central_offsets[0] + 10, 12, 2);
   EXPECT_TG_ERROR(open_zip(bz.bytes), ErrorCode::kUnsupported, "compression method 12");
+}
+
+TEST(ZipArchiveTest, TheDirectoryOfAFileIsReadFromItsEndAlone) {
+  const std::string path = test_data("valid/dynamic_batch.deflated.pt2");
+  const auto bytes = read_file_bytes(path, 1 << 24);
+  const ZipArchive zip = ZipArchive::open(*bytes, bytes, path);
+  const std::vector<ZipEntry> directory = zip_directory(path);
+  ASSERT_EQ(directory.size(), zip.entries().size());
+  for (std::size_t i = 0; i < directory.size(); ++i) {
+    EXPECT_EQ(directory[i].name, zip.entries()[i].name);
+    EXPECT_EQ(directory[i].local_header_offset, zip.entries()[i].local_header_offset);
+  }
+  EXPECT_EQ(name_in_root(directory[0].name), directory[0].name.substr(directory[0].name.find('/') + 1));
+  EXPECT_TG_ERROR(zip_directory(test_data("valid/small.json")), ErrorCode::kParse, "not a zip archive");
+  EXPECT_TG_ERROR(zip_directory(test_data("valid/no_such_file")), ErrorCode::kIo, "no_such_file");
 }
 
 }  // namespace

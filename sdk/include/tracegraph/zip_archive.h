@@ -66,6 +66,16 @@ class ZipArchive {
   std::vector<ZipEntry> entries_;
 };
 
+// The entries of the zip archive at `path`, read from its end record and
+// central directory alone (at most 64 KiB and the directory, not the
+// entries' data): what telling a file's kind needs. Errors as open()'s, and
+// kIo when the file cannot be read.
+std::vector<ZipEntry> zip_directory(const std::string& path, const LoadLimits& limits = {});
+
+// An entry's name below the one root folder torch's writers put every entry
+// under ("model/archive_format" -> "archive_format"); a name without a folder as it is.
+std::string_view name_in_root(std::string_view entry);
+
 // True when `bytes` start like a zip archive (a local file header).
 bool looks_like_zip(std::span<const std::byte> bytes);
 
