@@ -58,6 +58,10 @@ bool passes_values(const Graph& g, const Node& n, const CanonicalOp& c, bool& ke
     keeps_channels = false;
     return true;
   }
+  if (op == "gather" || op == "split") {  // x[:, idx], index_select, split, unbind: values picked, none changed
+    keeps_channels = false;
+    return true;
+  }
   if (op == "slice" || op == "select") {
     if (c.attributes.get_int("dim").value_or(0) == 1 || op == "select") keeps_channels = false;
     return true;
@@ -261,13 +265,7 @@ std::optional<Activation> from_channel_scatter(const Graph& g, const Node& n, Va
   return a;
 }
 
-bool picks_elements(const Node& n) {
-  const std::string_view op = op_base(n.op);
-  return op == "index" || op == "_unsafe_index" || op == "index_select" || op == "gather" || op == "take_along_dim" ||
-         op == "split" || op == "split_with_sizes" || op == "unsafe_split" || op == "chunk" || op == "unbind";
-}
-
-// A number: a constant of one element, or a scalar argument.
+// A number: a constant of one element.
 bool is_number(const Graph& g, ValueId v) {
   const Value& value = g.value(v);
   return value.is_constant() && value.data.numel() == 1;
@@ -355,12 +353,6 @@ Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, i
     }
     if (!c) {
       if (auto scattered = from_channel_scatter(g, n, v, keeps_channels, depth)) return *scattered;
-      if (const auto self = input_for_arg(n, "self", 0); self && picks_elements(n)) {
-        // x[:, idx], index_select, gather: values picked, none changed.
-        v = *self;
-        keeps_channels = false;
-        continue;
-      }
       return a;
     }
     if (passes_values(g, n, *c, keeps_channels)) {

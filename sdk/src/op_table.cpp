@@ -74,6 +74,9 @@ constexpr std::array kSimple = {
     Row{"adaptive_max_pool2d", "adaptive_max_pool"}, Row{"adaptive_max_pool3d", "adaptive_max_pool"}, Row{"__interpolate", "upsample"}, Row{"stack", "stack"},
     Row{"mean", "mean"}, Row{"sum", "sum"}, Row{"exp", "exp"}, Row{"log", "log"}, Row{"pow", "pow"},
     Row{"neg", "neg"}, Row{"abs", "abs"}, Row{"sqrt", "sqrt"}, Row{"pad", "pad"}, Row{"constant_pad_nd", "pad"},
+    Row{"index", "gather"}, Row{"_unsafe_index", "gather"}, Row{"index_select", "gather"}, Row{"gather", "gather"},
+    Row{"take_along_dim", "gather"}, Row{"split", "split"}, Row{"split_with_sizes", "split"}, Row{"unsafe_split", "split"},
+    Row{"chunk", "split"}, Row{"unbind", "split"},
 };
 
 }  // namespace
