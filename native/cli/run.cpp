@@ -133,17 +133,17 @@ int run_model(const RunOptions& o) {
   // (a torch.export.Dim's symbols bound); TorchScript is read with the inputs
   // as examples (every value gets its shape), so for inputs by name its input
   // names are read first.
-  const bool json = extension(o.model) == ".json" || is_pt2_file(o.model);
+  const bool exported = extension(o.model) == ".json" || is_pt2_file(o.model);
   auto start = Clock::now();
   std::optional<TracedGraph> loaded;
-  if (json) loaded.emplace(native::load(o.model));
+  if (exported) loaded.emplace(native::load(o.model));
   std::vector<Tensor> inputs;
   if (by_name) {
-    inputs = order_inputs(given, json ? loaded->input_names() : native::read_model(o.model).graph.input_names(), o.model);
+    inputs = order_inputs(given, exported ? loaded->input_names() : native::read_model(o.model).graph.input_names(), o.model);
   } else {
     for (const auto& g : given) inputs.push_back(g.tensor);
   }
-  if (json) {
+  if (exported) {
     std::vector<Shape> shapes;
     for (const Tensor& t : inputs) shapes.push_back(t.shape());
     if (shapes.size() == loaded->input_names().size()) loaded->set_input_shapes(shapes);
