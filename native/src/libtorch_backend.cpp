@@ -649,6 +649,7 @@ class LibTorchBackend final : public Backend {
     else if (step.fused == "silu") at::silu_(t);
     else if (step.fused == "clip") t.clamp_(step.fused_min ? c10::optional<at::Scalar>(*step.fused_min) : c10::nullopt,
                                              step.fused_max ? c10::optional<at::Scalar>(*step.fused_max) : c10::nullopt);
+    else fail(ErrorCode::kUnsupported, "libtorch: fused activation '" + step.fused + "' is not one this backend runs");
   }
 
   // prim::ListConstruct of numbers computed at run time.

@@ -39,6 +39,8 @@ std::optional<std::int64_t> window_output(std::int64_t in, std::int64_t kernel, 
   return saturate(out);
 }
 
+bool pool_padding_fits(std::int64_t kernel, std::int64_t padding) { return kernel > 0 && padding >= 0 && padding <= kernel / 2; }
+
 std::int64_t transposed_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
                                std::int64_t dilation, std::int64_t output_padding) {
   return saturate((wide{in} - 1) * stride - 2 * wide{padding} + wide{dilation} * (wide{kernel} - 1) + output_padding + 1);

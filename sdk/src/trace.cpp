@@ -330,7 +330,7 @@ SymbolicTensor pool(const char* op, const SymbolicTensor& x, std::vector<std::in
   if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2) t.misuse(op, "kernel, stride and padding need two entries", at);
   Shape out(x.shape().begin(), x.shape().end() - 2);
   for (std::size_t i = 0; i < 2; ++i) {
-    if (padding[i] * 2 > kernel[i]) t.misuse(op, "padding must be at most half the kernel", at);
+    if (!shape_rules::pool_padding_fits(kernel[i], padding[i])) t.misuse(op, "padding must be at most half the kernel", at);
     const auto o = shape_rules::window_output(x.shape()[x.shape().size() - 2 + i], kernel[i], stride[i], padding[i], 1);
     if (!o || *o <= 0) t.misuse(op, "the window is larger than the input " + dims_str(x.shape()), at);
     out.push_back(*o);

@@ -9,6 +9,7 @@
 #include "tracegraph/error.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/shape_rules.h"
+#include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph {
 namespace {
@@ -143,8 +144,7 @@ class NodeCheck {
     const Ints dilation = max ? spatial("dilation", k, Ints(k, 1)) : Ints(k, 1);
     positive("dilation", dilation);
     for (std::size_t i = 0; i < k; ++i) {
-      const i64 effective = max ? ((kernel[i] - 1) * dilation[i] + 1) : kernel[i];
-      if (padding[i] > effective / 2) {
+      if (!shape_rules::pool_padding_fits(kernel[i], padding[i])) {
         broken(ErrorCode::kInvalidArgument, "attribute 'padding' " + list_str(padding) + ": must be at most half of the kernel size " + list_str(kernel));
       }
     }
@@ -178,6 +178,15 @@ class NodeCheck {
 
   void run(const std::string& base, const std::optional<CanonicalOp>& canonical) const {
     const std::string c = canonical ? canonical->name : "";
+    if (const AttributeValue* fused = n_.attributes.find(kFusedActivation)) {
+      const std::string* name = std::get_if<std::string>(fused);
+      if (!name || !is_fusible_activation(*name)) {
+        std::string known;
+        for (std::string_view k : kFusibleActivations) known += (known.empty() ? "" : ", ") + std::string(k);
+        broken(ErrorCode::kSchema, "attribute '" + std::string(kFusedActivation) + "' " + (name ? "'" + *name + "'" : std::string("is not a string")) +
+                                       ": not an activation that fuses (" + known + ")");
+      }
+    }
     if (c == "conv" || c == "conv_transpose") return convolution(c == "conv_transpose");
     if (c == "max_pool" || c == "avg_pool") {
       const std::size_t k = base.find("1d") != std::string::npos ? 1 : base.find("3d") != std::string::npos ? 3 : 2;

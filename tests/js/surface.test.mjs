@@ -1,4 +1,4 @@
-// One surface on both sides: the calls of tests/wasm/surface_test.cpp (C++ on
+// One surface on both sides: the calls of tests/xnnpack/surface_test.cpp (C++ on
 // the XNNPACK backend), case by case, in wasm on the same exported files; the
 // same results and the same error codes (README, "C++ and JavaScript").
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 """Our native code paths compile for aarch64 (Linux Arm, Apple silicon under Linux).
 
 Takes the native preset's compile_commands.json and compiles each source of
-sdk/, native/ and wasm/xnnpack/ again with Debian's aarch64 cross compiler
+sdk/, native/ and xnnpack/ again with Debian's aarch64 cross compiler
 (g++-aarch64-linux-gnu), as an aarch64 configure of the same preset would:
 without the two files built only for x86-64 (winograd_avx2.cpp,
 winograd_avx512.cpp) and their TRACEGRAPH_WINOGRAD_X86, with the same include
@@ -49,7 +49,7 @@ def main():
         return 1
     with open(os.path.join(build, "compile_commands.json")) as f:
         entries = json.load(f)
-    ours = [os.path.join(source, d) + os.sep for d in ("sdk", "native", os.path.join("wasm", "xnnpack"))]
+    ours = [os.path.join(source, d) + os.sep for d in ("sdk", "native", "xnnpack")]
     chosen = []
     for e in entries:
         path = os.path.realpath(os.path.join(e["directory"], e["file"]))

@@ -17,6 +17,19 @@ TEST(ShapeRulesTest, BroadcastAlignsTheLastDimsAndRepeatsOnes) {
   EXPECT_EQ(broadcast({0}, {2}), std::nullopt);
 }
 
+TEST(ShapeRulesTest, PoolPaddingIsAtMostHalfTheKernel) {
+  EXPECT_TRUE(pool_padding_fits(3, 1));
+  EXPECT_FALSE(pool_padding_fits(3, 2));
+  EXPECT_TRUE(pool_padding_fits(2, 1));  // kernel 2: floor(2 / 2)
+  EXPECT_TRUE(pool_padding_fits(1, 0));
+  EXPECT_FALSE(pool_padding_fits(1, 1));
+  EXPECT_FALSE(pool_padding_fits(3, -1));
+  EXPECT_FALSE(pool_padding_fits(0, 0));
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_TRUE(pool_padding_fits(kMax, kMax / 2));
+  EXPECT_FALSE(pool_padding_fits(kMax, kMax));
+}
+
 TEST(ShapeRulesTest, WindowOutputFloorsAndCeilsAsPyTorchPools) {
   EXPECT_EQ(window_output(32, 3, 1, 1, 1), 32);  // a same-padded 3x3 convolution
   EXPECT_EQ(window_output(7, 2, 2, 0, 1), 3);    // max_pool2d(2) of 7: floor

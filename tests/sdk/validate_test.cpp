@@ -5,6 +5,7 @@
 
 #include "test_util.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph {
 namespace {
@@ -107,10 +108,29 @@ TEST(ValidateTest, PoolingWindowsFitTheirPaddedInput) {
                   "'kernel_size' [0, 2]");
   EXPECT_TG_ERROR(validate_attributes(unary("aten::max_pool2d", attrs({{"kernel_size", Ints{2, 2}}, {"padding", Ints{2, 2}}}))),
                   ErrorCode::kInvalidArgument, "must be at most half of the kernel size");
+  // Half the kernel, dilated or not, as torch 2.14's max_pool2d checks (a
+  // dilated window of 7 does not allow a padding of 2 for a kernel of 2).
+  EXPECT_TG_ERROR(validate_attributes(unary("aten::max_pool2d", attrs({{"kernel_size", Ints{2, 2}}, {"padding", Ints{2, 1}}, {"dilation", Ints{3, 1}}}))),
+                  ErrorCode::kInvalidArgument, "must be at most half of the kernel size");
   EXPECT_TG_ERROR(validate_attributes(unary("aten::avg_pool2d", attrs({{"kernel_size", Ints{3, 3}}, {"stride", Ints{0, 1}}}))),
                   ErrorCode::kInvalidArgument, "'stride' [0, 1]");
   EXPECT_TG_ERROR(validate_attributes(unary("aten::max_pool1d", attrs({{"kernel_size", Ints{9}}}), {1, 3, 5})), ErrorCode::kShapeMismatch,
                   "the pooling window [9] is larger than the padded input");
+}
+
+// A file's graph may carry activation_fusion's attribute: only an activation
+// that fuses (the list both backends run), never one a backend would skip.
+TEST(ValidateTest, AFusedActivationIsOneThatFuses) {
+  for (std::string_view name : kFusibleActivations) {
+    Attributes a = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1);
+    a.set(std::string(kFusedActivation), std::string(name));
+    EXPECT_NO_THROW(validate_attributes(conv(a))) << name;
+  }
+  Attributes a = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1);
+  a.set(std::string(kFusedActivation), std::string("hardsigmoid"));
+  EXPECT_TG_ERROR(validate_attributes(conv(a)), ErrorCode::kSchema, "node 'conv' (aten::conv2d): attribute 'fused_activation' 'hardsigmoid'");
+  a.set(std::string(kFusedActivation), std::int64_t{1});
+  EXPECT_TG_ERROR(validate_attributes(conv(a)), ErrorCode::kSchema, "is not a string");
 }
 
 TEST(ValidateTest, ResizesSlicesPermutationsAndDims) {

@@ -24,6 +24,12 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b);
 std::optional<std::int64_t> window_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
                                           std::int64_t dilation, bool ceil_mode = false);
 
+// PyTorch's rule for a pooling's padding: at most half of the kernel, for
+// max and average pooling alike, dilated or not (torch's pool shape checks
+// refuse a padding past half the kernel even where the dilated window is
+// wider). False for a negative padding or a kernel that is not positive.
+bool pool_padding_fits(std::int64_t kernel, std::int64_t padding);
+
 // A transposed convolution's output length: (in-1)s - 2p + d(k-1) + output_padding + 1
 // (may be 0 or negative: the caller refuses those).
 std::int64_t transposed_output(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,

@@ -27,7 +27,7 @@ std::size_t activation_fusion(Graph& g, TransformContext& ctx) {
     auto c = canonical_op(act);
     if (!c) continue;
     const std::string& name = c->name;
-    if (name != "relu" && name != "clip" && name != "sigmoid" && name != "tanh" && name != "hardswish" && name != "silu") continue;
+    if (!is_fusible_activation(name)) continue;
     if (act.outputs.size() != 1) continue;
     const auto x = transforms::data_input(act);
     if (!x || !g.value(*x).producer) continue;

@@ -4,7 +4,10 @@
 // work on graphs read from TorchScript and on graphs made by trace().
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <string_view>
 
 #include "tracegraph/graph.h"
 #include "tracegraph/optimizer.h"
@@ -35,9 +38,15 @@ std::size_t activation_fusion(Graph& graph, TransformContext& context);
 // transpose) followed by its inverse disappears.
 std::size_t view_chain_collapse(Graph& graph, TransformContext& context);
 
-// The attributes activation_fusion writes.
+// The attributes activation_fusion writes, and the activations it folds (canonical
+// names; a clamp of known bounds is "clip"): the one list the transform,
+// finalize()'s validation of a file's graph and both backends go by.
 inline constexpr std::string_view kFusedActivation = "fused_activation";
 inline constexpr std::string_view kFusedMin = "fused_min";
 inline constexpr std::string_view kFusedMax = "fused_max";
+inline constexpr std::array<std::string_view, 6> kFusibleActivations = {"relu", "clip", "sigmoid", "tanh", "hardswish", "silu"};
+inline bool is_fusible_activation(std::string_view name) {
+  return std::find(kFusibleActivations.begin(), kFusibleActivations.end(), name) != kFusibleActivations.end();
+}
 
 }  // namespace tracegraph

@@ -1,0 +1,637 @@
+// Convolutions: 1D (as 2D, or a portable kernel), 2D and 3D, transposed, grouped and dilated, with their fused activations.
+#include "lower/lowerings.h"
+#include "kernels/conv/winograd.h"
+
+namespace tracegraph::xnnpack {
+namespace {
+
+// A fold must promise at least this much more useful work per multiply-add.
+constexpr double kMinFoldGain = 1.25;
+// The most inputs per output pixel (KD*KH*KW*C) an unfolded convolution
+// (lower_unfolded()) is measured for: a 7x7 stem over 3 channels is 147.
+constexpr i64 kMaxUnfoldedRow = 160;
+
+}  // namespace
+
+int XnnpackBackend::gemm_tile_columns() {
+  // As XNNPACK 2024-11-08's init_f32_gemm_config() picks its microkernels (its
+  // nr), from the CPU as it sees it (cpu.h).
+#if defined(__x86_64__) || defined(__i386__)
+  const cpu::Features& cpu = cpu::features();
+  return cpu.avx512f ? 32 : cpu.fma || cpu.avx ? 16 : 8;
+#else
+  return 8;  // wasm SIMD, Arm NEON
+#endif
+}
+
+i64 pixel_fold(i64 channels, i64 kernel_w, i64 stride_w, i64 out_w) {
+  const i64 nr = XnnpackBackend::gemm_tile_columns();
+  // The useful share of the multiply-adds: the folded channels over whole
+  // tiles, times the kernel's columns over the widened kernel's.
+  auto useful = [&](i64 fold) {
+    const i64 c = fold * channels;
+    return static_cast<double>(c) / static_cast<double>((c + nr - 1) / nr * nr) * static_cast<double>(kernel_w) /
+           static_cast<double>(kernel_w + (fold - 1) * stride_w);
+  };
+  i64 best = 1;
+  double best_useful = kMinFoldGain * useful(1);
+  for (i64 fold = 2; fold <= 16 && fold * channels <= 2 * nr && fold <= out_w; fold *= 2) {
+    if (out_w % fold == 0 && useful(fold) > best_useful) best = fold, best_useful = useful(fold);
+  }
+  return best;
+}
+
+void lower_conv(Context& cx, const Node& n, NodeState& st) {
+  const std::string base = base_op(n.op);
+  const Tensor& w = cx.constant_arg(n, "weight", 1, true);
+  const Tensor& b = cx.constant_arg(n, "bias", 2, false);
+  const bool transposed = base == "_convolution" || base == "convolution" ? cx.int_arg(n, "transposed").value_or(0) != 0
+                                                                          : base.rfind("conv_transpose", 0) == 0;
+  if (w.dim() == 3 && !transposed) return lower_conv1d(cx, n, st);
+  if (w.dim() != 4 && w.dim() != 5) fail(ErrorCode::kUnsupported, cx.where(n) + ": only 1D, 2D and 3D convolutions and 2D and 3D transposed ones run here (weight " + shape_str(w.shape()) + ")");
+  const std::size_t rank = static_cast<std::size_t>(w.dim() - 2);
+  const int x = cx.as_layout(cx.tensor_arg(n, "input", 0), true);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D convolution (unbatched input is not supported)");
+  if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
+  const auto stride = cx.spatial_arg(n, "stride", rank, 1);
+  const auto padding = cx.spatial_arg(n, "padding", rank, 0);
+  const auto dilation = cx.spatial_arg(n, "dilation", rank, 1);
+  const auto output_padding = cx.spatial_arg(n, "output_padding", rank, 0);
+  const std::vector<i64> kernel(w.shape().begin() + 2, w.shape().end());
+  cx.within_geometry(n, {{"stride", &stride}, {"padding", &padding}, {"dilation", &dilation}, {"output_padding", &output_padding}, {"kernel", &kernel}});
+  const i64 groups = cx.int_arg(n, "groups").value_or(1);
+  const i64 in_channels = xs[1];
+  if (groups <= 0 || in_channels % groups) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
+  const Fused fused = cx.fused_of(n);
+  const Shape& ws = w.shape();
+  if (!transposed) {
+    const i64 cg = in_channels / groups, out_channels = ws[0], cog = out_channels / groups;
+    if (ws[1] != cg || out_channels % groups) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
+    if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+    const i64 kd = rank == 3 ? ws[2] : 1;
+    const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+    const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
+    const std::size_t h = rank == 3 ? 1 : 0;  // index of H among the spatial args
+    // The GEMM's rows (output pixels) decide whether the output channels go
+    // in column blocks (column_blocks()); only without groups, whose output
+    // channels interleave.
+    const i64 out_w = shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
+    const i64 rows = xs[0] * shape_rules::window_output(rank == 3 ? xs[2] : 1, kd, depth.stride, depth.padding, depth.dilation).value_or(0) *
+                     shape_rules::window_output(xs[rank == 3 ? 3 : 2], kh, stride[h], padding[h], dilation[h]).value_or(0) * out_w;
+    const i64 block_width = groups == 1 ? column_block_width(rows, kh * kw * kd * cg, out_channels) : 0;
+    // Few output channels fill XNNPACK's tiles better with neighbouring
+    // pixels folded into them (pixel_fold()); not with groups or column
+    // blocks (many channels), nor dilated rows.
+    const i64 fold = groups == 1 && block_width == 0 && dilation[h + 1] == 1 ? pixel_fold(out_channels, kw, stride[h + 1], out_w) : 1;
+    const i64 fold_kw = kw + (fold - 1) * stride[h + 1];  // the folded kernel's width
+    // XNNPACK's direct convolution, made once (again after Winograd ran on
+    // other shapes, or for another width of column blocks); the node's
+    // operator fold - 1, so that shapes that fold differently each keep theirs.
+    auto direct_ops = [&]() -> const NodeState::ColumnBlocks& {
+      // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's
+      // [g*cog + o][c][kd][kh][kw]; folded, output channel j * out_channels + o
+      // is pixel j's channel o: the kernel shifted j strides right, zeros around.
+      std::vector<float> packed, bias;
+      const i64 ic = kd * cg;
+      return column_blocks(st, static_cast<std::size_t>(fold - 1), block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
+        if (packed.empty()) {
+          packed.assign(static_cast<std::size_t>(w.numel() / kw * fold_kw * fold), 0.0f);
+          const float* src = w.data_as<float>();
+          for (i64 j = 0; j < fold; ++j)
+            for (i64 o = 0; o < out_channels; ++o)
+              for (i64 c = 0; c < cg; ++c)
+                for (i64 d = 0; d < kd; ++d)
+                  for (i64 y = 0; y < kh; ++y)
+                    for (i64 x2 = 0; x2 < kw; ++x2)
+                      packed[static_cast<std::size_t>((((j * out_channels + o) * kh + y) * fold_kw + x2 + j * stride[h + 1]) * ic + d * cg + c)] =
+                          src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
+          if (b.defined())
+            for (i64 j = 0; j < fold; ++j) bias.insert(bias.end(), b.data_as<float>(), b.data_as<float>() + out_channels);
+        }
+        // Whole: `cog` output channels per group (folded: fold x); a block (groups == 1): its `count`.
+        cx.check(xnn_create_convolution2d_nhwc_f32(
+                  u32(padding[h]), u32(padding[h + 1]),
+                  u32(padding[h]), u32(padding[h + 1]),
+                  u32(kh), u32(fold_kw), u32(stride[h]),
+                  u32(fold * stride[h + 1]), u32(dilation[h]),
+                  u32(dilation[h + 1]), u32(groups),
+                  static_cast<std::size_t>(ic), static_cast<std::size_t>(count == out_channels ? cog * fold : count), static_cast<std::size_t>(ic * groups),
+                  static_cast<std::size_t>(out_channels * fold), packed.data() + first * kh * fold_kw * ic, bias.empty() ? nullptr : bias.data() + first,
+                  fused.min, fused.max, 0, nullptr, nullptr, op),
+              n, "creating a convolution");
+      });
+    };
+    // Reshapes the blocks for `images` of in_h x in_w; their largest workspace.
+    auto reshape_direct = [&](const NodeState::ColumnBlocks& blocks, i64 images, i64 in_h, i64 in_w, std::size_t& oh, std::size_t& ow) {
+      std::size_t workspace = 0;
+      for (const XnnOp& op : blocks.ops) {
+        std::size_t ws_size = 0, ws_align = 0;
+        cx.check(xnn_reshape_convolution2d_nhwc_f32(op.op, static_cast<std::size_t>(images), static_cast<std::size_t>(in_h),
+                                                 static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, cx.pool()),
+              n, "reshaping a convolution");
+        workspace = std::max(workspace, ws_size);
+      }
+      ow *= static_cast<std::size_t>(fold);  // folded pixels: fold each
+      return workspace;
+    };
+    const i64 block = block_width ? block_width : out_channels;
+    const bool winograd_shape = groups == 1 && kh == 3 && kw == 3 && (rank == 2 || kd == 3) &&
+                                std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
+                                std::all_of(dilation.begin(), dilation.end(), [](i64 v) { return v == 1; });
+    // A 3x3 depthwise convolution may run on our kernel (lower_depthwise());
+    // one channel alone is an ordinary convolution (Winograd's, or XNNPACK's).
+    const bool depthwise_shape = rank == 2 && groups > 1 && groups == in_channels && out_channels == in_channels && kh == 3 && kw == 3 &&
+                                 dilation[0] == 1 && dilation[1] == 1 && stride[0] <= 2 && stride[1] <= 2;
+    const bool pointwise_shape = groups == 1 && kh == 1 && kw == 1 && kd == 1 &&
+                                 std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
+                                 std::all_of(padding.begin(), padding.end(), [](i64 v) { return v == 0; });
+    // Few inputs per output pixel (a first layer's 3 channels by 3x3 or 7x7):
+    // our GEMM over the unfolded input may beat XNNPACK's (lower_unfolded()).
+    const bool unfolded_shape = groups == 1 && !pointwise_shape && kd * kh * kw * in_channels <= kMaxUnfoldedRow;
+    if (winograd_shape || depthwise_shape || pointwise_shape || unfolded_shape) {
+      // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
+      // Its buffers (the unfolded depth, XNNPACK's workspace), grown to each
+      // call's sizes: Winograd's and the unfolded measurement crop differently.
+      struct Scratch {
+        AlignedFloats unfolded, workspace;
+        std::size_t unfolded_bytes = 0, workspace_bytes = 0;
+      };
+      auto scratch = std::make_shared<Scratch>();
+      DirectRun direct = [&cx, &n, &direct_ops, &reshape_direct, block, scratch, rank, in_channels, depth](
+                             const float* in, float* y, i64 batch, const i64* sizes) {
+        const NodeState::ColumnBlocks& blocks = direct_ops();
+        const float* conv_in = in;
+        i64 images = batch;
+        const i64 in_h = sizes[rank - 2], in_w = sizes[rank - 1];
+        std::size_t oh = 0, ow = 0;
+        if (rank == 3 && depth.kernel == 1 && depth.stride == 1 && depth.padding == 0) images = batch * sizes[0];  // depth slices as images
+        else if (rank == 3) {
+          const i64 out_depth = shape_rules::window_output(sizes[0], depth.kernel, depth.stride, depth.padding, depth.dilation).value_or(0);
+          images = batch * out_depth;
+          const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * depth.kernel * in_channels);
+          if (scratch->unfolded_bytes < bytes) scratch->unfolded = aligned_floats(bytes), scratch->unfolded_bytes = bytes;
+          float* u = scratch->unfolded.get();
+          cx.parallel_slices(images, [&](i64 first, i64 count) {
+            kernels::unfold_depth(in, u, batch, sizes[0], out_depth, in_h * in_w, 1, in_channels, depth, first, count);
+          });
+          conv_in = u;
+        }
+        const std::size_t ws_size = reshape_direct(blocks, images, in_h, in_w, oh, ow);
+        if (scratch->workspace_bytes < ws_size) scratch->workspace = aligned_floats(ws_size), scratch->workspace_bytes = ws_size;
+        for (std::size_t k = 0; k < blocks.ops.size(); ++k)
+          cx.check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, ws_size ? scratch->workspace.get() : nullptr, conv_in, y + static_cast<i64>(k) * block), n,
+                "setting up a convolution");
+        for (const XnnOp& op : blocks.ops) cx.check(xnn_run_operator(op.op, cx.pool()), n, "running a convolution");
+      };
+      if (winograd_shape && lower_winograd(cx, n, st, x, w, b, padding, fused, direct)) return;
+      if (depthwise_shape && lower_depthwise(cx, n, st, x, w, b, stride, padding, fused, direct)) return;
+      if (pointwise_shape && lower_pointwise_conv(cx, n, st, x, w, b, fused, direct)) return;
+      if (unfolded_shape && lower_unfolded(cx, n, st, x, w, b, stride, padding, dilation, fused, direct)) return;
+    }
+    const NodeState::ColumnBlocks& blocks = direct_ops();
+    i64 batch = xs[0], out_depth = 1;
+    int conv_in = x;
+    if (rank == 3) {
+      out_depth = (xs[2] + 2 * depth.padding - depth.dilation * (kd - 1) - 1) / depth.stride + 1;
+      if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input depth " + std::to_string(xs[2]) + " is smaller than the kernel");
+      batch = xs[0] * out_depth;
+      const bool plain_slices = kd == 1 && depth.stride == 1 && depth.padding == 0;
+      if (!plain_slices) {
+        const int u = cx.new_tensor(Shape{batch, kd * in_channels, xs[3], xs[4]}, true);
+        const i64 nb = xs[0], d_in = xs[2], pixels = xs[3] * xs[4];
+        Step& step = cx.add_step({x}, {u});
+        step.run = [&cx, x, u, nb, d_in, out_depth, pixels, groups, cg, depth] {
+          cx.parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
+            kernels::unfold_depth(cx.ptr(x), cx.ptr(u), nb, d_in, out_depth, pixels, groups, cg, depth, first, count);
+          });
+        };
+        conv_in = u;
+      }
+    }
+    const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+    // XNNPACK's sizes are unsigned: a window larger than the padded input would wrap.
+    for (const auto& [size, k, axis] : {std::tuple{in_h, kh, h}, std::tuple{in_w, kw, h + 1}}) {
+      if (!shape_rules::window_output(size, k, stride[axis], padding[axis], dilation[axis]))
+        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " is smaller than the kernel " + shape_str(ws) +
+                                            " (padded size " + std::to_string(size + 2 * padding[axis]) + ")");
+    }
+    // The output against the budget before XNNPACK sizes its buffers for it.
+    const i64 expect_h = shape_rules::window_output(in_h, kh, stride[h], padding[h], dilation[h]).value_or(0);
+    const i64 expect_w = shape_rules::window_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
+    cx.within_budget(Shape{batch, out_channels, expect_h, expect_w});
+    for (std::size_t k = 0; k < blocks.ops.size(); ++k) cx.reserve_indirection(n, expect_h, expect_w / fold, kh * fold_kw);  // one per operator
+    std::size_t oh = 0, ow = 0;
+    cx.reserve_workspace(reshape_direct(blocks, batch, in_h, in_w, oh, ow));
+    Shape out_shape = rank == 3 ? Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}
+                                : Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)};
+    const int out = cx.new_tensor(std::move(out_shape), true);
+    std::vector<xnn_operator_t> ops;
+    for (const XnnOp& op : blocks.ops) ops.push_back(op.op);
+    Step& step = cx.add_step({conv_in}, {out});
+    step.setup = [&cx, ops, block, conv_in, out, &n] {
+      for (std::size_t k = 0; k < ops.size(); ++k)
+        cx.check(xnn_setup_convolution2d_nhwc_f32(ops[k], cx.workspace(), cx.ptr(conv_in), cx.ptr(out) + static_cast<i64>(k) * block), n, "setting up a convolution");
+    };
+    step.xnnpack = true;
+    step.column_blocks = block_width ? static_cast<int>(ops.size()) : 0;
+    step.pixel_fold = static_cast<int>(fold);
+    step.run = [&cx, ops, &n] {
+      for (xnn_operator_t op : ops) cx.check(xnn_run_operator(op, cx.pool()), n, "running a convolution");
+    };
+    post_activation(cx, n, st, 1, fused, out);
+    cx.define(n.outputs[0], out);
+    return;
+  }
+  // Transposed: torch's weight is [g*cg][cog][k...].
+  const i64 cg = in_channels / groups, cog = ws[1], out_channels = cog * groups;
+  if (ws[0] != in_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels");
+  if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+  bool taps_apart = groups == 1;  // every output pixel from one tap of one input pixel
+  for (std::size_t i = 0; i < rank; ++i)
+    taps_apart = taps_apart && stride[i] == kernel[i] && padding[i] == 0 && dilation[i] == 1 && output_padding[i] == 0;
+  if (taps_apart) return lower_conv_transpose_as_gemm(cx, n, st, x, w, b, fused);
+  const i64 kd = rank == 3 ? ws[2] : 1;
+  const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+  const std::size_t h = rank == 3 ? 1 : 0;
+  const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
+  // In 3D the depth taps become stacked output channels [g][kd][cog], and a
+  // scatter puts each in its output slice, adding the bias.
+  const bool bias_in_op = rank == 2;
+  if (st.ops.empty()) {
+    const i64 group_out = kd * cog;
+    std::vector<float> packed(static_cast<std::size_t>(w.numel()));
+    const float* src = w.data_as<float>();
+    for (i64 g = 0; g < groups; ++g)
+      for (i64 c = 0; c < cg; ++c)
+        for (i64 o = 0; o < cog; ++o)
+          for (i64 d = 0; d < kd; ++d)
+            for (i64 y = 0; y < kh; ++y)
+              for (i64 x2 = 0; x2 < kw; ++x2)
+                packed[static_cast<std::size_t>((((g * group_out + d * cog + o) * kh + y) * kw + x2) * cg + c)] =
+                    src[((((g * cg + c) * cog + o) * kd + d) * kh + y) * kw + x2];
+    st.ops.emplace_back();
+    cx.check(xnn_create_deconvolution2d_nhwc_f32(
+              u32(padding[h]), u32(padding[h + 1]),
+              u32(padding[h]), u32(padding[h + 1]),
+              u32(kh), u32(kw), u32(stride[h]),
+              u32(stride[h + 1]), u32(dilation[h]),
+              u32(dilation[h + 1]), u32(groups), static_cast<std::size_t>(cg),
+              static_cast<std::size_t>(group_out), static_cast<std::size_t>(in_channels),
+              static_cast<std::size_t>(group_out * groups), packed.data(),
+              bias_in_op && b.defined() ? b.data_as<float>() : nullptr, bias_in_op ? fused.min : -kInf,
+              bias_in_op ? fused.max : kInf, 0, nullptr, nullptr, &st.ops[0].op),
+          n, "creating a transposed convolution");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+  {  // the output against the budget before XNNPACK sizes its buffers for it
+    const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+    const i64 expect_h = shape_rules::transposed_output(in_h, kh, stride[h], padding[h], dilation[h], output_padding[h]);
+    const i64 expect_w = shape_rules::transposed_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1], output_padding[h + 1]);
+    cx.within_budget(Shape{batch, kd * out_channels, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0)});
+    cx.reserve_indirection(n, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0), kh * kw);
+  }
+  std::size_t oh = 0, ow = 0;
+  cx.check(xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
+                                             static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), u32(output_padding[h]),
+                                             u32(output_padding[h + 1]), &oh, &ow, cx.pool()),
+        n, "reshaping a transposed convolution");
+  if (rank == 2) {
+    const int out = cx.new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+    Step& step = cx.add_step({x}, {out});
+    step.setup = [&cx, op, x, out, &n] { cx.check(xnn_setup_deconvolution2d_nhwc_f32(op, cx.ptr(x), cx.ptr(out)), n, "setting up a transposed convolution"); };
+    step.xnnpack = true;
+    step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a transposed convolution"); };
+    post_activation(cx, n, st, 1, fused, out);
+    cx.define(n.outputs[0], out);
+    return;
+  }
+  const i64 out_depth = (xs[2] - 1) * depth.stride - 2 * depth.padding + depth.dilation * (kd - 1) + output_padding[0] + 1;
+  if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": output depth " + std::to_string(out_depth));
+  const int y = cx.new_tensor(Shape{batch, kd * out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+  const int out = cx.new_tensor(Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+  Step& step = cx.add_step({x}, {y});
+  step.setup = [&cx, op, x, y, &n] { cx.check(xnn_setup_deconvolution2d_nhwc_f32(op, cx.ptr(x), cx.ptr(y)), n, "setting up a transposed convolution"); };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a transposed convolution"); };
+  const float* bias = b.defined() ? b.data_as<float>() : nullptr;
+  const i64 nb = xs[0], d_in = xs[2], pixels = static_cast<i64>(oh * ow);
+  Step& scatter = cx.add_step({y}, {out});
+  scatter.run = [&cx, y, out, bias, nb, d_in, out_depth, pixels, groups, cog, depth] {
+    cx.parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
+      kernels::scatter_depth(cx.ptr(y), cx.ptr(out), bias, nb, d_in, out_depth, pixels, groups, cog, depth, first, count);
+    });
+  };
+  post_clamp(cx, n, st, 1, fused, out);
+  post_activation(cx, n, st, 2, fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+void lower_conv_transpose_as_gemm(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused) {
+  const Shape xs = cx.slot(x).shape, ws = w.shape();
+  const std::size_t rank = xs.size() - 2;
+  const i64 in_channels = xs[1], out_channels = ws[1];
+  i64 in[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  for (std::size_t i = 0; i < rank; ++i) in[3 - rank + i] = xs[2 + i], kernel[3 - rank + i] = ws[2 + i];
+  const i64 taps = kernel[0] * kernel[1] * kernel[2], pixels = xs[0] * in[0] * in[1] * in[2], columns = taps * out_channels;
+  Shape out_shape{xs[0], out_channels};
+  for (std::size_t i = 0; i < rank; ++i) out_shape.push_back(xs[2 + i] * ws[2 + i]);
+  cx.within_budget(out_shape);
+  // y [pixels][taps][out_channels] = x [pixels][in_channels] times W, whose
+  // row for (tap, o) is torch's weight [in_channels][o][tap]; the bias and
+  // clamp per element already (each output element is one tap's).
+  const int y = cx.new_tensor(Shape{pixels, columns}, false);
+  gemm_step(cx, n, st, 0, x, y, pixels, in_channels, columns, [&](i64 first, i64 count, xnn_operator_t* op) {
+    std::vector<float> rows(static_cast<std::size_t>(count * in_channels)), bias;
+    const float* src = w.data_as<float>();
+    for (i64 r = 0; r < count; ++r) {
+      const i64 tap = (first + r) / out_channels, o = (first + r) % out_channels;
+      for (i64 c = 0; c < in_channels; ++c) rows[static_cast<std::size_t>(r * in_channels + c)] = src[(c * out_channels + o) * taps + tap];
+    }
+    if (b.defined())
+      for (i64 r = 0; r < count; ++r) bias.push_back(b.data_as<float>()[(first + r) % out_channels]);
+    cx.check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_channels), static_cast<std::size_t>(count), static_cast<std::size_t>(in_channels),
+                                            static_cast<std::size_t>(columns), rows.data(), bias.empty() ? nullptr : bias.data(), fused.min, fused.max, 0,
+                                            nullptr, nullptr, op),
+          n, "creating a transposed convolution's GEMM");
+  });
+  const int out = cx.new_tensor(std::move(out_shape), true);
+  Step& step = cx.add_step({y}, {out});
+  const i64 nb = xs[0];
+  const std::array<i64, 3> in_a{in[0], in[1], in[2]}, kernel_a{kernel[0], kernel[1], kernel[2]};
+  step.run = [&cx, y, out, nb, in_a, kernel_a, out_channels] {
+    cx.parallel_slices(nb * in_a[0] * kernel_a[0] * in_a[1] * kernel_a[1], [&](i64 first, i64 count) {
+      kernels::taps_to_space(cx.ptr(y), cx.ptr(out), nb, in_a.data(), kernel_a.data(), out_channels, first, count);
+    });
+  };
+  post_activation(cx, n, st, 1, fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+namespace {
+
+// Measured choices for depthwise convolutions, for the process: by shape,
+// stride, padding and threads; true where ours is faster.
+MeasuredChoices<bool> depthwise_choices;
+
+// A measurement's input: n floats in [-0.5, 0.5), the same every time.
+AlignedFloats trial_input(i64 n) {
+  AlignedFloats x = aligned_floats(sizeof(float) * static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+  return x;
+}
+
+// XNNPACK's run of a node against ours, on the same buffers: each warmed up
+// (warm_up(), by the kind of convolution) and run once untimed, then the
+// best of five taking turns (the other thread's wake-ups make single runs
+// at two threads noisy). True where ours is faster by more than 5% (a tie
+// keeps XNNPACK's).
+bool ours_faster(const std::string& kind, const std::function<void()>& xnnpack, const std::function<void()>& ours) {
+  warm_up("XNNPACK's " + kind, xnnpack);
+  warm_up("our " + kind, ours);
+  xnnpack();
+  ours();
+  double best_xnnpack = 1e30, best_ours = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    best_xnnpack = std::min(best_xnnpack, seconds_of(xnnpack));
+    best_ours = std::min(best_ours, seconds_of(ours));
+  }
+  return best_ours < 0.95 * best_xnnpack;
+}
+
+}  // namespace
+
+bool lower_depthwise(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                                           const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct) {
+  if (cx.options().conv_algorithm != ConvAlgorithm::kFastest) return false;
+  const Shape xs = cx.slot(x).shape;
+  kernels::Depthwise d;
+  d.batch = xs[0], d.channels = xs[1], d.in_h = xs[2], d.in_w = xs[3];
+  d.stride_h = stride[0], d.stride_w = stride[1], d.pad_h = padding[0], d.pad_w = padding[1];
+  d.out_h = shape_rules::window_output(d.in_h, 3, d.stride_h, d.pad_h, 1).value_or(0);
+  d.out_w = shape_rules::window_output(d.in_w, 3, d.stride_w, d.pad_w, 1).value_or(0);
+  if (d.out_h <= 0 || d.out_w <= 0) return false;  // XNNPACK's path says why
+  const Shape out_shape{d.batch, d.channels, d.out_h, d.out_w};
+  cx.within_budget(out_shape);
+  // Our kernel at the widest width the CPU has; weights [9][C padded to its
+  // lanes] from torch's [C][1][3][3], the bias padded alike.
+  const winograd::Kernels* k = &winograd::widest_kernels();
+  const i64 padded = winograd::depthwise_padded(d.channels, k->lanes);
+  auto weights = std::make_shared<std::vector<float>>(static_cast<std::size_t>(10 * padded), 0.0f);
+  const float* src = w.data_as<float>();
+  for (i64 c = 0; c < d.channels; ++c) {
+    for (i64 t = 0; t < 9; ++t) (*weights)[static_cast<std::size_t>(t * padded + c)] = src[c * 9 + t];
+    if (b.defined()) (*weights)[static_cast<std::size_t>(9 * padded + c)] = b.data_as<float>()[c];
+  }
+  const float min = fused.min, max = fused.max;
+  auto run = [&cx, k, d, weights, padded, min, max](const float* in, float* out) {
+    cx.parallel_slices(d.batch * d.out_h, [&](i64 first, i64 count) {
+      k->depthwise(in, out, weights->data(), weights->data() + 9 * padded, d, min, max, first, count);
+    });
+  };
+  std::vector<i64> key{d.batch, d.channels, d.in_h, d.in_w, d.stride_h, d.stride_w, d.pad_h, d.pad_w, cx.threads()};
+  std::optional<bool> ours = depthwise_choices.find(key);
+  if (!ours) {
+    // Both on the real shape (a depthwise convolution is cheap).
+    const double bytes = 4.0 * static_cast<double>(d.batch * d.channels) * static_cast<double>(d.in_h * d.in_w + d.out_h * d.out_w);
+    ours = false;
+    if (bytes <= static_cast<double>(cx.memory_budget()) / 4) {
+      AlignedFloats xm = trial_input(d.batch * d.channels * d.in_h * d.in_w);
+      AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(d.batch * d.channels * d.out_h * d.out_w));
+      const i64 sizes[2] = {d.in_h, d.in_w};
+      ours = ours_faster("depthwise", [&] { direct(xm.get(), ym.get(), d.batch, sizes); }, [&] { run(xm.get(), ym.get()); });
+    }
+    depthwise_choices.put(key, *ours);
+  }
+  if (!*ours) return false;
+  st.columns.clear();  // XNNPACK's packed weights, made for the measurement
+  const int out = cx.new_tensor(out_shape, true);
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, run, x, out] { run(cx.ptr(x), cx.ptr(out)); };
+  post_activation(cx, n, st, 1, fused, out);
+  cx.define(n.outputs[0], out);
+  return true;
+}
+
+namespace {
+
+// Measured choices for 1x1 convolutions, for the process: by shape and
+// threads; true where our GEMM (at the widest lanes) is faster.
+MeasuredChoices<bool> pointwise_choices;
+
+// A measurement crops the pixels so that the input and output are about this
+// large (still past the caches, as the real ones may be).
+constexpr i64 kPointwiseMeasureBytes = i64{8} << 20;
+
+}  // namespace
+
+bool lower_pointwise_conv(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused,
+                                           const DirectRun& direct) {
+  if (cx.options().conv_algorithm != ConvAlgorithm::kFastest) return false;
+  const Shape xs = cx.slot(x).shape;
+  const std::size_t rank = xs.size() - 2;
+  const i64 batch = xs[0], in_channels = xs[1], out_channels = w.shape()[0];
+  i64 pixels = batch;
+  for (std::size_t axis = 2; axis < xs.size(); ++axis) pixels *= xs[axis];
+  if (pixels <= 0) return false;
+  Shape out_shape = xs;
+  out_shape[1] = out_channels;
+  cx.within_budget(out_shape);
+  auto p = std::make_shared<winograd::Pointwise>();
+  p->in_channels = in_channels, p->out_channels = out_channels, p->min = fused.min, p->max = fused.max;
+  // Our GEMM at the widest width the CPU has (narrower ones measured slower on
+  // every bench shape); its weights packed once, for the measurement and the run.
+  const winograd::Kernels* k = &winograd::widest_kernels();
+  std::shared_ptr<std::vector<float>> packed;
+  auto pack = [&] {
+    if (!packed)
+      packed = std::make_shared<std::vector<float>>(
+          winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, k->panel));
+    return packed->data();
+  };
+  std::vector<i64> key{in_channels, out_channels, pixels, cx.threads()};
+  std::optional<bool> ours = pointwise_choices.find(key);
+  if (!ours) {
+    // Batch 1 with the outermost spatial axis cropped to about
+    // kPointwiseMeasureBytes of input and output: every pixel costs alike.
+    i64 sizes[3] = {0, 0, 0}, cropped = 1;
+    for (std::size_t axis = 0; axis < rank; ++axis) sizes[axis] = xs[axis + 2];
+    i64 inner = 1;
+    for (std::size_t axis = 1; axis < rank; ++axis) inner *= sizes[axis];
+    const i64 pixel_bytes = (in_channels + out_channels) * static_cast<i64>(sizeof(float));
+    sizes[0] = std::max<i64>(1, std::min(sizes[0], kPointwiseMeasureBytes / std::max<i64>(pixel_bytes * inner, 1)));
+    cropped = sizes[0] * inner;
+    ours = false;
+    if (2.0 * static_cast<double>(cropped) * static_cast<double>(pixel_bytes) <= static_cast<double>(cx.memory_budget()) / 4) {
+      AlignedFloats xm = trial_input(cropped * in_channels);
+      AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * out_channels));
+      const float* trial = pack();
+      ours = ours_faster("1x1", [&] { direct(xm.get(), ym.get(), 1, sizes); },
+                         [&] { winograd::pointwise(*k, *p, trial, xm.get(), ym.get(), cropped, cx.pool()); });
+    }
+    pointwise_choices.put(key, *ours);
+  }
+  if (!*ours) return false;
+  st.columns.clear();  // XNNPACK's packed weights, made for the measurement
+  pack();
+  const int out = cx.new_tensor(std::move(out_shape), true);
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, k, p, packed, x, out, pixels] { winograd::pointwise(*k, *p, packed->data(), cx.ptr(x), cx.ptr(out), pixels, cx.pool()); };
+  post_activation(cx, n, st, 1, fused, out);
+  cx.define(n.outputs[0], out);
+  return true;
+}
+
+namespace {
+
+// Measured choices for unfolded convolutions, for the process: by shape,
+// kernel, stride, padding, dilation and threads; true where ours is faster.
+MeasuredChoices<bool> unfolded_choices;
+
+}  // namespace
+
+bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                                          const std::vector<i64>& padding, const std::vector<i64>& dilation, const Fused& fused,
+                                          const DirectRun& direct) {
+  if (cx.options().conv_algorithm != ConvAlgorithm::kFastest) return false;
+  const Shape xs = cx.slot(x).shape;
+  const std::size_t rank = xs.size() - 2, skip = 3 - rank;  // 2D: D = 1
+  const i64 out_channels = w.shape()[0];
+  auto u = std::make_shared<winograd::Unfolded>();
+  u->batch = xs[0], u->channels = xs[1];
+  for (std::size_t axis = 0; axis < rank; ++axis) {
+    u->in[axis + skip] = xs[axis + 2], u->kernel[axis + skip] = w.shape()[axis + 2];
+    u->stride[axis + skip] = stride[axis], u->padding[axis + skip] = padding[axis], u->dilation[axis + skip] = dilation[axis];
+  }
+  if (!u->make_output()) return false;  // XNNPACK's path says why
+  Shape out_shape{u->batch, out_channels};
+  for (std::size_t axis = 0; axis < rank; ++axis) out_shape.push_back(u->out[axis + skip]);
+  cx.within_budget(out_shape);
+  auto p = std::make_shared<winograd::Pointwise>();
+  p->in_channels = u->row(), p->out_channels = out_channels, p->min = fused.min, p->max = fused.max;
+  const winograd::Kernels* k = &winograd::widest_kernels();
+  const int threads = static_cast<int>(std::max<std::size_t>(pthreadpool_get_threads_count(cx.pool()), 1));
+  auto packed = std::make_shared<std::vector<float>>(
+      winograd::pack_unfolded(*u, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, out_channels, k->panel));
+  std::vector<i64> key{u->batch, u->channels, out_channels, cx.threads()};
+  for (int axis = 0; axis < 3; ++axis) key.insert(key.end(), {u->in[axis], u->kernel[axis], u->stride[axis], u->padding[axis], u->dilation[axis]});
+  std::optional<bool> ours = unfolded_choices.find(key);
+  if (!ours) {
+    // Batch 1, the outermost spatial axis cropped to about
+    // kPointwiseMeasureBytes of input and output: every output row costs alike.
+    winograd::Unfolded trial = *u;
+    trial.batch = 1;
+    const int outer = static_cast<int>(skip);  // D in 3D, H in 2D
+    i64 row_bytes = (out_channels * trial.out[2] + trial.channels * trial.in[2] * trial.stride[outer]) * static_cast<i64>(sizeof(float));
+    if (rank == 3) row_bytes *= trial.out[1];
+    const i64 rows = std::max<i64>(1, kPointwiseMeasureBytes / std::max<i64>(row_bytes, 1));
+    const i64 extent = trial.dilation[outer] * (trial.kernel[outer] - 1) + 1;
+    trial.in[outer] = std::min(trial.in[outer], std::max<i64>((rows - 1) * trial.stride[outer] + extent, 1));
+    ours = false;
+    if (trial.make_output()) {
+      const i64 in_numel = trial.in[0] * trial.in[1] * trial.in[2] * trial.channels, out_numel = trial.pixels() * out_channels;
+      const i64 scratch_numel = winograd::unfolded_chunk(trial) * trial.row() * threads;
+      // With what XNNPACK's direct run allocates: its indirection buffer (a
+      // pointer per tap and output pixel) and, in 3D, the input unfolded along depth.
+      double bytes = 4.0 * static_cast<double>(in_numel + out_numel + scratch_numel) +
+                     static_cast<double>(sizeof(void*)) * static_cast<double>(trial.pixels()) * static_cast<double>(trial.kernel[1] * trial.kernel[2]);
+      if (rank == 3) bytes += 4.0 * static_cast<double>(trial.out[0]) * static_cast<double>(trial.in[1] * trial.in[2] * trial.row() / trial.kernel[1] / trial.kernel[2]);
+      if (bytes <= static_cast<double>(cx.memory_budget()) / 4) {
+        AlignedFloats xm = trial_input(in_numel);
+        AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
+        AlignedFloats sm = aligned_floats(sizeof(float) * static_cast<std::size_t>(scratch_numel));
+        const i64 sizes[3] = {trial.in[skip], trial.in[skip + 1], rank == 3 ? trial.in[2] : 0};
+        ours = ours_faster("unfolded convolution", [&] { direct(xm.get(), ym.get(), 1, sizes); },
+                           [&] { winograd::unfolded(*k, trial, *p, packed->data(), xm.get(), ym.get(), sm.get(), cx.pool()); });
+      }
+    }
+    unfolded_choices.put(key, *ours);
+  }
+  if (!*ours) return false;
+  st.columns.clear();  // XNNPACK's packed weights, made for the measurement
+  const int out = cx.new_tensor(std::move(out_shape), true);
+  const int scratch = cx.new_tensor(Shape{threads, winograd::unfolded_chunk(*u), u->row()}, false);
+  Step& step = cx.add_step({x}, {out, scratch});
+  step.run = [&cx, k, u, p, packed, x, out, scratch] { winograd::unfolded(*k, *u, *p, packed->data(), cx.ptr(x), cx.ptr(out), cx.ptr(scratch), cx.pool()); };
+  post_activation(cx, n, st, 1, fused, out);
+  cx.define(n.outputs[0], out);
+  return true;
+}
+
+void lower_conv1d(Context& cx, const Node& n, NodeState& st) {
+  const Tensor& w = cx.constant_arg(n, "weight", 1, true);
+  const Tensor& b = cx.constant_arg(n, "bias", 2, false);
+  const int x = cx.tensor_arg(n, "input", 0);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != 3 || w.dim() != 3) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + ", weight " + shape_str(w.shape()) + " for a 1D convolution");
+  portable::Conv1d c{};
+  c.batch = xs[0];
+  c.in_channels = xs[1];
+  c.in_length = xs[2];
+  c.out_channels = w.shape()[0];
+  c.kernel = w.shape()[2];
+  c.groups = cx.int_arg(n, "groups").value_or(1);
+  c.stride = cx.spatial_arg(n, "stride", 1, 1)[0];
+  c.dilation = cx.spatial_arg(n, "dilation", 1, 1)[0];
+  if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
+  c.padding = cx.spatial_arg(n, "padding", 1, 0)[0];
+  if (c.groups <= 0 || c.in_channels % c.groups || c.out_channels % c.groups || w.shape()[1] * c.groups != c.in_channels)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(w.shape()) + " with groups=" + std::to_string(c.groups) + " for " + std::to_string(c.in_channels) + " input channels");
+  if (c.stride <= 0 || c.dilation <= 0 || c.padding < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": stride, dilation must be positive and padding not negative");
+  if (b.defined() && b.numel() != c.out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()));
+  const i64 span = c.in_length + 2 * c.padding - c.dilation * (c.kernel - 1) - 1;
+  if (span < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": kernel larger than the padded input of " + std::to_string(c.in_length));
+  c.out_length = span / c.stride + 1;
+  const int out = cx.new_tensor({c.batch, c.out_channels, c.out_length}, false);
+  const float* wp = w.data_as<float>();
+  const float* bp = b.defined() ? b.data_as<float>() : nullptr;
+  cx.portable_map(x, out, [c, wp, bp](const float* in, float* y) { portable::conv1d(c, in, wp, bp, y); });
+  post_activation(cx, n, st, 0, cx.fused_of(n), out);
+  post_clamp(cx, n, st, 1, cx.fused_of(n), out);
+  cx.define(n.outputs[0], out);
+}
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,418 @@
+// Elementwise ops: unary activations, binary arithmetic with broadcasting, numbers known before the run, comparisons, masks and fills.
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+
+void unary_step(Context& cx, const Node& n, xnn_operator_t op, int in, int out) {
+  const std::size_t count = static_cast<std::size_t>(numel(cx.slot(in).shape));
+  cx.check(xnn_reshape_unary_elementwise_nc(op, count, 1, 1, 1, cx.pool()), n, "reshaping an elementwise op");
+  Step& step = cx.add_step({in}, {out});
+  step.setup = [&cx, op, in, out, &n] { cx.check(xnn_setup_unary_elementwise_nc(op, cx.ptr(in), cx.ptr(out)), n, "setting up an elementwise op"); };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running an elementwise op"); };
+}
+
+xnn_operator_t make_unary(Context& cx, const Node& n, NodeState& st, std::size_t index, xnn_unary_operator type,
+                          const xnn_unary_params* params) {
+  while (st.ops.size() <= index) st.ops.emplace_back();
+  XnnOp& op = st.ops[index];
+  if (!op.op) cx.check(xnn_create_unary_elementwise_nc(type, xnn_datatype_fp32, xnn_datatype_fp32, params, nullptr, nullptr, 0, &op.op), n, "creating an elementwise op");
+  return op.op;
+}
+
+void post_activation(Context& cx, const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
+  if (f.portable_post) portable_post(cx, *f.portable_post, out);
+  if (!f.post) return;
+  unary_step(cx, n, make_unary(cx, n, st, index, *f.post, nullptr), out, out);
+}
+
+void post_clamp(Context& cx, const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
+  if (f.min == -kInf && f.max == kInf) return;
+  xnn_unary_params p{};
+  p.clamp.min = f.min;
+  p.clamp.max = f.max;
+  unary_step(cx, n, make_unary(cx, n, st, index, xnn_unary_clamp, &p), out, out);
+}
+
+void lower_unary(Context& cx, const Node& n, NodeState& st) {
+  std::string base = base_op(n.op);
+  const bool inplace_op = base.back() == '_';
+  if (inplace_op) base.pop_back();
+  const int x = cx.tensor_arg(n, "self", 0);
+  const bool inplace = inplace_op && !cx.slot(x).constant;  // never write into weights
+  xnn_unary_params params{};
+  xnn_unary_operator type = xnn_unary_invalid;
+  const xnn_unary_params* p = nullptr;
+  auto clamp = [&](double lo, double hi) {
+    type = xnn_unary_clamp;
+    params.clamp.min = static_cast<float>(lo);
+    params.clamp.max = static_cast<float>(hi);
+    p = &params;
+  };
+  if (base == "relu") clamp(0, kInf);
+  else if (base == "relu6") clamp(0, 6);
+  else if (base == "hardtanh") clamp(cx.float_arg(n, "min_val").value_or(-1), cx.float_arg(n, "max_val").value_or(1));
+  else if (base == "clamp") clamp(cx.float_arg(n, "min").value_or(-kInf), cx.float_arg(n, "max").value_or(kInf));
+  else if (base == "sigmoid") type = xnn_unary_sigmoid;
+  else if (base == "tanh") type = xnn_unary_tanh;
+  else if (base == "hardswish") type = xnn_unary_hardswish;
+  else if (base == "leaky_relu") {
+    type = xnn_unary_leaky_relu;
+    params.leaky_relu.negative_slope = static_cast<float>(cx.float_arg(n, "negative_slope").value_or(0.01));
+    p = &params;
+  } else if (base == "gelu") {
+    const std::string approximate = n.attributes.get_string("approximate").value_or("none");
+    if (approximate == "tanh") {
+      const Slot xs = cx.slot(x);  // a copy: new_tensor may move the slots
+      const int out = inplace ? x : cx.new_tensor(xs.shape, xs.channels_last);
+      const i64 count = numel(xs.shape);
+      Step& step = cx.add_step({x}, {out});
+      step.run = [&cx, x, out, count] { portable::unary(portable::Unary::kGeluTanh, cx.ptr(x), cx.ptr(out), count); };
+      return cx.define(n.outputs[0], out);
+    }
+    if (approximate != "none") fail(ErrorCode::kSchema, cx.where(n) + ": gelu approximate='" + approximate + "'");
+    type = xnn_unary_gelu;
+  } else if (base == "elu") {
+    if (cx.float_arg(n, "scale").value_or(1) != 1 || cx.float_arg(n, "input_scale").value_or(1) != 1) fail(ErrorCode::kUnsupported, cx.where(n) + ": elu with scale");
+    type = xnn_unary_elu;
+    params.elu.alpha = static_cast<float>(cx.float_arg(n, "alpha").value_or(1));
+    p = &params;
+  } else {
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": op not supported by the XNNPACK backend");
+  }
+  const Slot& xs = cx.slot(x);
+  const int out = inplace ? x : cx.new_tensor(xs.shape, xs.channels_last);
+  unary_step(cx, n, make_unary(cx, n, st, 0, type, p), x, out);
+  cx.define(n.outputs[0], out);
+}
+
+void lower_binary(Context& cx, const Node& n, NodeState& st) {
+  std::string base = base_op(n.op);
+  bool inplace = base.back() == '_';
+  if (inplace) base.pop_back();
+  std::optional<ValueId> a = input_for_arg(n, "self", 0);
+  if (!a) a = input_for_arg(n, "a", 0);
+  std::optional<ValueId> b = input_for_arg(n, "other", 1);
+  if (!b) b = input_for_arg(n, "b", 1);
+  if (!a) fail(ErrorCode::kSchema, cx.where(n) + ": missing its first operand");
+  const double alpha = cx.float_arg(n, "alpha").value_or(1.0);
+  if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, cx.where(n) + ": div with a rounding mode");
+  const Slot& sa = cx.slot_of(*a);
+  // The second operand: a value, or a scalar attribute ("other" or "b").
+  std::optional<double> b_number;
+  bool b_is_int = false;
+  if (b) {
+    const Slot& sb = cx.slot_of(*b);
+    if (sb.kind == Kind::kInt) b_number = static_cast<double>(sb.i), b_is_int = true;
+    else if (sb.kind == Kind::kFloat) b_number = sb.f;
+  } else {
+    const AttributeValue* attr = n.attributes.find("other");
+    if (!attr) attr = n.attributes.find("b");
+    if (!attr) fail(ErrorCode::kSchema, cx.where(n) + ": missing its second operand");
+    if (auto i = std::get_if<std::int64_t>(attr)) b_number = static_cast<double>(*i), b_is_int = true;
+    else if (auto d = std::get_if<double>(attr)) b_number = *d;
+    else fail(ErrorCode::kUnsupported, cx.where(n) + ": second operand of kind " + std::string(attribute_kind(*attr)));
+  }
+  if (sa.kind == Kind::kInt || sa.kind == Kind::kFloat) {
+    if (!b_number) fail(ErrorCode::kUnsupported, cx.where(n) + ": a number and a tensor in that order");
+    const bool ints = sa.kind == Kind::kInt && b_is_int;
+    const double x = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, y = *b_number;
+    auto int_result = [&](i64 v) { cx.define(n.outputs[0], cx.int_slot(v)); };
+    if (base == "add" || base == "sub") {
+      const double sign = base == "add" ? 1.0 : -1.0;
+      if (ints && alpha == 1) int_result(sa.i + static_cast<i64>(sign) * static_cast<i64>(y));
+      else cx.define(n.outputs[0], cx.float_slot(x + sign * alpha * y));
+    } else if (base == "mul") {
+      if (ints) int_result(sa.i * static_cast<i64>(y));
+      else cx.define(n.outputs[0], cx.float_slot(x * y));
+    } else if (base == "div") {
+      if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+      cx.define(n.outputs[0], cx.float_slot(x / y));
+    } else if (base == "remainder" || base == "fmod") {  // Python's modulo (remainder) or C's (fmod)
+      if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": modulo by zero");
+      if (ints && base == "remainder") {
+        int_result(*shape_rules::remainder(sa.i, static_cast<i64>(y)));
+      } else if (ints) {
+        int_result(static_cast<i64>(y) == -1 ? 0 : sa.i % static_cast<i64>(y));
+      } else {
+        const double r = std::fmod(x, y);
+        cx.define(n.outputs[0], cx.float_slot(base == "remainder" && r != 0 && ((r < 0) != (y < 0)) ? r + y : r));
+      }
+    } else {  // floor_divide, floordiv
+      if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+      if (ints) {
+        const auto q = shape_rules::floor_divide(sa.i, static_cast<i64>(y));
+        if (!q) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(sa.i) + " // " + std::to_string(static_cast<i64>(y)) + " overflows int64");
+        int_result(*q);
+      } else {
+        cx.define(n.outputs[0], cx.float_slot(std::floor(x / y)));
+      }
+    }
+    return;
+  }
+  if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, cx.where(n) + ": operand is not a float32 tensor");
+  if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod")
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of tensors");
+  int x = cx.slot_index(*a);
+  if (cx.slot(x).constant) inplace = false;  // never write into weights
+  int y;
+  if (b_number) {
+    if (st.data.empty()) st.data.push_back({static_cast<float>(*b_number * (base == "add" || base == "sub" ? alpha : 1.0)), 0, 0, 0});
+    Slot c;
+    c.kind = Kind::kTensor;
+    c.constant = st.data[0].data();
+    y = cx.new_slot(std::move(c));
+  } else {
+    y = cx.tensor_slot(n, *b);
+    if (alpha != 1) fail(ErrorCode::kUnsupported, cx.where(n) + ": alpha " + std::to_string(alpha) + " with a tensor operand");
+  }
+  // Broadcast logical shapes, then put both in the output's layout.
+  const Shape ax = cx.slot(x).shape, by = cx.slot(y).shape;
+  const Shape out_shape = broadcast_shape(cx, n, ax, by);
+  const std::size_t rank = out_shape.size();
+  if (inplace && out_shape != ax) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": in-place result " + shape_str(out_shape) + " does not fit " + shape_str(ax));
+  const bool channels_last = spatial_rank(rank) && (cx.slot(x).channels_last || cx.slot(y).channels_last);
+  auto operand = [&](int s) {
+    const Shape shape = cx.slot(s).shape;
+    if (numel(shape) == 1) return std::make_pair(s, Shape{1});
+    if (!channels_last) return std::make_pair(cx.as_layout(s, false), shape);
+    Shape full(rank - shape.size(), 1);
+    full.insert(full.end(), shape.begin(), shape.end());
+    const int expanded = shape.size() == rank ? s : cx.alias(cx.as_layout(s, false), full, false);
+    return std::make_pair(cx.as_layout(expanded, true), physical(full, true));
+  };
+  const auto x_operand = operand(x), y_operand = operand(y);
+  const int xa = cx.padded(x_operand.first), yb = cx.padded(y_operand.first);
+  const Shape& xshape = x_operand.second;
+  const Shape& yshape = y_operand.second;
+  if (inplace && xa != x) fail(ErrorCode::kUnsupported, cx.where(n) + ": in-place op on a tensor whose layout must change");
+  const int out = inplace ? x : cx.new_tensor(out_shape, channels_last);
+  const Fused fused = cx.fused_of(n);  // activation_fusion's clamp on a residual add
+  if (base == "add" && xshape == yshape && (fused.min != -kInf || fused.max != kInf)) {
+    // Same shapes and layout: the add and its clamp in one pass of ours.
+    const i64 count = numel(xshape);
+    const float min = fused.min, max = fused.max;
+    Step& step = cx.add_step({xa, yb}, {out});
+    step.run = [&cx, xa, yb, out, count, min, max] {
+      const float *a = cx.ptr(xa), *b = cx.ptr(yb);
+      float* y = cx.ptr(out);
+      cx.parallel_slices(count, [&](i64 first, i64 n) { kernels::add_clamp(a, b, y, first, n, min, max); }, kSliceFloats);
+    };
+    post_activation(cx, n, st, 1, fused, out);
+    cx.define(n.outputs[0], out);
+    return;
+  }
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    const xnn_binary_operator type = base == "add" ? xnn_binary_add : base == "sub" ? xnn_binary_subtract : base == "mul" ? xnn_binary_multiply : xnn_binary_divide;
+    cx.check(xnn_create_binary_elementwise_nd(type, xnn_datatype_fp32, nullptr, nullptr, nullptr, 0, &st.ops[0].op), n, "creating an elementwise op");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  std::vector<std::size_t> s1(xshape.begin(), xshape.end()), s2(yshape.begin(), yshape.end());
+  if (s1.size() > XNN_MAX_TENSOR_DIMS || s2.size() > XNN_MAX_TENSOR_DIMS) fail(ErrorCode::kUnsupported, cx.where(n) + ": more than 6 dims");
+  cx.check(xnn_reshape_binary_elementwise_nd(op, s1.size(), s1.data(), s2.size(), s2.data(), cx.pool()), n, "reshaping an elementwise op");
+  Step& step = cx.add_step({xa, yb}, {out});
+  step.setup = [&cx, op, xa, yb, out, &n] { cx.check(xnn_setup_binary_elementwise_nd(op, cx.ptr(xa), cx.ptr(yb), cx.ptr(out)), n, "setting up an elementwise op"); };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running an elementwise op"); };
+  post_clamp(cx, n, st, 1, fused, out);
+  post_activation(cx, n, st, 2, fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+void lower_pointwise(Context& cx, const Node& n, NodeState&) {
+  std::string base = base_op(n.op);
+  const bool inplace_op = base.back() == '_';
+  if (inplace_op) base.pop_back();
+  if (auto self = input_for_arg(n, "self", 0); self && base == "rsub") {
+    // Shape arithmetic (other - alpha * self on numbers known before the run).
+    const Slot& num = cx.slot_of(*self);
+    if (num.kind == Kind::kInt || num.kind == Kind::kFloat) {
+      const double other = cx.float_arg(n, "other").value_or(0), alpha = cx.float_arg(n, "alpha").value_or(1);
+      const AttributeValue* o = n.attributes.find("other");
+      const bool ints = num.kind == Kind::kInt && alpha == 1 && (!o || std::holds_alternative<std::int64_t>(*o)) &&
+                        (o || cx.slot_of(*input_for_arg(n, "other", 1)).kind == Kind::kInt);
+      if (ints) return cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(other) - num.i));
+      return cx.define(n.outputs[0], cx.float_slot(other - alpha * (num.kind == Kind::kInt ? static_cast<double>(num.i) : num.f)));
+    }
+  }
+  if (auto self = input_for_arg(n, "self", 0)) {
+    // Shape arithmetic on a number known before the run (traced models scale
+    // attention by size ** -0.5).
+    const Slot& num = cx.slot_of(*self);
+    if (num.kind == Kind::kInt || num.kind == Kind::kFloat) return cx.define(n.outputs[0], pointwise_number(cx, n, base, num));
+  }
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Slot xs = cx.slot(x);  // a copy: new_tensor may move the slots
+  const int out = inplace_op && !xs.constant ? x : cx.new_tensor(xs.shape, xs.channels_last);
+  const i64 count = numel(xs.shape);
+  std::function<void(const float*, float*)> f;
+  static const std::map<std::string, portable::Unary, std::less<>> kUnary = {
+      {"hardsigmoid", portable::Unary::kHardsigmoid}, {"silu", portable::Unary::kSilu}, {"mish", portable::Unary::kMish},
+      {"exp", portable::Unary::kExp},   {"log", portable::Unary::kLog},   {"sqrt", portable::Unary::kSqrt},
+      {"rsqrt", portable::Unary::kRsqrt}, {"neg", portable::Unary::kNeg}, {"abs", portable::Unary::kAbs},
+      {"square", portable::Unary::kSquare}, {"erf", portable::Unary::kErf}};
+  if (auto it = kUnary.find(base); it != kUnary.end()) {
+    const portable::Unary op = it->second;
+    f = [&cx, op, count](const float* a, float* b) {
+      cx.parallel_slices(count, [&](i64 first, i64 n) { portable::unary(op, a + first, b + first, n); }, kSliceFloats);
+    };
+  } else if (base == "pow") {
+    auto e = cx.float_arg(n, "exponent");
+    if (!e) fail(ErrorCode::kUnsupported, cx.where(n) + ": pow with a tensor exponent");
+    const double exponent = *e;
+    f = [exponent, count](const float* a, float* b) { portable::pow_scalar(a, b, count, exponent); };
+  } else if (base == "rsub") {
+    auto other = cx.float_arg(n, "other");
+    if (!other) fail(ErrorCode::kUnsupported, cx.where(n) + ": rsub of two tensors");
+    const double o = *other, alpha = cx.float_arg(n, "alpha").value_or(1);
+    f = [o, alpha, count](const float* a, float* b) { portable::rsub_scalar(a, b, count, o, alpha); };
+  } else {
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": op not supported by the XNNPACK backend");
+  }
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, f, x, out] { f(cx.ptr(x), cx.ptr(out)); };
+  cx.define(n.outputs[0], out);
+}
+
+int pointwise_number(Context& cx, const Node& n, const std::string& base, const Slot& num) {
+  const bool is_int = num.kind == Kind::kInt;
+  const double x = is_int ? static_cast<double>(num.i) : num.f;
+  if (base == "pow") {
+    const AttributeValue* e = n.attributes.find("exponent");
+    if (!e) fail(ErrorCode::kUnsupported, cx.where(n) + ": pow with a tensor exponent");
+    if (const auto* k = std::get_if<std::int64_t>(e); k && is_int && *k >= 0 && *k < 63) {
+      i64 r = 1;
+      for (i64 i = 0; i < *k; ++i) {
+        if (__builtin_mul_overflow(r, num.i, &r)) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(num.i) + " ** " + std::to_string(*k) + " overflows int64");
+      }
+      return cx.int_slot(r);
+    }
+    return cx.float_slot(std::pow(x, *cx.float_arg(n, "exponent")));
+  }
+  if (is_int && (base == "neg" || base == "abs" || base == "square")) {
+    if (num.i == std::numeric_limits<i64>::min() && base != "square") fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + base + " of the smallest int64");
+    i64 sq = 0;
+    if (base == "square" && __builtin_mul_overflow(num.i, num.i, &sq)) fail(ErrorCode::kOutOfRange, cx.where(n) + ": the square of " + std::to_string(num.i) + " overflows int64");
+    return cx.int_slot(base == "neg" ? -num.i : base == "abs" ? std::abs(num.i) : sq);
+  }
+  static const std::map<std::string, double (*)(double), std::less<>> kMath = {
+      {"exp", [](double v) { return std::exp(v); }},   {"log", [](double v) { return std::log(v); }},
+      {"sqrt", [](double v) { return std::sqrt(v); }}, {"rsqrt", [](double v) { return 1 / std::sqrt(v); }},
+      {"neg", [](double v) { return -v; }},            {"abs", [](double v) { return std::fabs(v); }},
+      {"square", [](double v) { return v * v; }},      {"erf", [](double v) { return std::erf(v); }}};
+  const auto it = kMath.find(base);
+  if (it == kMath.end()) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of a number");
+  return cx.float_slot(it->second(x));
+}
+
+void portable_post(Context& cx, portable::Unary op, int out) {
+  const i64 count = numel(cx.slot(out).shape);
+  Step& step = cx.add_step({out}, {out});
+  step.run = [&cx, op, out, count] {
+    cx.parallel_slices(count, [&](i64 first, i64 n) { portable::unary(op, cx.ptr(out) + first, cx.ptr(out) + first, n); }, kSliceFloats);
+  };
+}
+
+Shape broadcast_shape(const Context& cx, const Node& n, const Shape& a, const Shape& b) {
+  auto out = shape_rules::broadcast(a, b);
+  if (!out) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+  return *out;
+}
+
+int broadcast_to(Context& cx, int s, const Shape& to) {
+  s = cx.as_layout(s, false);
+  const Shape from = cx.slot(s).shape;
+  if (from == to) return s;
+  const int out = cx.new_tensor(to, false);
+  Step& step = cx.add_step({s}, {out});
+  step.run = [&cx, s, out, from, to] { portable::broadcast(cx.ptr(s), cx.ptr(out), from, to); };
+  return out;
+}
+
+double number_arg(const Context& cx, const Node& n, std::string_view name) {
+  if (auto in = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+    const Value& value = cx.graph().value(*in);
+    if (value.is_constant() && value.data.numel() == 1) {
+      switch (value.data.dtype()) {
+        case DType::kFloat32: return value.data.data_as<float>()[0];
+        case DType::kFloat64: return value.data.data_as<double>()[0];
+        case DType::kInt64: return static_cast<double>(value.data.data_as<std::int64_t>()[0]);
+        default: fail(ErrorCode::kUnsupported, cx.where(n) + ": '" + std::string(name) + "' is a " + std::string(dtype_name(value.data.dtype())) + " tensor");
+      }
+    }
+  }
+  auto v = cx.float_arg(n, name);
+  if (!v) fail(ErrorCode::kSchema, cx.where(n) + ": missing the number '" + std::string(name) + "'");
+  return *v;
+}
+
+void lower_full(Context& cx, const Node& n, NodeState&) {
+  std::string base = base_op(n.op);
+  if (base.back() == '_') base.pop_back();
+  Shape shape;
+  if (base.rfind("new_", 0) == 0) {
+    const auto size = cx.ints_arg(n, "size");
+    if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": no size");
+    shape = *size;
+    for (i64 d : shape)
+      if (d < 0) fail(ErrorCode::kBadShape, cx.where(n) + ": size " + shape_str(shape) + " has a negative dim");
+    checked_nbytes(DType::kFloat32, shape);
+  } else {
+    shape = cx.slot(cx.tensor_arg(n, "self", 0)).shape;
+  }
+  const float value = static_cast<float>(base == "new_zeros" || base == "zeros_like" ? 0.0
+                                         : base == "new_ones" || base == "ones_like" ? 1.0
+                                         : number_arg(cx, n, base == "fill" ? "value" : "fill_value"));
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape);
+  Step& step = cx.add_step({}, {out});
+  step.run = [&cx, out, value, count] { portable::fill(cx.ptr(out), value, count); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_compare(Context& cx, const Node& n, NodeState&) {
+  static const std::map<std::string, portable::Compare, std::less<>> kOps = {
+      {"eq", portable::Compare::kEq}, {"ne", portable::Compare::kNe}, {"lt", portable::Compare::kLt},
+      {"le", portable::Compare::kLe}, {"gt", portable::Compare::kGt}, {"ge", portable::Compare::kGe}};
+  const portable::Compare op = kOps.at(base_op(n.op));
+  const int a = cx.tensor_arg(n, "self", 0);
+  const auto other = input_for_arg(n, "other", 1);
+  if (!other || cx.slot_of(*other).kind != Kind::kTensor) {
+    const float b = static_cast<float>(number_arg(cx, n, "other"));
+    const Shape shape = cx.slot(a).shape;
+    std::vector<int> ins{a};
+    const int out = cx.new_tensor(shape, false);
+    Step& step = cx.portable_step(ins, {out});
+    const int ai = ins[0];
+    const i64 count = numel(shape);
+    step.run = [&cx, op, ai, b, out, count] { portable::compare(op, cx.ptr(ai), &b, cx.ptr(out), count, 0); };
+    return cx.define(n.outputs[0], out);
+  }
+  const int b = cx.tensor_slot(n, *other);
+  const Shape shape = broadcast_shape(cx, n, cx.slot(a).shape, cx.slot(b).shape);
+  const int ai = broadcast_to(cx, a, shape), bi = broadcast_to(cx, b, shape);
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape);
+  Step& step = cx.add_step({ai, bi}, {out});
+  step.run = [&cx, op, ai, bi, out, count] { portable::compare(op, cx.ptr(ai), cx.ptr(bi), cx.ptr(out), count, 1); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_masked_fill(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const int mask = cx.tensor_arg(n, "mask", 1);
+  const float value = static_cast<float>(number_arg(cx, n, "value"));
+  const Shape shape = cx.slot(x).shape;
+  if (broadcast_shape(cx, n, shape, cx.slot(mask).shape) != shape)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": a mask of shape " + shape_str(cx.slot(mask).shape) +
+                                        " does not broadcast to " + shape_str(shape));
+  const int xi = cx.as_layout(x, false), mi = broadcast_to(cx, mask, shape);
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape);
+  Step& step = cx.add_step({xi, mi}, {out});
+  step.run = [&cx, xi, mi, value, out, count] { portable::masked_fill(cx.ptr(xi), cx.ptr(mi), value, cx.ptr(out), count); };
+  cx.define(n.outputs[0], out);
+}
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,216 @@
+// The lowerings: each turns a node into steps on the planning context
+// (runtime/context.h), one file per op family (conv.cpp, conv_winograd.cpp,
+// elementwise.cpp, matrix.cpp, norm.cpp, pool.cpp, resize.cpp, shape.cpp),
+// each found by the node's op in table.cpp. Private to xnnpack/src.
+#pragma once
+
+#include "runtime/context.h"
+
+namespace tracegraph::xnnpack {
+
+// Lowers one node: defines its outputs' slots and adds its steps.
+using Lowering = void (*)(Context& cx, const Node& n, NodeState& st);
+
+// ---- table.cpp --------------------------------------------------------
+
+// The lowering that runs this node's op, or nullptr.
+Lowering lowering_for(const Node& n);
+// Every node without a lowering, judged by its op alone.
+std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph);
+// The base names of the ops with a lowering, sorted (docs/ops.md).
+std::vector<std::string> lowered_op_names();
+
+// ---- matrix.cpp and conv.cpp: GEMM blocking and pixel folding -----------
+
+// XNNPACK's GEMMs stream the whole packed weight matrix once per tile of
+// rows (its microkernel's 1 to 8), so a matrix past the L2 cache,
+// multiplied into many rows, comes from L3 or memory rows/8 times over.
+// Split by output columns into blocks of about 512 KB, each block's
+// weights stay in L2 across all rows (a GEMM's cache blocking).
+// The width of the blocks for `rows` x `depth` times `depth` x `columns`,
+// or 0: one operator.
+i64 column_block_width(i64 rows, i64 depth, i64 columns);
+// The node's operators number `index` over blocks of `width` output columns
+// (0: one): `make(first, count, &op)` creates the one for columns
+// [first, first + count). Made again when the width changes.
+NodeState::ColumnBlocks& column_blocks(NodeState& st, std::size_t index, i64 width, i64 columns,
+                                       const std::function<void(i64, i64, xnn_operator_t*)>& make);
+
+// Pixel folding. XNNPACK computes output channels in tiles of
+// gemm_tile_columns(); a convolution with fewer, or not a multiple, computes
+// the rest of its last tile for nothing. `fold` neighbouring output pixels
+// of a row computed as one pixel of fold x the channels, by a kernel
+// (fold - 1) strides wider with fold x the stride, fill the tiles; in
+// channels-last order that output is the same memory. The fold (2 to 16)
+// that fills them best where it does at least kMinFoldGain x the useful
+// work per multiply-add; else 1.
+i64 pixel_fold(i64 channels, i64 kernel_w, i64 stride_w, i64 out_w);
+
+// ---- elementwise.cpp -----------------------------------------------
+
+// An elementwise XNNPACK op over a whole tensor, in place when in == out.
+void unary_step(Context& cx, const Node& n, xnn_operator_t op, int in, int out);
+xnn_operator_t make_unary(Context& cx, const Node& n, NodeState& st, std::size_t index, xnn_unary_operator type,
+                          const xnn_unary_params* params);
+void post_activation(Context& cx, const Node& n, NodeState& st, std::size_t index, const Fused& f, int out);
+// A clamp after an op that has no output bounds of its own.
+void post_clamp(Context& cx, const Node& n, NodeState& st, std::size_t index, const Fused& f, int out);
+void lower_unary(Context& cx, const Node& n, NodeState& st);
+// add/sub/mul/div: scalars are computed now; tensors with numpy
+// broadcasting by XNNPACK, in the layout of the larger operand.
+void lower_binary(Context& cx, const Node& n, NodeState& st);
+// Elementwise ops, in whatever layout their input has (in place for x_ on a non-constant).
+void lower_pointwise(Context& cx, const Node& n, NodeState&);
+// An elementwise op of one number: ints stay ints where torch keeps them so
+// (neg, abs, square, pow to a non-negative integer power).
+int pointwise_number(Context& cx, const Node& n, const std::string& base, const Slot& num);
+// A fused activation that XNNPACK has no operator for, in place after the op.
+void portable_post(Context& cx, portable::Unary op, int out);
+// eq/ne/lt/le/gt/ge of a tensor and a number or a tensor (broadcast): 1 or 0.
+void lower_compare(Context& cx, const Node& n, NodeState&);
+// masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
+void lower_masked_fill(Context& cx, const Node& n, NodeState&);
+// new_zeros/new_ones/new_full (of a size), zeros_like/ones_like/full_like
+// and fill (of self's shape): one value everywhere, written on each run.
+void lower_full(Context& cx, const Node& n, NodeState&);
+// numpy broadcasting of two shapes.
+Shape broadcast_shape(const Context& cx, const Node& n, const Shape& a, const Shape& b);
+// Slot `s` in torch layout with shape `to` (broadcast by a step of ours when it differs).
+int broadcast_to(Context& cx, int s, const Shape& to);
+// A number argument: an attribute or an input known before the run.
+// A one-element constant tensor (fill.Tensor's value) counts as a number.
+double number_arg(const Context& cx, const Node& n, std::string_view name);
+
+// ---- conv.cpp ------------------------------------------------------
+
+void lower_conv(Context& cx, const Node& n, NodeState& st);
+// A transposed convolution whose kernel equals its stride (no groups,
+// padding, dilation or output padding): XNNPACK's fully connected op gives
+// each input pixel its taps, kernels::taps_to_space puts them in place.
+void lower_conv_transpose_as_gemm(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused);
+// A 1D convolution ([N, C, L], weight [O, C/groups, K]).
+void lower_conv1d(Context& cx, const Node& n, NodeState& st);
+// conv_winograd.cpp: a 3x3 (3x3x3) stride-1 convolution without groups as
+// Winograd F(2,3) where Options::conv_algorithm asks for it or it measures
+// faster; false to run it directly. `direct` runs the direct convolution
+// once (input, output: channels-last, scratch for a 3D one's unfolding) on
+// the geometry given, for the measurement.
+using DirectRun = std::function<void(const float* x, float* y, i64 batch, const i64* in_sizes)>;
+bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& padding,
+                    const Fused& fused, const DirectRun& direct);
+// conv.cpp: a 3x3 depthwise convolution (2D, stride 1 or 2, not
+// dilated) on our kernel (winograd::Kernels::depthwise) where it measures faster
+// than XNNPACK's on this shape (`direct`; remembered for the process), under
+// ConvAlgorithm::kFastest only; false: XNNPACK's runs it.
+bool lower_depthwise(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                     const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct);
+// conv.cpp: a 1x1 convolution (2D or 3D, stride 1, no padding or
+// groups) on our GEMM (winograd::Kernels::pointwise) where it measures
+// faster than XNNPACK's on this shape, as lower_depthwise() decides.
+bool lower_pointwise_conv(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused, const DirectRun& direct);
+// conv.cpp: a convolution without groups whose output pixels each
+// read few inputs (winograd::Unfolded, up to kMaxUnfoldedRow) as our GEMM
+// over its unfolded input, where that measures faster than XNNPACK's.
+bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const std::vector<i64>& stride,
+                    const std::vector<i64>& padding, const std::vector<i64>& dilation, const Fused& fused, const DirectRun& direct);
+
+// ---- norm.cpp ------------------------------------------------------
+
+void lower_batch_norm(Context& cx, const Node& n, NodeState& st);
+// group_norm, instance_norm (statistics of the input), layer_norm.
+void lower_norm(Context& cx, const Node& n, NodeState&);
+void lower_softmax(Context& cx, const Node& n, NodeState& st);
+void lower_prelu(Context& cx, const Node& n, NodeState& st);
+
+// ---- pool.cpp ------------------------------------------------------
+
+// torch's pooling output size, with ceil_mode.
+i64 pooled(i64 in, i64 k, i64 s, i64 p, i64 d, bool ceil_mode);
+void lower_max_pool(Context& cx, const Node& n, NodeState& st);
+void lower_avg_pool(Context& cx, const Node& n, NodeState& st);
+void avg_pool_step(Context& cx, const Node& n, NodeState& st, int x, const Shape& xs, const std::vector<i64>& kernel,
+                   const std::vector<i64>& stride, const std::vector<i64>& padding, bool ceil_mode);
+// Adaptive pooling: the identity, a global mean, a plain average pooling
+// when the output divides the input (XNNPACK), else portable kernels.
+void lower_adaptive_pool(Context& cx, const Node& n, NodeState& st);
+void lower_mean(Context& cx, const Node& n, NodeState&);
+// A mean (or sum) over `dims`, adjacent in storage.
+void reduce_step(Context& cx, const Node& n, int x0, std::vector<i64> dims, bool keepdim, bool mean = true);
+// pooled() with its arguments checked (validate.cpp has already, for a graph through finalize()).
+i64 pooled_length(const Context& cx, const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode);
+// 1D pooling over the last dim of [N, C, L] (or [C, L]).
+void lower_pool1d(Context& cx, const Node& n, NodeState&);
+
+// ---- matrix.cpp ----------------------------------------------------
+
+void lower_linear(Context& cx, const Node& n, NodeState& st);
+// y = x @ w^T + b over x's last dim ([..., in] -> [..., out]): XNNPACK's
+// fully connected op, the node's operator number `index` (weights packed
+// once, on the first plan).
+int fully_connected(Context& cx, const Node& n, NodeState& st, std::size_t index, int x, const float* w, const float* b, i64 in_features,
+                    i64 out_features, float out_min = -kInf, float out_max = kInf);
+// out[rows, columns] = x[rows, depth] times a weight matrix, on XNNPACK's
+// fully connected operators number `index` (column_blocks(): `make`
+// creates the one for some output columns, out's row stride `columns`).
+void gemm_step(Context& cx, const Node& n, NodeState& st, std::size_t index, int x, int out, i64 rows, i64 depth, i64 columns,
+               const std::function<void(i64, i64, xnn_operator_t*)>& make);
+// addmm(self, mat1, mat2): mat1 @ mat2 + self, with mat2 a weight [K, N]
+// (torch.export's linear: addmm(bias, x, permute(weight))).
+void lower_addmm(Context& cx, const Node& n, NodeState& st);
+// matmul / mm / bmm on XNNPACK's batch matrix multiply: [..., m, k] @
+// [..., k, n], batch dims broadcast (numpy rules), 1-D operands as torch
+// treats them (a row or a column, dropped from the result).
+void lower_matmul(Context& cx, const Node& n, NodeState& st);
+// C = A @ B on XNNPACK: A [a_batch..., m, k], B [b_batch..., k, n] (batch
+// dims of equal count, broadcast), C of `out_shape` (c's elements in
+// [batch..., m, n] order). The node's first XNNPACK operator is the one.
+int batch_matmul(Context& cx, const Node& n, NodeState& st, int a, int b, const Shape& a_batch, const Shape& b_batch, i64 m, i64 k, i64 nn,
+                 const Shape& out_shape);
+// A torch-layout tensor with its dims in the order `perm` (XNNPACK's transpose; none when in order).
+int permuted(Context& cx, int x, const std::vector<std::size_t>& perm);
+// einsum of two operands as one batch matrix multiply: the letters in both
+// operands and the output are batch dims, those in both operands only are
+// summed over, the others are rows (first operand) and columns (second).
+// Each operand is permuted to [batch, rows or columns, summed] order once.
+void lower_einsum(Context& cx, const Node& n, NodeState& st);
+// torch.nn.MultiheadAttention's fused eval path (torchvision's ViT), without a mask.
+void lower_attention(Context& cx, const Node& n, NodeState& st);
+
+// ---- shape.cpp -----------------------------------------------------
+
+// permute(self, dims), transpose(self, dim0, dim1), t(self): in the standard layout.
+void lower_permute(Context& cx, const Node& n, NodeState&);
+void lower_cat(Context& cx, const Node& n, NodeState&);
+void lower_slice(Context& cx, const Node& n, NodeState&);
+// x[start:end:step] along `dim` (PyTorch's clamping of start and end): an
+// alias when it is the whole axis, else a copy in x's layout.
+int slice_of(Context& cx, const Node& n, int x, i64 dim_arg, i64 start, i64 end, i64 step_by);
+// flatten, view, reshape: plain storage read with another shape.
+void lower_view(Context& cx, const Node& n, NodeState&);
+void lower_narrow(Context& cx, const Node& n, NodeState&);
+// chunk(x, chunks, dim), split(x, split_size, dim): one slice per output.
+void lower_chunk(Context& cx, const Node& n, NodeState&);
+void lower_select(Context& cx, const Node& n, NodeState&);
+// unsqueeze, squeeze: the same bytes in torch's layout with another shape.
+void lower_reshape_dims(Context& cx, const Node& n, NodeState&);
+void lower_expand(Context& cx, const Node& n, NodeState&);
+// A list of integers known before the run (a shape for view, pad, resize).
+void lower_list(Context& cx, const Node& n, NodeState&);
+// pad / constant_pad_nd / reflection_padNd / replication_padNd.
+void lower_pad(Context& cx, const Node& n, NodeState& st);
+void lower_slice_scatter(Context& cx, const Node& n, NodeState&);
+// torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
+void lower_roll(Context& cx, const Node& n, NodeState&);
+void lower_identity(Context& cx, const Node& n, NodeState&);
+void lower_size(Context& cx, const Node& n, NodeState&);
+void lower_getitem(Context& cx, const Node& n, NodeState&);
+void lower_scalar_identity(Context& cx, const Node& n, NodeState&);
+
+// ---- resize.cpp ----------------------------------------------------
+
+void lower_resize(Context& cx, const Node& n, NodeState&);
+// Linear, bilinear, trilinear, bicubic and 1D nearest resizes, torch layout.
+void lower_resize_portable(Context& cx, const Node& n, NodeState&);
+
+
+}  // namespace tracegraph::xnnpack

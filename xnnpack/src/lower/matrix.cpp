@@ -1,0 +1,315 @@
+// Matrix products: linear and addmm (XNNPACK fully connected), matmul/mm/bmm and einsum (batch matrix multiply), multi-head attention.
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+
+void lower_linear(Context& cx, const Node& n, NodeState& st) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "input", 0), false);
+  const Tensor& w = cx.constant_arg(n, "weight", 1, true);
+  const Tensor& b = cx.constant_arg(n, "bias", 2, false);
+  const Shape xs = cx.slot(x).shape;
+  if (w.dim() != 2 || xs.empty() || xs.back() != w.shape()[1])
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " and weight " + shape_str(w.shape()));
+  const i64 in_features = w.shape()[1], out_features = w.shape()[0];
+  if (b.defined() && b.numel() != out_features) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()));
+  const Fused fused = cx.fused_of(n);
+  const int out = fully_connected(cx, n, st, 0, x, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_features, out_features,
+                                  fused.min, fused.max);
+  post_activation(cx, n, st, 1, fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+namespace {
+// Column blocks whose packed weights take about this much of the L2 cache
+// (measured on 2D convolutions and linears of 2.4 to 9.4 MB: best between
+// 256 KB and 1.2 MB, natively 0.55-0.9x the time of one operator).
+constexpr i64 kColumnBlockBytes = i64{512} << 10;
+// Weight matrices up to this size (the L2 cache of a core here) stay whole:
+// 1.4 and 1.7 MB measured 0.95-1.1x in blocks.
+constexpr i64 kWholeWeightBytes = i64{2} << 20;
+// Blocks are whole multiples of this many channels: 16 or 48 wide measured
+// up to 2x slower than 32 or 64 on the same convolutions.
+constexpr i64 kColumnBlockStep = 32;
+// Fewer rows than this are four or fewer of XNNPACK's row tiles: little to
+// save, and in a graph 16 rows (resnet18's third stage at 64x64) ran 1.18x
+// slower in blocks; 49 rows (its fourth stage at 224x224) 0.6-0.7x.
+constexpr i64 kMinBlockedRows = 32;
+}  // namespace
+
+i64 column_block_width(i64 rows, i64 depth, i64 columns) {
+  const i64 row_bytes = depth * static_cast<i64>(sizeof(float));  // one output column's weights
+  if (rows < kMinBlockedRows || row_bytes <= 0 || columns <= kWholeWeightBytes / row_bytes) return 0;
+  const i64 width = std::max<i64>(1, kColumnBlockBytes / row_bytes / kColumnBlockStep) * kColumnBlockStep;
+  return width < columns ? width : 0;
+}
+
+NodeState::ColumnBlocks& column_blocks(
+    NodeState& st, std::size_t index, i64 width, i64 columns, const std::function<void(i64, i64, xnn_operator_t*)>& make) {
+  NodeState::ColumnBlocks& blocks = st.columns[index];
+  if (!blocks.ops.empty() && blocks.width == width) return blocks;
+  blocks.ops.clear();  // another width: the old blocks' packed weights go first
+  std::vector<XnnOp> ops;
+  const i64 block = std::max<i64>(width ? width : columns, 1);
+  for (i64 first = 0; first == 0 || first < columns; first += block) {
+    ops.emplace_back();
+    make(first, std::min(block, columns - first), &ops.back().op);
+  }
+  blocks.ops = std::move(ops);
+  blocks.width = width;
+  return blocks;
+}
+
+int fully_connected(Context& cx, const Node& n, NodeState& st, std::size_t index, int x, const float* w, const float* b, i64 in_features,
+                    i64 out_features, float out_min, float out_max) {
+  x = cx.as_layout(x, false);
+  const Shape xs = cx.slot(x).shape;
+  const i64 batch = numel(xs) / std::max<i64>(in_features, 1);
+  Shape out_shape = xs;
+  out_shape.back() = out_features;
+  const int out = cx.new_tensor(out_shape, false);
+  gemm_step(cx, n, st, index, x, out, batch, in_features, out_features, [&](i64 first, i64 count, xnn_operator_t* op) {
+    cx.check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(count),
+                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features), w + first * in_features,
+                                            b ? b + first : nullptr, out_min, out_max, 0, nullptr, nullptr, op),
+          n, "creating a fully connected op");
+  });
+  return out;
+}
+
+void gemm_step(Context& cx, const Node& n, NodeState& st, std::size_t index, int x, int out, i64 rows, i64 depth, i64 columns,
+                                     const std::function<void(i64, i64, xnn_operator_t*)>& make) {
+  const NodeState::ColumnBlocks& blocks = column_blocks(st, index, column_block_width(rows, depth, columns), columns, make);
+  const i64 block = blocks.width ? blocks.width : columns;
+  std::vector<xnn_operator_t> ops;
+  for (const XnnOp& op : blocks.ops) {
+    cx.check(xnn_reshape_fully_connected_nc_f32(op.op, static_cast<std::size_t>(rows), cx.pool()), n, "reshaping a fully connected op");
+    ops.push_back(op.op);
+  }
+  Step& step = cx.add_step({x}, {out});
+  step.setup = [&cx, ops, block, x, out, &n] {
+    for (std::size_t k = 0; k < ops.size(); ++k)
+      cx.check(xnn_setup_fully_connected_nc_f32(ops[k], cx.ptr(x), cx.ptr(out) + static_cast<i64>(k) * block), n, "setting up a fully connected op");
+  };
+  step.xnnpack = true;
+  step.column_blocks = blocks.width ? static_cast<int>(ops.size()) : 0;
+  step.run = [&cx, ops, &n] {
+    for (xnn_operator_t op : ops) cx.check(xnn_run_operator(op, cx.pool()), n, "running a fully connected op");
+  };
+}
+
+void lower_addmm(Context& cx, const Node& n, NodeState& st) {
+  if (cx.float_arg(n, "beta").value_or(1) != 1 || cx.float_arg(n, "alpha").value_or(1) != 1)
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": addmm with alpha or beta other than 1");
+  const int x = cx.as_layout(cx.tensor_arg(n, "mat1", 1), false);
+  const int m = cx.as_layout(cx.tensor_arg(n, "mat2", 2), false);
+  const float* weights = cx.slot(m).constant;  // copied: new_tensor() below may move the slots
+  const Shape ms = cx.slot(m).shape;
+  if (!weights) fail(ErrorCode::kUnsupported, cx.where(n) + ": 'mat2' must be a constant (weights are packed once, at finalize)");
+  const Shape xs = cx.slot(x).shape;
+  if (ms.size() != 2 || xs.size() != 2 || xs[1] != ms[0])
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": mat1 " + shape_str(xs) + " and mat2 " + shape_str(ms));
+  const i64 in_features = ms[0], out_features = ms[1];
+  const Tensor& b = cx.constant_arg(n, "self", 0, true);
+  if (b.numel() != out_features || b.dim() > 2 || (b.dim() == 2 && b.shape()[0] != 1))
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": 'self' " + shape_str(b.shape()) + " is not a bias of " + std::to_string(out_features));
+  const Fused fused = cx.fused_of(n);
+  const int out = cx.new_tensor(Shape{xs[0], out_features}, false);
+  gemm_step(cx, n, st, 0, x, out, xs[0], in_features, out_features, [&](i64 first, i64 count, xnn_operator_t* op) {
+    // A block: mat2's columns [first, first + count) as a [K, count] matrix of their own.
+    std::vector<float> block;
+    if (count < out_features) {
+      block.resize(static_cast<std::size_t>(in_features * count));
+      for (i64 r = 0; r < in_features; ++r)
+        std::copy_n(weights + r * out_features + first, count, block.begin() + r * count);
+    }
+    cx.check(xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(in_features), static_cast<std::size_t>(count),
+                                            static_cast<std::size_t>(in_features), static_cast<std::size_t>(out_features),
+                                            block.empty() ? weights : block.data(),
+                                            b.data_as<float>() + first, fused.min, fused.max, XNN_FLAG_TRANSPOSE_WEIGHTS, nullptr, nullptr, op),
+          n, "creating a fully connected op");
+  });
+  post_activation(cx, n, st, 1, fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+void lower_matmul(Context& cx, const Node& n, NodeState& st) {
+  const std::string base = base_op(n.op);
+  const int a = cx.tensor_arg(n, "self", 0);
+  const int b = cx.tensor_arg(n, base == "matmul" ? "other" : "mat2", 1);
+  Shape as = cx.slot(a).shape, bs = cx.slot(b).shape;
+  const std::size_t want_rank = base == "mm" ? 2 : 3;
+  if (base != "matmul" && (as.size() != want_rank || bs.size() != want_rank))
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + base + " takes two " + std::to_string(want_rank) + "-D tensors, given " + shape_str(as) + " and " + shape_str(bs));
+  if (as.empty() || bs.empty()) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": matmul of a 0-d tensor");
+  const bool a_vector = as.size() == 1, b_vector = bs.size() == 1;
+  if (a_vector) as.insert(as.begin(), 1);
+  if (b_vector) bs.push_back(1);
+  const i64 m = as[as.size() - 2], k = as.back(), nn = bs.back();
+  if (bs[bs.size() - 2] != k) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + shape_str(as) + " @ " + shape_str(bs));
+  Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const std::size_t batch_rank = std::max(a_batch.size(), b_batch.size());
+  a_batch.insert(a_batch.begin(), batch_rank - a_batch.size(), 1);
+  b_batch.insert(b_batch.begin(), batch_rank - b_batch.size(), 1);
+  const Shape c_batch = broadcast_shape(cx, n, a_batch, b_batch);
+  Shape out_shape = c_batch;
+  if (!a_vector) out_shape.push_back(m);
+  if (!b_vector) out_shape.push_back(nn);
+  cx.define(n.outputs[0], batch_matmul(cx, n, st, a, b, a_batch, b_batch, m, k, nn, out_shape));
+}
+
+int batch_matmul(Context& cx, const Node& n, NodeState& st, int a, int b, const Shape& a_batch, const Shape& b_batch, i64 m, i64 k, i64 nn,
+                 const Shape& out_shape) {
+  const std::size_t batch_rank = a_batch.size();
+  cx.within_budget(out_shape);
+  const int out = cx.new_tensor(out_shape, false);
+  const i64 count = numel(out_shape);
+  if (count == 0) return out;
+  if (k == 0) {  // a sum over nothing
+    Step& step = cx.add_step({}, {out});
+    step.run = [&cx, out, count] { portable::fill(cx.ptr(out), 0.0f, count); };
+    return out;
+  }
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    cx.check(xnn_create_batch_matrix_multiply_nc_f32(0, &st.ops.back().op), n, "creating a batch matrix multiply");
+  }
+  xnn_operator_t op = st.ops.front().op;
+  std::vector<std::size_t> da(a_batch.begin(), a_batch.end()), db(b_batch.begin(), b_batch.end());
+  std::size_t ws_size = 0, ws_align = 0;
+  cx.check(xnn_reshape_batch_matrix_multiply_nc_f32(op, batch_rank, da.data(), db.data(), static_cast<std::size_t>(m),
+                                                 static_cast<std::size_t>(k), static_cast<std::size_t>(nn), &ws_size, &ws_align, cx.pool()),
+        n, "reshaping a batch matrix multiply");
+  cx.reserve_workspace(ws_size);
+  const int ai = cx.as_layout(a, false), bi = cx.as_layout(b, false);
+  Step& step = cx.add_step({ai, bi}, {out});
+  step.setup = [&cx, op, ai, bi, out, &n] {
+    cx.check(xnn_setup_batch_matrix_multiply_nc_f32(op, cx.workspace(), cx.ptr(ai), cx.ptr(bi), cx.ptr(out)), n, "setting up a batch matrix multiply");
+  };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a batch matrix multiply"); };
+  return out;
+}
+
+int permuted(Context& cx, int x, const std::vector<std::size_t>& perm) {
+  x = cx.as_layout(x, false);
+  const Shape xs = cx.slot(x).shape;
+  bool in_order = true;
+  for (std::size_t i = 0; i < perm.size(); ++i) in_order = in_order && perm[i] == i;
+  if (in_order || xs.size() < 2) return x;
+  std::vector<std::size_t> in_shape(xs.begin(), xs.end());
+  Shape out_shape;
+  for (std::size_t p : perm) out_shape.push_back(xs[p]);
+  return cx.transposed(x, in_shape, perm, out_shape, false);
+}
+
+void lower_einsum(Context& cx, const Node& n, NodeState& st) {
+  std::string eq;
+  for (char c : n.attributes.get_string("equation").value_or("")) {
+    if (c != ' ') eq += c;
+  }
+  std::vector<ValueId> operands = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
+  const std::size_t arrow = eq.find("->");
+  const std::size_t comma = eq.find(',');
+  if (operands.size() != 2 || comma == std::string::npos || eq.find(',', comma + 1) != std::string::npos)
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' of " + std::to_string(operands.size()) + " operands (two are supported)");
+  if (eq.find('.') != std::string::npos) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum with an ellipsis");
+  const std::string sa = eq.substr(0, comma), sb = eq.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1);
+  std::string so;
+  if (arrow != std::string::npos) {
+    so = eq.substr(arrow + 2);
+  } else {  // implicit output: the letters used once, in alphabetical order
+    for (char c : sa + sb)
+      if (std::count(sa.begin(), sa.end(), c) + std::count(sb.begin(), sb.end(), c) == 1) so += c;
+    std::sort(so.begin(), so.end());
+  }
+  const int a = cx.tensor_slot(n, operands[0]), b = cx.tensor_slot(n, operands[1]);
+  const Shape as = cx.slot(a).shape, bs = cx.slot(b).shape;
+  if (sa.size() != as.size() || sb.size() != bs.size())
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + eq + "' for operands " + shape_str(as) + " and " + shape_str(bs));
+  std::map<char, i64> size;
+  auto take = [&](const std::string& letters, const Shape& shape) {
+    for (std::size_t i = 0; i < letters.size(); ++i) {
+      const char c = letters[i];
+      if (!std::isalpha(static_cast<unsigned char>(c))) fail(ErrorCode::kSchema, cx.where(n) + ": '" + eq + "' has '" + std::string(1, c) + "'");
+      if (std::count(letters.begin(), letters.end(), c) > 1) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' repeats a letter in one operand");
+      auto [it, fresh] = size.emplace(c, shape[i]);
+      if (!fresh && it->second != shape[i])
+        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + std::string(1, c) + "' is " + std::to_string(it->second) + " and " + std::to_string(shape[i]) + " in '" + eq + "'");
+    }
+  };
+  take(sa, as);
+  take(sb, bs);
+  std::string batch, rows, cols, summed;
+  auto in = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+  for (char c : so) {
+    if (!in(sa, c) && !in(sb, c)) fail(ErrorCode::kSchema, cx.where(n) + ": output letter '" + std::string(1, c) + "' is in no operand");
+    if (std::count(so.begin(), so.end(), c) > 1) fail(ErrorCode::kSchema, cx.where(n) + ": output letter '" + std::string(1, c) + "' twice");
+    (in(sa, c) && in(sb, c) ? batch : in(sa, c) ? rows : cols) += c;
+  }
+  for (char c : sa) {
+    if (in(so, c)) continue;
+    if (!in(sb, c)) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+    summed += c;
+  }
+  for (char c : sb)
+    if (!in(so, c) && !in(sa, c)) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+  auto order = [](const std::string& letters, const std::string& want) {
+    std::vector<std::size_t> perm;
+    for (char c : want) perm.push_back(letters.find(c));
+    return perm;
+  };
+  auto product_of = [&](const std::string& letters) {
+    i64 p = 1;
+    for (char c : letters) p *= size[c];
+    return p;
+  };
+  const i64 m = product_of(rows), k = product_of(summed), nn = product_of(cols);
+  const int pa = permuted(cx, a, order(sa, batch + rows + summed));
+  const int pb = permuted(cx, b, order(sb, batch + summed + cols));
+  Shape batch_shape;
+  for (char c : batch) batch_shape.push_back(size[c]);
+  Shape mid = batch_shape;  // the product's own order: batch, rows, columns
+  for (char c : rows + cols) mid.push_back(size[c]);
+  const int product = batch_matmul(cx, n, st, pa, pb, batch_shape, batch_shape, m, k, nn, mid);
+  cx.define(n.outputs[0], permuted(cx, product, order(batch + rows + cols, so)));
+}
+
+void lower_attention(Context& cx, const Node& n, NodeState& st) {
+  const int q = cx.tensor_arg(n, "query", 0), k = cx.tensor_arg(n, "key", 1), v = cx.tensor_arg(n, "value", 2);
+  const Shape qs = cx.slot(q).shape, ks = cx.slot(k).shape;
+  if (qs.size() != 3 || ks != qs || ks != cx.slot(v).shape)  // as PyTorch's kernel requires
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " (equal batch-first [batch, length, embed] expected)");
+  if (input_for_arg(n, "mask", 9)) fail(ErrorCode::kUnsupported, cx.where(n) + ": attention with a mask");
+  portable::Attention a{};
+  a.batch = qs[0];
+  a.query_length = qs[1];
+  a.key_length = ks[1];
+  a.embed = cx.int_arg(n, "embed_dim").value_or(qs[2]);
+  a.heads = cx.int_arg(n, "num_head").value_or(1);
+  a.average = cx.int_arg(n, "average_attn_weights").value_or(1) != 0;
+  if (a.embed != qs[2] || a.heads <= 0 || a.embed % a.heads)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": embed_dim " + std::to_string(a.embed) + " in " + std::to_string(a.heads) + " heads for inputs of " + std::to_string(qs[2]));
+  const i64 e = a.embed;
+  const float* qkv_w = cx.weight_or_null(n, "qkv_weight", 5, 3 * e * e);
+  const float* qkv_b = cx.weight_or_null(n, "qkv_bias", 6, 3 * e);
+  const float* proj_w = cx.weight_or_null(n, "proj_weight", 7, e * e);
+  const float* proj_b = cx.weight_or_null(n, "proj_bias", 8, e);
+  if (!qkv_w || !proj_w) fail(ErrorCode::kSchema, cx.where(n) + ": missing qkv_weight or proj_weight");
+  const bool need_weights = cx.int_arg(n, "need_weights").value_or(1) != 0;
+  // The projections on XNNPACK (weights packed once), the attention itself
+  // (scores, softmax, weighted sum per head) in a portable kernel.
+  const int pq = fully_connected(cx, n, st, 0, q, qkv_w, qkv_b, e, e);
+  const int pk = fully_connected(cx, n, st, 1, k, qkv_w + e * e, qkv_b ? qkv_b + e : nullptr, e, e);
+  const int pv = fully_connected(cx, n, st, 2, v, qkv_w + 2 * e * e, qkv_b ? qkv_b + 2 * e : nullptr, e, e);
+  const int context = cx.new_tensor(qs, false);
+  const int weights = need_weights ? cx.new_tensor(a.average ? Shape{a.batch, a.query_length, a.key_length} : Shape{a.batch, a.heads, a.query_length, a.key_length}, false)
+                                   : cx.new_tensor(Shape{0}, false);
+  Step& step = cx.add_step({pq, pk, pv}, {context, weights});
+  step.run = [&cx, a, pq, pk, pv, context, weights, need_weights] {
+    portable::attention(a, cx.ptr(pq), cx.ptr(pk), cx.ptr(pv), cx.ptr(context), need_weights ? cx.ptr(weights) : nullptr);
+  };
+  cx.define(n.outputs[0], fully_connected(cx, n, st, 3, context, proj_w, proj_b, e, e));
+  if (n.outputs.size() > 1) cx.define(n.outputs[1], weights);
+}
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,195 @@
+// Normalizations and softmax: batch norm as a scale and shift, group/instance/layer norm, softmax and log-softmax, PReLU.
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+
+void lower_batch_norm(Context& cx, const Node& n, NodeState& st) {
+  const int x0 = cx.tensor_arg(n, "input", 0);
+  const Shape xs = cx.slot(x0).shape;
+  if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " has no channel dim");
+  if (cx.int_arg(n, "training").value_or(0)) fail(ErrorCode::kUnsupported, cx.where(n) + ": batch norm in training mode");
+  const i64 channels = xs[1];
+  if (st.data.empty()) {
+    const Tensor& w = cx.constant_arg(n, "weight", 1, false);
+    const Tensor& b = cx.constant_arg(n, "bias", 2, false);
+    const Tensor& mean = cx.constant_arg(n, "running_mean", 3, true);
+    const Tensor& var = cx.constant_arg(n, "running_var", 4, true);
+    const double eps = cx.float_arg(n, "eps").value_or(1e-5);
+    for (const Tensor* t : {&w, &b, &mean, &var})
+      if (t->defined() && t->numel() != channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": a parameter of " + std::to_string(t->numel()) + " elements for " + std::to_string(channels) + " channels");
+    std::vector<float> scale(static_cast<std::size_t>(channels)), shift(static_cast<std::size_t>(channels));
+    for (i64 c = 0; c < channels; ++c) {
+      const double s = (w.defined() ? w.data_as<float>()[c] : 1.0) / std::sqrt(static_cast<double>(var.data_as<float>()[c]) + eps);
+      scale[static_cast<std::size_t>(c)] = static_cast<float>(s);
+      shift[static_cast<std::size_t>(c)] = static_cast<float>((b.defined() ? b.data_as<float>()[c] : 0.0) - mean.data_as<float>()[c] * s);
+    }
+    st.data = {std::move(scale), std::move(shift)};
+  }
+  const float* scale = st.data[0].data();
+  const float* shift = st.data[1].data();
+  const bool channels_last = spatial_rank(xs.size()) || xs.size() == 2;
+  const int x = cx.as_layout(x0, true);
+  const int out = cx.new_tensor(xs, channels_last);
+  Step& step = cx.add_step({x}, {out});
+  if (channels_last) {
+    const i64 pixels = numel(xs) / std::max<i64>(channels, 1);
+    step.run = [&cx, x, out, scale, shift, pixels, channels] { kernels::affine_channels_last(cx.ptr(x), cx.ptr(out), scale, shift, pixels, channels); };
+  } else {
+    const i64 outer = xs[0], inner = prod(xs, 2, xs.size());
+    step.run = [&cx, x, out, scale, shift, outer, channels, inner] { kernels::affine_channels_first(cx.ptr(x), cx.ptr(out), scale, shift, outer, channels, inner); };
+  }
+  cx.define(n.outputs[0], out);
+}
+
+// softmax and log_softmax over any dim: XNNPACK's softmax over the innermost
+// axis of storage (the channels of a channels-last tensor, or the last dim),
+// a stable portable log_softmax; another dim is moved last and back.
+void lower_softmax(Context& cx, const Node& n, NodeState& st) {
+  const bool log = base_op(n.op).find("log_softmax") != std::string::npos;
+  const int x0 = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x0).shape;
+  const std::size_t rank = shape.size();
+  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": softmax with a dtype");
+  if (rank == 0) {  // torch: the softmax of one number is 1, its log 0
+    const int out = cx.new_tensor(shape, false);
+    Step& step = cx.add_step({}, {out});
+    step.run = [&cx, out, log] { portable::fill(cx.ptr(out), log ? 0.0f : 1.0f, 1); };
+    return cx.define(n.outputs[0], out);
+  }
+  const std::size_t dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(-1), rank, cx.where(n)));
+  const bool innermost = dim == rank - 1 || (spatial_rank(rank) && dim == 1);
+  if (log || !innermost) {
+    std::vector<std::size_t> to_last, back(rank);
+    for (std::size_t i = 0; i < rank; ++i)
+      if (i != dim) to_last.push_back(i);
+    to_last.push_back(dim);
+    for (std::size_t i = 0; i < rank; ++i) back[to_last[i]] = i;
+    const int moved = permuted(cx, x0, to_last);
+    Shape moved_shape;
+    for (std::size_t p : to_last) moved_shape.push_back(shape[p]);
+    const i64 length = shape[dim], rows = numel(shape) / std::max<i64>(length, 1);
+    const int y = cx.new_tensor(moved_shape, false);
+    if (log) {
+      Step& step = cx.add_step({moved}, {y});
+      step.run = [&cx, moved, y, rows, length] { portable::log_softmax(cx.ptr(moved), cx.ptr(y), rows, length); };
+    } else {
+      if (st.ops.empty()) {
+        st.ops.emplace_back();
+        cx.check(xnn_create_softmax_nc_f32(0, &st.ops[0].op), n, "creating a softmax");
+      }
+      xnn_operator_t op = st.ops[0].op;
+      const auto c = static_cast<std::size_t>(length);
+      cx.check(xnn_reshape_softmax_nc_f32(op, c, c, c, static_cast<std::size_t>(rows), cx.pool()), n, "reshaping a softmax");
+      Step& step = cx.add_step({moved}, {y});
+      step.setup = [&cx, op, moved, y, &n] { cx.check(xnn_setup_softmax_nc_f32(op, cx.ptr(moved), cx.ptr(y)), n, "setting up a softmax"); };
+      step.xnnpack = true;
+      step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a softmax"); };
+    }
+    return cx.define(n.outputs[0], permuted(cx, y, back));
+  }
+  const bool channels_last = dim != rank - 1;
+  const int x = cx.as_layout(x0, channels_last);
+  const i64 channels = shape[dim];
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    cx.check(xnn_create_softmax_nc_f32(0, &st.ops[0].op), n, "creating a softmax");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  const std::size_t c = static_cast<std::size_t>(channels);
+  cx.check(xnn_reshape_softmax_nc_f32(op, c, c, c, static_cast<std::size_t>(numel(shape) / std::max<i64>(channels, 1)), cx.pool()), n, "reshaping a softmax");
+  const int out = cx.new_tensor(shape, channels_last);
+  Step& step = cx.add_step({x}, {out});
+  step.setup = [&cx, op, x, out, &n] { cx.check(xnn_setup_softmax_nc_f32(op, cx.ptr(x), cx.ptr(out)), n, "setting up a softmax"); };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a softmax"); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_norm(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const int x = cx.tensor_arg(n, "input", 0);
+  const Shape xs = cx.slot(x).shape;
+  const double eps = cx.float_arg(n, "eps").value_or(1e-5);
+  const int out = cx.new_tensor(xs, false);
+  std::vector<int> ins{x};
+  if (base == "layer_norm") {
+    auto normalized = cx.ints_arg(n, "normalized_shape");
+    if (!normalized || normalized->size() > xs.size()) fail(ErrorCode::kSchema, cx.where(n) + ": normalized_shape for input " + shape_str(xs));
+    for (std::size_t i = 0; i < normalized->size(); ++i) {
+      if ((*normalized)[i] != xs[xs.size() - normalized->size() + i])
+        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": normalized_shape " + shape_str(*normalized) + " for input " + shape_str(xs));
+    }
+    const i64 inner = prod(xs, xs.size() - normalized->size(), xs.size()), outer = numel(xs) / std::max<i64>(inner, 1);
+    const float* w = cx.weight_or_null(n, "weight", 2, inner);
+    const float* b = cx.weight_or_null(n, "bias", 3, inner);
+    Step& step = cx.portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [&cx, xi, out, outer, inner, w, b, eps] { portable::layer_norm(cx.ptr(xi), cx.ptr(out), outer, inner, w, b, eps); };
+    return cx.define(n.outputs[0], out);
+  }
+  if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " has no channel dim");
+  const i64 batch = xs[0], channels = xs[1], inner = prod(xs, 2, xs.size());
+  i64 groups = channels;
+  if (base == "group_norm") {
+    groups = cx.int_arg(n, "num_groups").value_or(1);
+    if (groups <= 0 || channels % groups) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(channels) + " channels in " + std::to_string(groups) + " groups");
+  } else if (!cx.int_arg(n, "use_input_stats").value_or(1)) {
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": instance norm with running statistics");
+  }
+  const float* w = cx.weight_or_null(n, "weight", 2, channels);
+  const float* b = cx.weight_or_null(n, "bias", 3, channels);
+  Step& step = cx.portable_step(ins, {out});
+  const int xi = ins[0];
+  step.run = [&cx, xi, out, batch, channels, inner, groups, w, b, eps] {
+    portable::group_norm(cx.ptr(xi), cx.ptr(out), batch, channels, inner, groups, w, b, eps);
+  };
+  cx.define(n.outputs[0], out);
+}
+
+// PReLU: XNNPACK's binary prelu in x's own layout (the slopes broadcast over
+// the channel dim), or a portable kernel for scalars and empty tensors.
+void lower_prelu(Context& cx, const Node& n, NodeState& st) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape xs = cx.slot(x).shape;
+  const Tensor& w = cx.constant_arg(n, "weight", 1, true);
+  const i64 channels = xs.size() >= 2 ? xs[1] : 1;
+  if (w.numel() != 1 && w.numel() != channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(w.numel()) + " weights for " + std::to_string(channels) + " channels");
+  if (!xs.empty() && xs.size() <= XNN_MAX_TENSOR_DIMS && numel(xs) > 0) {
+    const bool channels_last = cx.slot(x).channels_last;
+    std::vector<std::size_t> x_shape, slope_shape{static_cast<std::size_t>(w.numel())};
+    for (i64 d : physical(xs, channels_last)) x_shape.push_back(static_cast<std::size_t>(d));
+    if (w.numel() > 1 && !channels_last) slope_shape.resize(xs.size() - 1, 1);  // [C, 1, ...]: broadcast over dims after the channel
+    Slot slopes;
+    slopes.kind = Kind::kTensor;
+    slopes.shape = {w.numel()};
+    slopes.constant = w.data_as<float>();
+    const int slope = cx.padded(cx.new_slot(std::move(slopes)));
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      cx.check(xnn_create_binary_elementwise_nd(xnn_binary_prelu, xnn_datatype_fp32, nullptr, nullptr, nullptr, 0, &st.ops[0].op), n, "creating a prelu");
+    }
+    xnn_operator_t op = st.ops[0].op;
+    cx.check(xnn_reshape_binary_elementwise_nd(op, x_shape.size(), x_shape.data(), slope_shape.size(), slope_shape.data(), cx.pool()), n, "reshaping a prelu");
+    const int xp = cx.padded(x);
+    const int out = cx.new_tensor(xs, channels_last);
+    Step& step = cx.add_step({xp, slope}, {out});
+    step.setup = [&cx, op, xp, slope, out, &n] { cx.check(xnn_setup_binary_elementwise_nd(op, cx.ptr(xp), cx.ptr(slope), cx.ptr(out)), n, "setting up a prelu"); };
+    step.xnnpack = true;
+    step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a prelu"); };
+    return cx.define(n.outputs[0], out);
+  }
+  const i64 batch = xs.empty() ? 1 : xs[0];
+  const i64 inner = xs.size() >= 2 ? prod(xs, 2, xs.size()) : 1;
+  const i64 count = w.numel();
+  const float* wp = w.data_as<float>();
+  const int out = cx.new_tensor(xs, false);
+  std::vector<int> ins{x};
+  Step& step = cx.portable_step(ins, {out});
+  const int xi = ins[0];
+  const i64 rows = xs.size() >= 2 ? batch : 1, chans = xs.size() >= 2 ? channels : 1;
+  const i64 per = xs.size() >= 2 ? inner : numel(xs);
+  step.run = [&cx, xi, out, wp, rows, chans, per, count] { portable::prelu(cx.ptr(xi), wp, cx.ptr(out), rows, chans, per, count); };
+  cx.define(n.outputs[0], out);
+}
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,294 @@
+// Pooling and reductions: max and average pooling (ceil mode, padding), adaptive pooling, means, 1D pooling.
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+
+i64 pooled(i64 in, i64 k, i64 s, i64 p, i64 d, bool ceil_mode) {
+  // Callers checked that the window fits; 0 stands for "does not".
+  return shape_rules::window_output(in, k, s, p, d, ceil_mode).value_or(0);
+}
+
+void lower_max_pool(Context& cx, const Node& n, NodeState& st) {
+  const std::size_t rank = base_op(n.op).rfind("max_pool3d", 0) == 0 ? 3 : 2;
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), true);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+  const auto kernel = cx.spatial_arg(n, "kernel_size", rank, 1);
+  auto stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
+  if (stride.empty()) stride = kernel;
+  if (stride.size() == 1) stride.assign(rank, stride[0]);
+  const auto padding = cx.spatial_arg(n, "padding", rank, 0);
+  const auto dilation = cx.spatial_arg(n, "dilation", rank, 1);
+  cx.within_geometry(n, {{"kernel_size", &kernel}, {"stride", &stride}, {"padding", &padding}, {"dilation", &dilation}});
+  const bool ceil_mode = cx.int_arg(n, "ceil_mode").value_or(0) != 0;
+  Shape out_shape{xs[0], xs[1]};
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (!shape_rules::pool_padding_fits(kernel[i], padding[i]))
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": padding " + shape_str(padding) + " larger than half the kernel " + shape_str(kernel));
+    out_shape.push_back(pooled(xs[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode));
+    if (out_shape.back() <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " is smaller than the kernel");
+  }
+  const std::size_t h = rank - 2;
+  if (kernel[h] * kernel[h + 1] <= 1) fail(ErrorCode::kUnsupported, cx.where(n) + ": a 1x1 pooling window in H and W");
+  // ceil_mode: more padding after, so that XNNPACK's floor gives PyTorch's
+  // ceil (XNNPACK's max pooling never reads padding, as PyTorch's -inf).
+  i64 extra[2] = {0, 0};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::size_t a = h + i;
+    const i64 span = dilation[a] * (kernel[a] - 1) + 1;
+    extra[i] = std::max<i64>(0, (out_shape[2 + a] - 1) * stride[a] + span - (xs[2 + a] + 2 * padding[a]));
+  }
+  xnn_operator_t op = nullptr;
+  if (extra[0] || extra[1] || st.ops.empty()) {
+    XnnOp* made;
+    if (extra[0] || extra[1]) {  // depends on the input's size: made per plan
+      made = &cx.plan_op();
+    } else {
+      st.ops.emplace_back();
+      made = &st.ops.back();
+    }
+    cx.check(xnn_create_max_pooling2d_nhwc_f32(u32(padding[h]), u32(padding[h + 1] + extra[1]),
+                                            u32(padding[h] + extra[0]), u32(padding[h + 1]),
+                                            u32(kernel[h]), u32(kernel[h + 1]),
+                                            u32(stride[h]), u32(stride[h + 1]),
+                                            u32(dilation[h]), u32(dilation[h + 1]),
+                                            -kInf, kInf, 0, &made->op),
+          n, "creating a max pooling");
+    op = made->op;
+  } else {
+    op = st.ops[0].op;
+  }
+  const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+  cx.reserve_indirection(n, out_shape[2 + h], out_shape[3 + h], kernel[h] * kernel[h + 1]);
+  std::size_t oh = 0, ow = 0;
+  const std::size_t c = static_cast<std::size_t>(xs[1]);
+  cx.check(xnn_reshape_max_pooling2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[2 + h]),
+                                           static_cast<std::size_t>(xs[3 + h]), c, c, c, &oh, &ow, cx.pool()),
+        n, "reshaping a max pooling");
+  if (static_cast<i64>(oh) != out_shape[2 + h] || static_cast<i64>(ow) != out_shape[3 + h])
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": ceil_mode pooling whose output size XNNPACK does not produce");
+  const int planes = rank == 3 ? cx.new_tensor(Shape{batch, xs[1], static_cast<i64>(oh), static_cast<i64>(ow)}, true) : cx.new_tensor(out_shape, true);
+  Step& step = cx.add_step({x}, {planes});
+  step.setup = [&cx, op, x, planes, &n] { cx.check(xnn_setup_max_pooling2d_nhwc_f32(op, cx.ptr(x), cx.ptr(planes)), n, "setting up a max pooling"); };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a max pooling"); };
+  if (rank == 2) {
+    cx.define(n.outputs[0], planes);
+    return;
+  }
+  const int out = cx.new_tensor(out_shape, true);
+  const kernels::Window depth{kernel[0], stride[0], padding[0], dilation[0]};
+  const i64 nb = xs[0], d_in = xs[2], d_out = out_shape[2], plane = static_cast<i64>(oh * ow) * xs[1];
+  Step& reduce = cx.add_step({planes}, {out});
+  reduce.run = [&cx, planes, out, nb, d_in, d_out, plane, depth] { kernels::max_over_depth(cx.ptr(planes), cx.ptr(out), nb, d_in, d_out, plane, depth); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_avg_pool(Context& cx, const Node& n, NodeState& st) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), true);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != 4) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+  const auto kernel = cx.spatial_arg(n, "kernel_size", 2, 1);
+  auto stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
+  if (stride.empty()) stride = kernel;
+  if (stride.size() == 1) stride.assign(2, stride[0]);
+  const auto padding = cx.spatial_arg(n, "padding", 2, 0);
+  cx.within_geometry(n, {{"kernel_size", &kernel}, {"stride", &stride}, {"padding", &padding}});
+  if (cx.int_arg(n, "divisor_override")) fail(ErrorCode::kUnsupported, cx.where(n) + ": divisor_override");
+  const bool ceil_mode = cx.int_arg(n, "ceil_mode").value_or(0) != 0;
+  if ((padding[0] || padding[1]) && cx.int_arg(n, "count_include_pad").value_or(1)) {
+    // XNNPACK averages the valid pixels only; PyTorch counts the padding:
+    // pad with zeros first (channels-last, a portable kernel), then pool unpadded.
+    if (ceil_mode) fail(ErrorCode::kUnsupported, cx.where(n) + ": ceil_mode average pooling that counts the padding");
+    const Shape padded_shape{xs[0], xs[1], xs[2] + 2 * padding[0], xs[3] + 2 * padding[1]};
+    const int p = cx.new_tensor(padded_shape, true);
+    const std::vector<i64> phys{xs[0], xs[2], xs[3], xs[1]};
+    const std::vector<i64> before{0, padding[0], padding[1], 0};
+    Step& step = cx.add_step({x}, {p});
+    step.run = [&cx, x, p, phys, before] { portable::pad(cx.ptr(x), cx.ptr(p), phys, before, before, portable::PadMode::kConstant, 0.0f); };
+    avg_pool_step(cx, n, st, p, padded_shape, kernel, stride, {0, 0}, false);
+    return;
+  }
+  avg_pool_step(cx, n, st, x, xs, kernel, stride, padding, ceil_mode);
+}
+
+void avg_pool_step(Context& cx, const Node& n, NodeState& st, int x, const Shape& xs, const std::vector<i64>& kernel,
+                   const std::vector<i64>& stride, const std::vector<i64>& padding, bool ceil_mode) {
+  const Shape out_shape{xs[0], xs[1], pooled(xs[2], kernel[0], stride[0], padding[0], 1, ceil_mode),
+                        pooled(xs[3], kernel[1], stride[1], padding[1], 1, ceil_mode)};
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    cx.check(xnn_create_average_pooling2d_nhwc_f32(u32(padding[0]), u32(padding[1]),
+                                                u32(padding[0]), u32(padding[1]),
+                                                u32(kernel[0]), u32(kernel[1]),
+                                                u32(stride[0]), u32(stride[1]),
+                                                -kInf, kInf, 0, &st.ops[0].op),
+          n, "creating an average pooling");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  cx.reserve_indirection(n, out_shape[2], out_shape[3], kernel[0] * kernel[1]);
+  std::size_t oh = 0, ow = 0, ws_size = 0, ws_align = 0;
+  const std::size_t c = static_cast<std::size_t>(xs[1]);
+  cx.check(xnn_reshape_average_pooling2d_nhwc_f32(op, static_cast<std::size_t>(xs[0]), static_cast<std::size_t>(xs[2]),
+                                               static_cast<std::size_t>(xs[3]), c, c, c, &ws_size, &ws_align, &oh, &ow, cx.pool()),
+        n, "reshaping an average pooling");
+  if (static_cast<i64>(oh) != out_shape[2] || static_cast<i64>(ow) != out_shape[3])
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": ceil_mode pooling whose output size XNNPACK does not produce");
+  cx.reserve_workspace(ws_size);
+  const int out = cx.new_tensor(out_shape, true);
+  Step& step = cx.add_step({x}, {out});
+  step.setup = [&cx, op, x, out, &n] { cx.check(xnn_setup_average_pooling2d_nhwc_f32(op, cx.workspace(), cx.ptr(x), cx.ptr(out)), n, "setting up an average pooling"); };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running an average pooling"); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_adaptive_pool(Context& cx, const Node& n, NodeState& st) {
+  const std::string base = base_op(n.op);
+  const bool max = base.rfind("adaptive_max", 0) == 0;
+  const std::size_t rank = base.back() == 'd' && base[base.size() - 2] == '3' ? 3 : 2;
+  const int x0 = cx.tensor_arg(n, "self", 0);
+  const Shape xs = cx.slot(x0).shape;
+  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+  const auto size = cx.spatial_arg(n, "output_size", rank, 1);
+  bool global = true, same = true, divides = true;
+  for (std::size_t i = 0; i < rank; ++i) {
+    global = global && size[i] == 1;
+    same = same && size[i] == xs[2 + i];
+    divides = divides && size[i] > 0 && xs[2 + i] % size[i] == 0;
+  }
+  for (i64 d : size)
+    if (d <= 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": output_size " + shape_str(size) + " must be positive");
+  if (max && n.outputs.size() > 1) cx.define(n.outputs[1], cx.new_slot(Slot{}));  // indices: not computed
+  if (same) return cx.define(n.outputs[0], x0);
+  std::vector<i64> axes;
+  for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<i64>(2 + i));
+  if (!max && global) return reduce_step(cx, n, x0, axes, true);
+  if (!max && rank == 2 && divides) {
+    const std::vector<i64> k{xs[2] / size[0], xs[3] / size[1]};
+    return avg_pool_step(cx, n, st, cx.as_layout(x0, true), xs, k, k, {0, 0}, false);
+  }
+  Shape out_shape{xs[0], xs[1]};
+  out_shape.insert(out_shape.end(), size.begin(), size.end());
+  cx.within_budget(out_shape);
+  const Shape in(xs.begin() + 2, xs.end());
+  const i64 planes = xs[0] * xs[1];
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x0, out, [planes, in, size, max](const float* a, float* y) { portable::adaptive_pool(a, y, planes, in, size, max); });
+  cx.define(n.outputs[0], out);
+}
+
+// mean and sum over dims (all of them when none are given).
+void lower_mean(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const std::size_t rank = cx.slot(x).shape.size();
+  const std::string base = base_op(n.op);
+  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " with a dtype");
+  auto dims = cx.ints_arg(n, "dim").value_or(std::vector<i64>{});
+  if (dims.empty())
+    for (std::size_t i = 0; i < rank; ++i) dims.push_back(static_cast<i64>(i));
+  for (i64& d : dims) d = normalize_dim(d, rank, cx.where(n));
+  reduce_step(cx, n, x, dims, cx.int_arg(n, "keepdim").value_or(0) != 0, base == "mean");
+}
+
+void reduce_step(Context& cx, const Node& n, int x0, std::vector<i64> dims, bool keepdim, bool mean) {
+  const Slot& xs0 = cx.slot(x0);
+  const Shape shape = xs0.shape;
+  const std::size_t rank = shape.size();
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  auto reduced = [&](std::size_t i) { return std::binary_search(dims.begin(), dims.end(), static_cast<i64>(i)); };
+  bool all_spatial = true;
+  for (std::size_t i = 2; i < rank; ++i) all_spatial = all_spatial && reduced(i);
+  // Without keepdim the result is plain; channels-last storage only gives
+  // its order when the channel or every spatial dim is reduced.
+  bool channels_last = xs0.channels_last;
+  if (!keepdim && channels_last && !(reduced(1) || all_spatial)) channels_last = false;
+  const int x = cx.as_layout(x0, channels_last);
+  Shape out_shape;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (!reduced(i)) out_shape.push_back(shape[i]);
+    else if (keepdim) out_shape.push_back(1);
+  }
+  std::vector<std::size_t> axes;
+  for (i64 d : dims) axes.push_back(physical_axis(static_cast<std::size_t>(d), rank, channels_last));
+  std::sort(axes.begin(), axes.end());
+  if (axes.empty()) return cx.define(n.outputs[0], cx.alias(x, out_shape, channels_last));
+  if (axes.back() - axes.front() + 1 != axes.size()) {
+    // Dims apart in storage: the reduced ones moved last (one transpose), then reduced as one block.
+    std::vector<std::size_t> perm;
+    for (std::size_t i = 0; i < rank; ++i)
+      if (!reduced(i)) perm.push_back(i);
+    for (std::size_t i = 0; i < rank; ++i)
+      if (reduced(i)) perm.push_back(i);
+    const int moved = permuted(cx, x0, perm);
+    i64 span = 1;
+    for (i64 d : dims) span *= shape[static_cast<std::size_t>(d)];
+    const i64 kept = numel(shape) / std::max<i64>(span, 1);
+    const int out = cx.new_tensor(out_shape, false);
+    Step& step = cx.add_step({moved}, {out});
+    step.run = [&cx, moved, out, kept, span, mean] { kernels::reduce_middle(cx.ptr(moved), cx.ptr(out), kept, span, 1, mean); };
+    return cx.define(n.outputs[0], out);
+  }
+  const Shape phys = physical(shape, channels_last);
+  const i64 outer = prod(phys, 0, axes.front()), span = prod(phys, axes.front(), axes.back() + 1),
+            inner = prod(phys, axes.back() + 1, rank);
+  const int out = cx.new_tensor(out_shape, keepdim && channels_last);
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, x, out, outer, span, inner, mean] { kernels::reduce_middle(cx.ptr(x), cx.ptr(out), outer, span, inner, mean); };
+  cx.define(n.outputs[0], out);
+}
+
+i64 pooled_length(const Context& cx, const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode) {
+  if (stride <= 0 || dilation <= 0 || !shape_rules::pool_padding_fits(kernel, pad))
+    fail(ErrorCode::kInvalidArgument, cx.where(n) + ": kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " + std::to_string(pad) + ", dilation " + std::to_string(dilation));
+  if (in + 2 * pad - dilation * (kernel - 1) - 1 < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": window larger than the padded input of " + std::to_string(in));
+  return pooled(in, kernel, stride, pad, dilation, ceil_mode);
+}
+
+void lower_pool1d(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != 2 && xs.size() != 3) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a 1D pooling");
+  const i64 length = xs.back(), planes = numel(xs) / std::max<i64>(length, 1);
+  Shape out_shape = xs;
+  std::vector<int> ins{x};
+  if (base.rfind("adaptive", 0) == 0) {
+    const auto size = cx.spatial_arg(n, "output_size", 1, 1);
+    if (size[0] <= 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": output size " + std::to_string(size[0]));
+    out_shape.back() = size[0];
+    const int out = cx.new_tensor(out_shape, false);
+    const i64 o = size[0];
+    const bool max = base == "adaptive_max_pool1d";
+    Step& step = cx.portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [&cx, xi, out, planes, length, o, max] {
+      if (max) portable::adaptive_max_pool1d(cx.ptr(xi), cx.ptr(out), planes, length, o);
+      else portable::adaptive_avg_pool1d(cx.ptr(xi), cx.ptr(out), planes, length, o);
+    };
+    cx.define(n.outputs[0], out);
+    if (max && n.outputs.size() > 1) cx.define(n.outputs[1], cx.new_slot(Slot{}));  // indices: not computed
+    return;
+  }
+  const i64 kernel = cx.spatial_arg(n, "kernel_size", 1, 1)[0];
+  auto stride_v = cx.ints_arg(n, "stride");
+  const i64 stride = stride_v && !stride_v->empty() ? (*stride_v)[0] : kernel;
+  const i64 pad = cx.spatial_arg(n, "padding", 1, 0)[0];
+  const bool max = base == "max_pool1d";
+  const i64 dilation = max ? cx.spatial_arg(n, "dilation", 1, 1)[0] : 1;
+  const bool ceil_mode = cx.int_arg(n, "ceil_mode").value_or(0) != 0;
+  portable::Pool1d p{planes, length, kernel, stride, pad, dilation, pooled_length(cx, n, length, kernel, stride, pad, dilation, ceil_mode),
+                     cx.int_arg(n, "count_include_pad").value_or(1) != 0};
+  out_shape.back() = p.out_length;
+  const int out = cx.new_tensor(out_shape, false);
+  Step& step = cx.portable_step(ins, {out});
+  const int xi = ins[0];
+  step.run = [&cx, xi, out, p, max] {
+    if (max) portable::max_pool1d(p, cx.ptr(xi), cx.ptr(out));
+    else portable::avg_pool1d(p, cx.ptr(xi), cx.ptr(out));
+  };
+  cx.define(n.outputs[0], out);
+}
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,414 @@
+// Shapes and data movement: views, permutes, concatenation, slices and scatters, padding, rolls, and the ints and lists that planning knows.
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+
+void lower_permute(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape xs = cx.slot(x).shape;
+  const std::size_t rank = xs.size();
+  std::vector<i64> dims(rank);
+  for (std::size_t i = 0; i < rank; ++i) dims[i] = static_cast<i64>(i);
+  const std::string base = base_op(n.op);
+  if (base.rfind("permute", 0) == 0) {
+    auto given = cx.ints_arg(n, "dims");
+    if (!given || given->size() != rank) fail(ErrorCode::kSchema, cx.where(n) + ": 'dims' must list " + std::to_string(rank) + " dims");
+    dims = *given;
+  } else if (base == "t") {
+    if (rank > 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": t() of a rank-" + std::to_string(rank) + " tensor");
+    if (rank == 2) std::swap(dims[0], dims[1]);
+  } else {
+    const i64 a = normalize_dim(cx.int_arg(n, "dim0").value_or(0), rank, cx.where(n));
+    const i64 b = normalize_dim(cx.int_arg(n, "dim1").value_or(0), rank, cx.where(n));
+    std::swap(dims[static_cast<std::size_t>(a)], dims[static_cast<std::size_t>(b)]);
+  }
+  std::vector<std::size_t> in_shape, perm;
+  std::vector<bool> seen(rank, false);
+  Shape out_shape;
+  for (i64 d : dims) {
+    const auto p = static_cast<std::size_t>(normalize_dim(d, rank, cx.where(n)));
+    if (seen[p]) fail(ErrorCode::kSchema, cx.where(n) + ": dim " + std::to_string(d) + " appears twice in the permutation");
+    seen[p] = true;
+    perm.push_back(p);
+    out_shape.push_back(xs[p]);
+  }
+  for (i64 d : xs) in_shape.push_back(static_cast<std::size_t>(d));
+  cx.define(n.outputs[0], rank < 2 ? x : cx.transposed(x, in_shape, perm, out_shape, false));
+}
+
+void lower_cat(Context& cx, const Node& n, NodeState&) {
+  std::vector<ValueId> parts = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
+  if (parts.empty()) fail(ErrorCode::kSchema, cx.where(n) + ": nothing to concatenate");
+  std::vector<int> in;
+  bool channels_last = false;
+  for (ValueId v : parts) {
+    in.push_back(cx.tensor_slot(n, v));
+    channels_last = channels_last || cx.slot(in.back()).channels_last;
+  }
+  const Shape first = cx.slot(in[0]).shape;
+  const std::size_t rank = first.size();
+  const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), rank, cx.where(n));
+  Shape out_shape = first;
+  out_shape[static_cast<std::size_t>(dim)] = 0;
+  for (int& s : in) {
+    s = cx.as_layout(s, channels_last);
+    const Shape& shape = cx.slot(s).shape;
+    for (std::size_t i = 0; i < rank; ++i)
+      if (shape.size() != rank || (i != static_cast<std::size_t>(dim) && shape[i] != first[i]))
+        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot concatenate " + shape_str(first) + " and " + shape_str(shape) + " along dim " + std::to_string(dim));
+    out_shape[static_cast<std::size_t>(dim)] += shape[static_cast<std::size_t>(dim)];
+  }
+  const int out = cx.new_tensor(out_shape, channels_last);
+  const Shape phys = physical(out_shape, channels_last && spatial_rank(rank));
+  const std::size_t axis = physical_axis(static_cast<std::size_t>(dim), rank, channels_last && spatial_rank(rank));
+  const i64 outer = prod(phys, 0, axis), inner = prod(phys, axis + 1, rank), out_axis = phys[axis];
+  std::vector<std::pair<int, i64>> pieces;  // (slot, its extent along the axis)
+  for (int s : in) pieces.emplace_back(s, cx.slot(s).shape[static_cast<std::size_t>(dim)]);
+  Step& step = cx.add_step(in, {out});
+  // Threads split the outer blocks, kSliceFloats or so each.
+  const i64 tile = std::max<i64>(1, kSliceFloats / std::max<i64>(out_axis * inner, 1));
+  step.run = [&cx, pieces, out, outer, inner, out_axis, tile] {
+    float* dst = cx.ptr(out);
+    cx.parallel_slices(outer, [&](i64 first, i64 count) {
+      i64 offset = 0;
+      for (const auto& [s, extent] : pieces) {
+        kernels::copy_blocks(cx.ptr(s) + first * extent * inner, dst + first * out_axis * inner + offset * inner, count, extent * inner, extent * inner,
+                             out_axis * inner);
+        offset += extent;
+      }
+    }, tile);
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_slice(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  cx.define(n.outputs[0], slice_of(cx, n, x, cx.int_arg(n, "dim").value_or(0), cx.int_arg(n, "start").value_or(0),
+                                cx.int_arg(n, "end").value_or(std::numeric_limits<i64>::max()), cx.int_arg(n, "step").value_or(1)));
+}
+
+int slice_of(Context& cx, const Node& n, int x, i64 dim_arg, i64 start, i64 end, i64 step_by) {
+  const Slot& xs = cx.slot(x);
+  const Shape shape = xs.shape;
+  const bool channels_last = xs.channels_last;
+  const std::size_t rank = shape.size();
+  if (rank == 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": slicing a 0-d tensor");
+  const std::size_t dim = static_cast<std::size_t>(normalize_dim(dim_arg, rank, cx.where(n)));
+  const i64 size = shape[dim];
+  const auto bounds = shape_rules::slice(size, start, end, step_by);
+  if (!bounds) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": slice step must be positive");
+  start = bounds->start;
+  const i64 length = bounds->length;
+  Shape out_shape = shape;
+  out_shape[dim] = length;
+  if (length == size) return cx.alias(x, out_shape, channels_last);  // the whole axis: no copy
+  const Shape phys = physical(shape, channels_last);
+  const std::size_t axis = physical_axis(dim, rank, channels_last);
+  const i64 outer = prod(phys, 0, axis), inner = prod(phys, axis + 1, rank);
+  const int out = cx.new_tensor(out_shape, channels_last);
+  Step& step = cx.add_step({x}, {out});
+  if (step_by == 1) {
+    step.run = [&cx, x, out, outer, inner, start, length, size] {
+      cx.parallel_copy_blocks(cx.ptr(x) + start * inner, cx.ptr(out), outer, length * inner, size * inner, length * inner);
+    };
+  } else {
+    step.run = [&cx, x, out, outer, inner, start, length, size, step_by] {
+      kernels::copy_strided_axis(cx.ptr(x), cx.ptr(out), outer, size, length, start, step_by, inner);
+    };
+  }
+  return out;
+}
+
+void lower_view(Context& cx, const Node& n, NodeState&) {
+  const int x0 = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x0).shape;
+  const i64 count = numel(shape);
+  Shape out_shape;
+  if (base_op(n.op) == "flatten") {
+    const std::size_t rank = std::max<std::size_t>(shape.size(), 1);
+    const i64 start = normalize_dim(cx.int_arg(n, "start_dim").value_or(0), rank, cx.where(n));
+    const i64 end = normalize_dim(cx.int_arg(n, "end_dim").value_or(-1), rank, cx.where(n));
+    if (shape.empty()) out_shape = {1};
+    else {
+      for (i64 i = 0; i < start; ++i) out_shape.push_back(shape[static_cast<std::size_t>(i)]);
+      out_shape.push_back(prod(shape, static_cast<std::size_t>(start), static_cast<std::size_t>(end + 1)));
+      for (std::size_t i = static_cast<std::size_t>(end + 1); i < shape.size(); ++i) out_shape.push_back(shape[i]);
+    }
+  } else {
+    auto wanted = cx.ints_arg(n, "size");
+    if (!wanted) wanted = cx.ints_arg(n, "shape");
+    if (!wanted) fail(ErrorCode::kSchema, cx.where(n) + ": no target shape");
+    const auto viewed = shape_rules::view(count, *wanted);
+    if (!viewed)
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(*wanted) +
+                                          " (at most one -1, other dims not negative, as many elements)");
+    out_shape = *viewed;
+  }
+  if (numel(out_shape) != count) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot view " + shape_str(shape) + " as " + shape_str(out_shape));
+  cx.define(n.outputs[0], cx.alias(cx.as_layout(x0, false), out_shape, false));
+}
+
+void lower_narrow(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const i64 start = cx.int_arg(n, "start").value_or(0), length = cx.int_arg(n, "length").value_or(0);
+  const std::size_t rank = cx.slot(x).shape.size();
+  const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), rank, cx.where(n));
+  const i64 size = cx.slot(x).shape[static_cast<std::size_t>(dim)];
+  const i64 begin = start < 0 ? start + size : start;
+  if (begin < 0 || length < 0 || begin + length > size)
+    fail(ErrorCode::kOutOfRange, cx.where(n) + ": narrow(" + std::to_string(start) + ", " + std::to_string(length) + ") of a dim of " + std::to_string(size));
+  cx.define(n.outputs[0], slice_of(cx, n, x, dim, begin, begin + length, 1));
+}
+
+void lower_chunk(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size(), cx.where(n));
+  const i64 size = shape[static_cast<std::size_t>(dim)];
+  i64 piece;
+  if (base_op(n.op) == "chunk") {
+    const i64 chunks = cx.int_arg(n, "chunks").value_or(1);
+    if (chunks <= 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": chunks must be positive");
+    piece = (size + chunks - 1) / chunks;
+  } else {
+    piece = cx.int_arg(n, "split_size").value_or(size);
+    if (piece <= 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": split_size must be positive");
+  }
+  const i64 pieces = piece ? (size + piece - 1) / piece : 1;
+  if (static_cast<std::size_t>(pieces) != n.outputs.size())
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(pieces) + " pieces for " + std::to_string(n.outputs.size()) + " outputs");
+  for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+    const i64 begin = static_cast<i64>(k) * piece;
+    cx.define(n.outputs[k], slice_of(cx, n, x, dim, begin, std::min(begin + piece, size), 1));
+  }
+}
+
+void lower_select(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size(), cx.where(n));
+  const i64 size = shape[static_cast<std::size_t>(dim)];
+  i64 index = cx.int_arg(n, "index").value_or(0);
+  if (index < -size || index >= size) fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(index) + " of a dim of " + std::to_string(size));
+  if (index < 0) index += size;
+  const int one = cx.as_layout(slice_of(cx, n, x, dim, index, index + 1, 1), false);
+  Shape out_shape = shape;
+  out_shape.erase(out_shape.begin() + dim);
+  cx.define(n.outputs[0], cx.alias(one, out_shape, false));
+}
+
+void lower_reshape_dims(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  Shape shape = cx.slot(x).shape;
+  if (base_op(n.op) == "unsqueeze") {
+    const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size() + 1, cx.where(n));
+    shape.insert(shape.begin() + dim, 1);
+  } else {
+    std::vector<i64> dims;
+    if (auto d = cx.ints_arg(n, "dim")) dims = *d;
+    else if (auto ds = cx.ints_arg(n, "dims")) dims = *ds;
+    std::set<i64> drop;
+    for (i64 d : dims) drop.insert(normalize_dim(d, shape.size(), cx.where(n)));
+    Shape kept;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      const bool squeeze = shape[i] == 1 && (dims.empty() || drop.count(static_cast<i64>(i)));
+      if (!squeeze) kept.push_back(shape[i]);
+    }
+    shape = kept;
+  }
+  cx.define(n.outputs[0], cx.alias(cx.as_layout(x, false), shape, false));
+}
+
+void lower_expand(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape in = cx.slot(x).shape;
+  Shape target;
+  if (base_op(n.op) == "expand_as") {
+    auto other = input_for_arg(n, "other", 1);
+    if (!other) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'other'");
+    target = cx.slot_of(*other).shape;
+  } else {
+    auto size = cx.ints_arg(n, "size");
+    if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": no size");
+    target = *size;
+  }
+  if (target.size() < in.size()) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot expand " + shape_str(in) + " to " + shape_str(target));
+  const std::size_t lead = target.size() - in.size();
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    const i64 have = i >= lead ? in[i - lead] : 1;
+    if (target[i] == -1 && i >= lead) target[i] = have;
+    if (target[i] < 0 || (have != 1 && have != target[i]))
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot expand " + shape_str(in) + " to " + shape_str(target));
+  }
+  if (target == in) return cx.define(n.outputs[0], x);
+  const int out = cx.new_tensor(target, false);
+  cx.portable_map(x, out, [in, target](const float* a, float* y) { portable::broadcast(a, y, in, target); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_list(Context& cx, const Node& n, NodeState&) {
+  std::vector<i64> items;
+  for (ValueId v : n.inputs) {
+    const Slot& s = cx.slot_of(v);
+    if (s.kind != Kind::kInt) fail(ErrorCode::kUnsupported, cx.where(n) + ": a list of something other than integers known before the run");
+    items.push_back(s.i);
+  }
+  cx.define(n.outputs[0], cx.ints_slot(std::move(items)));
+}
+
+void lower_pad(Context& cx, const Node& n, NodeState& st) {
+  const std::string base = base_op(n.op);
+  const int x = cx.tensor_arg(n, input_for_arg(n, "self", 0) ? "self" : "input", 0);
+  const Shape in = cx.slot(x).shape;
+  auto pads = cx.ints_arg(n, "pad");
+  if (!pads) pads = cx.ints_arg(n, "padding");
+  if (!pads || pads->size() % 2 || pads->size() / 2 > in.size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": padding " + (pads ? shape_str(*pads) : std::string("missing")) + " for a tensor of rank " + std::to_string(in.size()));
+  portable::PadMode mode = portable::PadMode::kConstant;
+  std::string mode_name = n.attributes.get_string("mode").value_or("constant");
+  if (base.rfind("reflection_pad", 0) == 0) mode_name = "reflect";
+  if (base.rfind("replication_pad", 0) == 0) mode_name = "replicate";
+  if (mode_name == "reflect") mode = portable::PadMode::kReflect;
+  else if (mode_name == "replicate") mode = portable::PadMode::kReplicate;
+  else if (mode_name == "circular") mode = portable::PadMode::kCircular;
+  else if (mode_name != "constant") fail(ErrorCode::kUnsupported, cx.where(n) + ": padding mode '" + mode_name + "'");
+  const float value = static_cast<float>(cx.float_arg(n, "value").value_or(0));
+  std::vector<i64> before(in.size(), 0), after(in.size(), 0);
+  Shape out_shape = in;
+  for (std::size_t k = 0; k < pads->size() / 2; ++k) {
+    const std::size_t d = in.size() - 1 - k;
+    before[d] = (*pads)[2 * k];
+    after[d] = (*pads)[2 * k + 1];
+    if (mode != portable::PadMode::kConstant && (before[d] < 0 || after[d] < 0))
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": negative padding in " + mode_name + " mode");
+    if (mode == portable::PadMode::kReflect && (before[d] >= in[d] || after[d] >= in[d]))
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": reflect padding " + std::to_string(std::max(before[d], after[d])) + " must be less than the dim's size " + std::to_string(in[d]));
+    if ((mode == portable::PadMode::kReplicate || mode == portable::PadMode::kCircular) && in[d] == 0)
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": padding an empty dim in " + mode_name + " mode");
+    out_shape[d] = in[d] + before[d] + after[d];
+    if (out_shape[d] < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": padding makes dim " + std::to_string(d) + " negative");
+  }
+  // Constant padding that only adds (XNNPACK's padding is unsigned), in x's own layout.
+  bool grows = mode == portable::PadMode::kConstant && in.size() <= XNN_MAX_TENSOR_DIMS && numel(in) > 0;
+  for (std::size_t d = 0; d < in.size() && grows; ++d) grows = before[d] >= 0 && after[d] >= 0;
+  if (grows) {
+    const bool channels_last = cx.slot(x).channels_last;
+    const std::size_t rank = in.size();
+    std::vector<std::size_t> shape, pre(rank), post(rank);
+    for (i64 d : physical(in, channels_last)) shape.push_back(static_cast<std::size_t>(d));
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::size_t p = physical_axis(d, rank, channels_last);
+      pre[p] = static_cast<std::size_t>(before[d]);
+      post[p] = static_cast<std::size_t>(after[d]);
+    }
+    if (st.data.empty()) st.data.push_back({value});
+    XnnOp& made = cx.plan_op();
+    cx.check(xnn_create_constant_pad_nd_x32(st.data[0].data(), 0, &made.op), n, "creating a constant pad");
+    xnn_operator_t op = made.op;
+    cx.check(xnn_reshape_constant_pad_nd_x32(op, rank, shape.data(), pre.data(), post.data(), cx.pool()), n, "reshaping a constant pad");
+    const int out = cx.new_tensor(out_shape, channels_last);
+    Step& step = cx.add_step({x}, {out});
+    step.setup = [&cx, op, x, out, &n] { cx.check(xnn_setup_constant_pad_nd_x32(op, cx.ptr(x), cx.ptr(out)), n, "setting up a constant pad"); };
+    step.xnnpack = true;
+    step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a constant pad"); };
+    return cx.define(n.outputs[0], out);
+  }
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [in, before, after, mode, value](const float* a, float* y) { portable::pad(a, y, in, before, after, mode, value); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_slice_scatter(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const int src = cx.tensor_arg(n, "src", 1);
+  const Shape shape = cx.slot(x).shape;
+  const Shape src_shape = cx.slot(src).shape;
+  if (shape.empty()) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": scattering into a 0-d tensor");
+  const std::size_t dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size(), cx.where(n)));
+  const i64 size = shape[dim];
+  const i64 step_by = cx.int_arg(n, "step").value_or(1);
+  const auto bounds = shape_rules::slice(size, cx.int_arg(n, "start").value_or(0), cx.int_arg(n, "end").value_or(std::numeric_limits<i64>::max()), step_by);
+  if (!bounds) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": slice step must be positive");
+  const i64 start = bounds->start, length = bounds->length;
+  Shape want = shape;
+  want[dim] = length;
+  if (src_shape != want) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": src " + shape_str(src_shape) + " for a slice of shape " + shape_str(want));
+  const i64 outer = prod(shape, 0, dim), inner = prod(shape, dim + 1, shape.size());
+  const int out = cx.new_tensor(shape, false);
+  std::vector<int> ins{x, src};
+  Step& step = cx.portable_step(ins, {out});
+  const int xi = ins[0], si = ins[1];
+  step.run = [&cx, xi, si, out, outer, size, inner, start, step_by, length] {
+    portable::slice_scatter(cx.ptr(xi), cx.ptr(si), cx.ptr(out), outer, size, inner, start, step_by, length);
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_roll(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  const auto shifts = cx.ints_arg(n, "shifts");
+  const auto dims = cx.ints_arg(n, "dims").value_or(std::vector<i64>{});
+  if (!shifts || shifts->empty()) fail(ErrorCode::kSchema, cx.where(n) + ": no shifts");
+  Shape rolled = shape;  // the shape the kernel sees: flattened when no dims are given
+  std::vector<i64> per_dim;
+  auto add = [](i64 have, i64 shift, i64 size) { return size == 0 ? 0 : ((have + shift % size) % size + size) % size; };
+  if (dims.empty()) {
+    if (shifts->size() != 1) fail(ErrorCode::kSchema, cx.where(n) + ": " + std::to_string(shifts->size()) + " shifts and no dims");
+    rolled = {numel(shape)};
+    per_dim = {add(0, (*shifts)[0], rolled[0])};
+  } else {
+    if (dims.size() != shifts->size())
+      fail(ErrorCode::kSchema, cx.where(n) + ": " + std::to_string(shifts->size()) + " shifts for " + std::to_string(dims.size()) + " dims");
+    per_dim.assign(shape.size(), 0);
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      const auto d = static_cast<std::size_t>(normalize_dim(dims[i], shape.size(), cx.where(n)));
+      per_dim[d] = add(per_dim[d], (*shifts)[i], shape[d]);
+    }
+  }
+  const int out = cx.new_tensor(shape, false);
+  cx.portable_map(x, out, [rolled, per_dim](const float* a, float* y) { portable::roll(a, y, rolled, per_dim); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_identity(Context& cx, const Node& n, NodeState&) {
+  if (base_op(n.op).find("dropout") != std::string::npos && cx.int_arg(n, "train").value_or(0))
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": dropout in training mode");
+  if (n.inputs.empty()) fail(ErrorCode::kSchema, cx.where(n) + ": no input");
+  cx.define(n.outputs[0], cx.tensor_slot(n, n.inputs[0]));
+}
+
+void lower_size(Context& cx, const Node& n, NodeState&) {
+  auto self = input_for_arg(n, "self", 0);
+  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+  const Slot& s = cx.slot_of(*self);
+  if (s.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, cx.where(n) + ": size of a non-tensor");
+  if (base_op(n.op) == "dim") return cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(s.shape.size())));
+  if (auto dim = cx.int_arg(n, "dim")) {
+    const i64 d = normalize_dim(*dim, s.shape.size(), cx.where(n));
+    return cx.define(n.outputs[0], cx.int_slot(s.shape[static_cast<std::size_t>(d)]));
+  }
+  cx.define(n.outputs[0], cx.ints_slot(s.shape));
+}
+
+void lower_getitem(Context& cx, const Node& n, NodeState&) {
+  auto list = input_for_arg(n, "list", 0);
+  if (!list) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'list'");
+  const Slot& s = cx.slot_of(*list);
+  if (s.kind != Kind::kInts) fail(ErrorCode::kUnsupported, cx.where(n) + ": indexing something other than a list of integers");
+  const i64 size = static_cast<i64>(s.ints.size());
+  i64 idx = cx.int_arg(n, "idx").value_or(0);
+  if (idx < 0) idx += size;
+  if (idx < 0 || idx >= size) fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(idx) + " of a list of " + std::to_string(size));
+  cx.define(n.outputs[0], cx.int_slot(s.ints[static_cast<std::size_t>(idx)]));
+}
+
+void lower_scalar_identity(Context& cx, const Node& n, NodeState&) {
+  if (n.inputs.empty()) fail(ErrorCode::kSchema, cx.where(n) + ": no input");
+  const Slot& s = cx.slot_of(n.inputs[0]);
+  if (s.kind == Kind::kInt) return cx.define(n.outputs[0], base_op(n.op) == "Float" ? cx.float_slot(static_cast<double>(s.i)) : cx.int_slot(s.i));
+  if (s.kind == Kind::kFloat) return cx.define(n.outputs[0], base_op(n.op) == "Int" ? cx.int_slot(static_cast<i64>(s.f)) : cx.float_slot(s.f));
+  fail(ErrorCode::kUnsupported, cx.where(n) + ": a value computed at run time where a number known before the run is needed");
+}
+
+}  // namespace tracegraph::xnnpack

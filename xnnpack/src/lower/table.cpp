@@ -1,0 +1,144 @@
+// The lowering table: which lowering runs each op, and which ops of a graph none runs.
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+namespace {
+const std::unordered_map<std::string, Lowering>& lowering_table();
+}  // namespace
+
+std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph) {
+  std::vector<UnsupportedNode> out;
+  for (NodeId id : graph.nodes()) {
+    const Node& n = graph.node(id);
+    if (!lowering_for(n)) out.push_back({n.name, n.op, "no XNNPACK lowering for this op"});
+  }
+  return out;
+}
+
+std::vector<std::string> lowered_op_names() {
+  std::vector<std::string> out;
+  for (const auto& entry : lowering_table()) out.push_back(entry.first);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+const std::unordered_map<std::string, Lowering>& lowering_table() {
+  // Each lowering and the ops it runs, by their base names ("relu" for
+  // "aten::relu" and torch.export's "aten.relu.default").
+  // `in_place`: the lowering also runs each op's in-place spelling ("relu_"),
+  // writing into its input unless that is a constant.
+  struct Entry {
+    Lowering lowering;
+    std::vector<std::string_view> ops;
+    bool in_place = false;
+  };
+  static const Entry kEntries[] = {
+      {&lower_conv,
+       {"_convolution", "conv2d", "conv3d", "conv_transpose2d", "conv_transpose3d", "convolution"}},
+      {&lower_batch_norm,
+       {"batch_norm", "_native_batch_norm_legit_no_training", "native_batch_norm"}},
+      {&lower_unary,
+       {"relu", "sigmoid", "tanh", "hardtanh", "relu6", "clamp", "hardswish", "leaky_relu", "gelu", "elu"}, true},
+      {&lower_binary,
+       {"add", "sub", "mul", "div", "floor_divide", "floordiv", "remainder", "fmod"}, true},
+      {&lower_max_pool,
+       {"max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices"}},
+      {&lower_avg_pool,
+       {"avg_pool2d"}},
+      {&lower_adaptive_pool,
+       {"adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d"}},
+      {&lower_mean,
+       {"mean", "sum"}},
+      {&lower_linear,
+       {"linear"}},
+      {&lower_cat,
+       {"cat", "concat"}},
+      {&lower_slice,
+       {"slice", "slice_copy"}},
+      {&lower_resize,
+       {"upsample_nearest2d", "upsample_nearest3d"}},
+      {&lower_softmax,
+       {"softmax", "_softmax", "log_softmax", "_log_softmax"}},
+      {&lower_view,
+       {"flatten", "view", "reshape", "view_copy"}},
+      {&lower_identity,
+       {"dropout", "feature_dropout", "contiguous", "detach", "alias"}},
+      {&lower_size,
+       {"size", "sym_size", "dim"}},
+      {&lower_getitem,
+       {"__getitem__"}},
+      {&lower_scalar_identity,
+       {"NumToTensor", "Int", "Float", "ScalarImplicit"}},
+      {&lower_permute,
+       {"permute", "permute_copy", "transpose", "t"}},
+      {&lower_addmm,
+       {"addmm"}},
+      {&lower_pointwise,
+       {"hardsigmoid", "silu", "mish", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "square", "erf", "pow", "rsub"}, true},
+      {&lower_narrow,
+       {"narrow"}},
+      {&lower_chunk,
+       {"chunk", "split"}},
+      {&lower_select,
+       {"select"}},
+      {&lower_reshape_dims,
+       {"unsqueeze", "squeeze"}},
+      {&lower_expand,
+       {"expand", "expand_as"}},
+      {&lower_list,
+       {"ListConstruct"}},
+      {&lower_pad,
+       {"pad", "constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
+        "replication_pad2d", "replication_pad3d"}},
+      {&lower_resize_portable,
+       {"upsample_bilinear2d", "upsample_trilinear3d", "upsample_linear1d", "upsample_nearest1d",
+        "upsample_bicubic2d"}},
+      {&lower_norm,
+       {"group_norm", "instance_norm", "layer_norm"}},
+      {&lower_conv1d,
+       {"conv1d"}},
+      {&lower_pool1d,
+       {"max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d"}},
+      {&lower_prelu,
+       {"prelu"}},
+      {&lower_slice_scatter,
+       {"slice_scatter"}},
+      {&lower_matmul,
+       {"matmul", "mm", "bmm"}},
+      {&lower_attention,
+       {"_native_multi_head_attention"}},
+      {&lower_roll,
+       {"roll"}},
+      {&lower_masked_fill,
+       {"masked_fill"}},
+      {&lower_einsum,
+       {"einsum"}},
+      {&lower_full,
+       {"new_zeros", "new_ones", "new_full", "zeros_like", "ones_like", "full_like", "fill"}},
+      {&lower_compare,
+       {"eq", "ne", "lt", "le", "gt", "ge"}},
+  };
+  static const std::unordered_map<std::string, Lowering> table = [] {
+    std::unordered_map<std::string, Lowering> t;
+    for (const Entry& e : kEntries) {
+      for (std::string_view op : e.ops) {
+        t.emplace(op, e.lowering);
+        if (e.in_place) t.emplace(std::string(op) + "_", e.lowering);
+      }
+    }
+    return t;
+  }();
+  return table;
+}
+}  // namespace
+
+Lowering lowering_for(const Node& n) {
+  const auto& table = lowering_table();
+  const auto name = parse_op_name(n.op);
+  if (!name || (name->qualified.rfind("aten::", 0) != 0 && name->qualified.rfind("prim::", 0) != 0)) return nullptr;
+  auto it = table.find(base_op(n.op));
+  return it == table.end() ? nullptr : it->second;
+}
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,510 @@
+// The planning context: what a lowering (lower/) may use to turn a node into
+// steps. Slots (the values of one plan: tensors with their logical shape and
+// storage order, and numbers known before the run), steps (a node's work, run
+// in order), the arguments of a node read against its schema, layout changes,
+// the pool's threads and the memory budget. The runtime (runtime.h) derives
+// from it and owns the rest: the planning loop, the memory plan, running and
+// reading the outputs. Private to xnnpack/src.
+#pragma once
+
+#include "runtime/support.h"
+
+namespace tracegraph::xnnpack {
+
+enum class Kind { kNone, kTensor, kInt, kInts, kFloat };
+struct Slot {
+  Kind kind = Kind::kNone;
+  Shape shape;                 // logical (torch) shape
+  bool channels_last = false;  // storage order for rank 4 and 5
+  i64 i = 0;
+  double f = 0;
+  std::vector<i64> ints;
+  const float* constant = nullptr;  // weights and other constants live outside the arena
+  int root = -1;                    // the slot whose storage this one uses (itself unless an alias)
+  int buffer = -1;
+  int first_step = std::numeric_limits<int>::max();
+  int last_step = -1;
+};
+struct Step {
+  NodeId node;  // invalid for the layout changes at the graph's edges
+  std::vector<int> reads, writes;
+  std::function<void()> setup;
+  std::function<void()> run;
+  bool xnnpack = false;   // runs an XNNPACK operator (else a kernel of ours)
+  bool winograd = false;  // a Winograd convolution (transforms of ours around our GEMM or XNNPACK's)
+  std::string winograd_form;  // NodeTime::winograd
+  bool layout_change = false;  // a transpose between channels-last and torch's order
+  int column_blocks = 0;       // XNNPACK operators over blocks of output columns (0: one, or none)
+  int pixel_fold = 1;          // output pixels folded into one of XNNPACK's (pixel_fold())
+};
+// What outlives a re-plan: XNNPACK operators with packed weights, and the
+// constants a node derived (batch norm's scale and shift, scalar operands).
+struct NodeState {
+  std::vector<XnnOp> ops;
+  std::vector<std::vector<float>> data;
+  // A Winograd convolution's batched GEMMs (conv_winograd.cpp), by form:
+  // over XNNPACK's packed transformed weights, or with the transformed
+  // weights (transposed, kept here) as the left operand.
+  struct WinogradGemm {
+    XnnOp op;
+    std::vector<float> weights;
+  };
+  std::map<int, WinogradGemm> winograd;
+  // A GEMM's operators over blocks of its output columns (column_blocks()),
+  // by the node's operator number: one block, or `width` columns each.
+  struct ColumnBlocks {
+    i64 width = 0;
+    std::vector<XnnOp> ops;
+  };
+  std::map<std::size_t, ColumnBlocks> columns;
+};
+
+// The fused activation a transform put on a node (fusible_activation() in
+// the SDK says which), as XNNPACK output bounds where it is a clamp, else as
+// a step after the op.
+struct Fused {
+  float min = -kInf, max = kInf;
+  std::optional<xnn_unary_operator> post;
+  std::optional<portable::Unary> portable_post;  // an activation XNNPACK has no operator for
+};
+
+// A memory-bound kernel (copies, adds) goes to threads in slices of about
+// this many floats or more: smaller ones cost more to hand out than to run.
+inline constexpr i64 kSliceFloats = 16384;
+
+class Context {
+ public:
+  explicit Context(const Options& options);
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Options& options() const { return options_; }
+  int threads() const { return threads_; }
+  const Graph& graph() const { return graph_; }
+  // Options::memory_budget, or what this platform can address.
+  std::size_t memory_budget() const;
+
+  Slot& slot(int s) { return slots_[static_cast<std::size_t>(s)]; }
+  const Slot& slot(int s) const { return slots_[static_cast<std::size_t>(s)]; }
+  // An XNNPACK operator that lives as long as the plan (made again with it).
+  XnnOp& plan_op() { return plan_ops_.emplace_back(); }
+  // Scratch that XNNPACK's operators share (workspace()), at least `bytes`.
+  void reserve_workspace(std::size_t bytes) { workspace_bytes_ = std::max(workspace_bytes_, bytes); }
+  // Valid from the steps' setup on.
+  float* workspace() const { return workspace_.get(); }
+
+  // The slot whose storage slot `s` uses; the data of a tensor slot (valid
+  // from the steps' setup on).
+  int root(int s) const { return slots_[static_cast<std::size_t>(s)].root; }
+
+  float* ptr(int s) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    if (slot.constant) return const_cast<float*>(slot.constant);
+    return buffers_[static_cast<std::size_t>(slots_[static_cast<std::size_t>(slot.root)].buffer)].get();
+  }
+
+  // ---- slots ----------------------------------------------------------
+
+  int new_slot(Slot slot) {
+    slots_.push_back(std::move(slot));
+    const int s = static_cast<int>(slots_.size() - 1);
+    if (slots_.back().kind == Kind::kTensor && slots_.back().root < 0) slots_.back().root = s;
+    return s;
+  }
+  int new_tensor(Shape shape, bool channels_last) {
+    Slot slot;
+    slot.kind = Kind::kTensor;
+    slot.shape = std::move(shape);
+    slot.channels_last = channels_last && spatial_rank(slot.shape.size());
+    within_budget(slot.shape);  // one tensor over the budget fails here, before any allocation
+    return new_slot(std::move(slot));
+  }
+  void within_budget(const Shape& shape) const {
+    std::size_t bytes = 0;
+    try {
+      bytes = checked_nbytes(DType::kFloat32, shape);
+    } catch (const Error&) {
+      fail(ErrorCode::kOutOfMemory, where_now() + ": a tensor of shape " + shape_str(shape) + " is more than this platform can address");
+    }
+    if (bytes > memory_budget()) {
+      fail(ErrorCode::kOutOfMemory, where_now() + ": a tensor of shape " + shape_str(shape) + " needs " + std::to_string(bytes) +
+                                        " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes");
+    }
+  }
+  // XNNPACK takes kernel sizes, strides, padding and dilation as 32-bit
+  // unsigned; a file's values past this limit are refused before any is cast.
+  void within_geometry(const Node& n, std::initializer_list<std::pair<const char*, const std::vector<i64>*>> lists) const {
+    constexpr i64 kLimit = i64{1} << 24;
+    for (const auto& [name, values] : lists) {
+      for (i64 v : *values)
+        if (v < 0 || v > kLimit)
+          fail(ErrorCode::kLimitExceeded, where(n) + ": '" + name + "' " + shape_str(*values) + " is past the " + std::to_string(kLimit) +
+                                              " XNNPACK's geometry takes");
+    }
+  }
+  // The indirection buffer XNNPACK's convolution, deconvolution and pooling
+  // operators allocate at reshape (a pointer per output pixel and kernel tap),
+  // counted against the budget before the reshape allocates it.
+  void reserve_indirection(const Node& n, i64 out_h, i64 out_w, i64 window) {
+    std::size_t bytes = 0;
+    const bool overflow = out_h < 0 || out_w < 0 || window < 0 ||
+                          __builtin_mul_overflow(static_cast<std::size_t>(out_h), static_cast<std::size_t>(out_w), &bytes) ||
+                          __builtin_add_overflow(bytes, std::size_t{64}, &bytes) ||
+                          __builtin_mul_overflow(bytes, static_cast<std::size_t>(window) * sizeof(void*), &bytes) ||
+                          __builtin_add_overflow(operator_bytes_, bytes, &operator_bytes_);
+    if (overflow || operator_bytes_ > memory_budget())
+      fail(ErrorCode::kOutOfMemory, where(n) + ": XNNPACK's indirection buffers for an output of " + std::to_string(out_h) + " x " +
+                                        std::to_string(out_w) + " with a window of " + std::to_string(window) + " need " +
+                                        (overflow ? std::string("more bytes than this platform can address") : std::to_string(operator_bytes_) + " bytes") +
+                                        ", over the memory budget of " + std::to_string(memory_budget()) + " bytes");
+  }
+  int alias(int of, Shape shape, bool channels_last) {
+    Slot slot;
+    slot.kind = Kind::kTensor;
+    slot.shape = std::move(shape);
+    slot.channels_last = channels_last && spatial_rank(slot.shape.size());
+    slot.constant = slots_[static_cast<std::size_t>(of)].constant;
+    slot.root = root(of);
+    return new_slot(std::move(slot));
+  }
+  int int_slot(i64 v) {
+    Slot slot;
+    slot.kind = Kind::kInt;
+    slot.i = v;
+    return new_slot(std::move(slot));
+  }
+  int float_slot(double v) {
+    Slot slot;
+    slot.kind = Kind::kFloat;
+    slot.f = v;
+    return new_slot(std::move(slot));
+  }
+  int ints_slot(std::vector<i64> v) {
+    Slot slot;
+    slot.kind = Kind::kInts;
+    slot.ints = std::move(v);
+    return new_slot(std::move(slot));
+  }
+
+  int constant_slot(ValueId v) {
+    const Value& value = graph_.value(v);
+    const Tensor& t = value.data;
+    if (t.dtype() == DType::kFloat32) {
+      Slot slot;
+      slot.kind = Kind::kTensor;
+      slot.shape = t.shape();
+      slot.constant = t.data_as<float>();
+      return new_slot(std::move(slot));
+    }
+    if (t.numel() == 1 && (t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32 || t.dtype() == DType::kBool)) {
+      if (t.dtype() == DType::kInt64) return int_slot(*t.data_as<std::int64_t>());
+      if (t.dtype() == DType::kInt32) return int_slot(*t.data_as<std::int32_t>());
+      return int_slot(*static_cast<const bool*>(t.data()) ? 1 : 0);
+    }
+    if (t.numel() == 1 && t.dtype() == DType::kFloat64) return float_slot(*t.data_as<double>());
+    if (t.dim() == 1 && t.dtype() == DType::kInt64) {  // a folded shape
+      const auto* v = t.data_as<std::int64_t>();
+      return ints_slot(std::vector<i64>(v, v + t.numel()));
+    }
+    Slot slot;  // a constant no op here reads as a tensor; an error if one tries
+    return new_slot(std::move(slot));
+  }
+
+  const Slot& slot_of(ValueId v) const {
+    const int s = value_slot_[v.index];
+    if (s < 0) {
+      // An output its producer's lowering leaves out (batch norm's saved statistics, pooling indices).
+      const Value& value = graph_.value(v);
+      if (!value.producer) fail(ErrorCode::kUnsupported, where_now() + ": reads '" + value.name + "' before it is computed");
+      const Node& p = graph_.node(*value.producer);
+      fail(ErrorCode::kUnsupported, where_now() + ": reads '" + value.name + "', output " + std::to_string(value.producer_output) + " of node '" +
+                                        p.name + "' (" + p.op + "), which this backend does not compute");
+    }
+    return slots_[static_cast<std::size_t>(s)];
+  }
+  int slot_index(ValueId v) const {
+    slot_of(v);
+    return value_slot_[v.index];
+  }
+  void define(ValueId v, int s) { value_slot_[v.index] = s; }
+
+  // ---- arguments ------------------------------------------------------
+
+  std::string where(const Node& n) const { return "xnnpack: node '" + n.name + "' (" + n.op + ")"; }
+  // The node being lowered, or the graph's edges.
+  std::string where_now() const { return current_.valid() ? where(graph_.node(current_)) : std::string("xnnpack: the graph's inputs"); }
+
+  // Arguments: an attribute through the op table's decoder (arg_int, ...), or
+  // an input whose value planning knows.
+  std::optional<i64> int_arg(const Node& n, std::string_view name) const {
+    if (n.attributes.contains(name)) return tracegraph::arg_int(n, name);
+    if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+      const Slot& s = slot_of(*v);
+      if (s.kind == Kind::kInt) return s.i;
+      fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not an integer known before the run");
+    }
+    return std::nullopt;
+  }
+  std::optional<double> float_arg(const Node& n, std::string_view name) const {
+    if (n.attributes.contains(name)) return tracegraph::arg_float(n, name);
+    if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+      const Slot& s = slot_of(*v);
+      if (s.kind == Kind::kInt) return static_cast<double>(s.i);
+      if (s.kind == Kind::kFloat) return s.f;
+      fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not a number known before the run");
+    }
+    return std::nullopt;
+  }
+  std::optional<std::vector<i64>> ints_arg(const Node& n, std::string_view name) const {
+    if (n.attributes.contains(name)) return tracegraph::arg_ints(n, name);  // int[N] may be written as one int
+    if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
+      const Slot& s = slot_of(*v);
+      if (s.kind == Kind::kInts) return s.ints;
+      if (s.kind == Kind::kInt) return std::vector<i64>{s.i};
+      fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not a list of integers known before the run");
+    }
+    return std::nullopt;
+  }
+  std::optional<std::vector<double>> floats_arg(const Node& n, std::string_view name) const {
+    if (const AttributeValue* a = n.attributes.find(name)) {
+      if (auto d = std::get_if<std::vector<double>>(a)) return *d;
+      if (auto d = std::get_if<std::vector<std::int64_t>>(a)) return std::vector<double>(d->begin(), d->end());
+      if (auto d = std::get_if<double>(a)) return std::vector<double>{*d};
+    }
+    return std::nullopt;
+  }
+  // Expands a one-element list to `rank` and checks the length.
+  std::vector<i64> spatial_arg(const Node& n, std::string_view name, std::size_t rank, i64 fallback) const {
+    auto v = ints_arg(n, name).value_or(std::vector<i64>{});
+    if (v.empty()) v.assign(rank, fallback);
+    if (v.size() == 1) v.assign(rank, v[0]);
+    if (v.size() != rank)
+      fail(ErrorCode::kSchema, where(n) + ": '" + std::string(name) + "' has " + std::to_string(v.size()) + " entries for " + std::to_string(rank) + " spatial dims");
+    return v;
+  }
+
+  // The slot of a tensor argument, float32 and computed.
+  int tensor_arg(const Node& n, std::string_view name, std::size_t position) {
+    auto v = input_for_arg(n, name, position);
+    if (!v) fail(ErrorCode::kSchema, where(n) + ": missing tensor argument '" + std::string(name) + "'");
+    return tensor_slot(n, *v);
+  }
+  int tensor_slot(const Node& n, ValueId v) {
+    const int s = slot_index(v);
+    if (slots_[static_cast<std::size_t>(s)].kind != Kind::kTensor)
+      fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(v).name + "' is not a float32 tensor");
+    return s;
+  }
+  const Tensor& constant_arg(const Node& n, std::string_view name, std::size_t position, bool required) {
+    static const Tensor none;
+    auto v = input_for_arg(n, name, position);
+    if (!v) {
+      if (required) fail(ErrorCode::kSchema, where(n) + ": missing argument '" + std::string(name) + "'");
+      return none;
+    }
+    const Value& value = graph_.value(*v);
+    if (!value.is_constant())
+      fail(ErrorCode::kUnsupported, where(n) + ": '" + std::string(name) + "' must be a constant (weights are packed once, at finalize)");
+    if (value.data.dtype() != DType::kFloat32)
+      fail(ErrorCode::kUnsupported, where(n) + ": '" + std::string(name) + "' is " + std::string(dtype_name(value.data.dtype())) + ", expected float32");
+    return value.data;
+  }
+
+  // XNNPACK's status as the SDK's error code.
+  static ErrorCode code_of(xnn_status status) {
+    switch (status) {
+      case xnn_status_invalid_parameter: return ErrorCode::kSchema;
+      case xnn_status_unsupported_parameter:
+      case xnn_status_unsupported_hardware: return ErrorCode::kUnsupported;
+      case xnn_status_out_of_memory: return ErrorCode::kOutOfMemory;
+      default: return ErrorCode::kInternal;
+    }
+  }
+  void check(xnn_status status, const Node& n, const char* what) const {
+    if (status != xnn_status_success) fail(code_of(status), where(n) + ": XNNPACK " + what + " failed (status " + std::to_string(status) + ")");
+  }
+  void check(xnn_status status, const char* what) const {
+    if (status != xnn_status_success) fail(code_of(status), std::string("xnnpack: ") + what + " failed (status " + std::to_string(status) + ")");
+  }
+
+  Step& add_step(std::vector<int> reads, std::vector<int> writes) {
+    Step step;
+    step.node = current_;
+    step.reads = std::move(reads);
+    step.writes = std::move(writes);
+    steps_.push_back(std::move(step));
+    return steps_.back();
+  }
+
+  // ---- layout ---------------------------------------------------------
+
+  // The slot holding tensor `s` in the wanted layout: itself when the layouts
+  // agree, else a transposed copy (made once per plan, or once for constants).
+  int as_layout(int s, bool channels_last) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    const bool want = channels_last && spatial_rank(slot.shape.size());
+    if (slot.channels_last == want) return s;
+    if (layouts_agree(slot.shape)) return alias(s, slot.shape, want);
+    const auto key = std::make_pair(s, want);
+    if (auto it = layout_memo_.find(key); it != layout_memo_.end()) return it->second;
+    const std::size_t rank = slot.shape.size();
+    std::vector<std::size_t> in_shape, perm(rank);
+    for (i64 d : physical(slot.shape, slot.channels_last)) in_shape.push_back(static_cast<std::size_t>(d));
+    if (want) {  // [N, C, S...] -> [N, S..., C]
+      perm[0] = 0;
+      for (std::size_t i = 1; i + 1 < rank; ++i) perm[i] = i + 1;
+      perm[rank - 1] = 1;
+    } else {  // [N, S..., C] -> [N, C, S...]
+      perm[0] = 0;
+      perm[1] = rank - 1;
+      for (std::size_t i = 2; i < rank; ++i) perm[i] = i - 1;
+    }
+    const int out = transposed(s, in_shape, perm, slot.shape, want);
+    layout_memo_[key] = out;
+    return out;
+  }
+
+  // Slot `s` with its physical dims (`in_shape`) permuted by `perm`, as a slot
+  // of logical shape `shape`: for a constant, a transposed copy made once; else
+  // a transpose step.
+  int transposed(int s, const std::vector<std::size_t>& in_shape, const std::vector<std::size_t>& perm, const Shape& shape,
+                 bool channels_last) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    const std::size_t rank = in_shape.size();
+    if (slot.constant) {
+      auto& copy = constant_copies_[{slot.constant, channels_last, shape}];
+      if (copy.empty()) {
+        copy.resize(static_cast<std::size_t>(numel(shape)) + kTailBytes / sizeof(float));
+        check(xnn_run_transpose_nd_x32(slot.constant, copy.data(), rank, in_shape.data(), perm.data(), 0, nullptr), "transposing a constant");
+        padded_.insert(copy.data());
+      }
+      Slot c;
+      c.kind = Kind::kTensor;
+      c.shape = shape;
+      c.channels_last = channels_last;
+      c.constant = copy.data();
+      return new_slot(std::move(c));
+    }
+    const int out = new_tensor(shape, channels_last);
+    plan_ops_.emplace_back();
+    XnnOp& op = plan_ops_.back();
+    check(xnn_create_transpose_nd_x32(0, &op.op), "creating a transpose");
+    check(xnn_reshape_transpose_nd_x32(op.op, rank, in_shape.data(), perm.data(), pool()), "reshaping a transpose");
+    xnn_operator_t o = op.op;
+    Step& step = add_step({s}, {out});
+    step.setup = [this, o, s, out] { check(xnn_setup_transpose_nd_x32(o, ptr(s), ptr(out)), "setting up a transpose"); };
+    step.xnnpack = true;
+    step.layout_change = true;
+    step.run = [this, o] { check(xnn_run_operator(o, pool()), "running a transpose"); };
+    return out;
+  }
+
+  pthreadpool_t pool() const { return pool_.get(); }
+  // f(first, count) over slices of [0, total), `tile` or more each, on the
+  // pool's threads (inline without a pool), denormals flushed (kNoDenormals).
+  void parallel_slices(i64 total, const std::function<void(i64, i64)>& f, i64 tile = 1) const {
+    pthreadpool_parallelize_1d_tile_1d(
+        pool(), [](void* context, std::size_t first, std::size_t count) {
+          (*static_cast<const std::function<void(i64, i64)>*>(context))(static_cast<i64>(first), static_cast<i64>(count));
+        },
+        const_cast<std::function<void(i64, i64)>*>(&f), static_cast<std::size_t>(std::max<i64>(total, 0)), static_cast<std::size_t>(tile),
+        kNoDenormals);
+  }
+
+  // kernels::copy_blocks on the pool's threads: `count` blocks of `block`
+  // floats, whole blocks to a task where they are small, a block cut into
+  // pieces of about kSliceFloats where they are large (a crop along the
+  // outermost axis is one block).
+  void parallel_copy_blocks(const float* src, float* dst, i64 count, i64 block, i64 src_stride, i64 dst_stride) const {
+    if (count <= 0 || block <= 0) return;
+    const i64 pieces = (block + kSliceFloats - 1) / kSliceFloats;
+    if (pieces == 1) {
+      parallel_slices(count, [&](i64 first, i64 n) { kernels::copy_blocks(src + first * src_stride, dst + first * dst_stride, n, block, src_stride, dst_stride); },
+                      std::max<i64>(1, kSliceFloats / block));
+      return;
+    }
+    const i64 piece = (block + pieces - 1) / pieces;
+    parallel_slices(count * pieces, [&](i64 first, i64 n) {
+      for (i64 t = first; t < first + n; ++t) {
+        const i64 b = t / pieces, offset = t % pieces * piece;
+        kernels::copy_blocks(src + b * src_stride + offset, dst + b * dst_stride + offset, 1, std::min(piece, block - offset), 0, 0);
+      }
+    });
+  }
+
+  // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK
+  // may read past its end (weights come from a file's buffer, unpadded).
+  int padded(int s) {
+    const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    if (!slot.constant || padded_.count(slot.constant)) return s;
+    auto& copy = constant_copies_[{slot.constant, slot.channels_last, slot.shape}];
+    if (copy.empty()) {
+      const std::size_t n = static_cast<std::size_t>(numel(slot.shape));
+      copy.assign(n + kTailBytes / sizeof(float), 0.0f);
+      std::memcpy(copy.data(), slot.constant, n * sizeof(float));
+      padded_.insert(copy.data());
+    }
+    Slot c = slot;
+    c.constant = copy.data();
+    c.root = -1;
+    return new_slot(std::move(c));
+  }
+
+
+  Fused fused_of(const Node& n) const {
+    Fused f;
+    const auto kind = n.attributes.get_string("fused_activation");
+    if (!kind) return f;
+    if (*kind == "relu") f.min = 0;
+    else if (*kind == "clip") {
+      f.min = static_cast<float>(n.attributes.get_float("fused_min").value_or(-kInf));
+      f.max = static_cast<float>(n.attributes.get_float("fused_max").value_or(kInf));
+    } else if (*kind == "sigmoid") f.post = xnn_unary_sigmoid;
+    else if (*kind == "tanh") f.post = xnn_unary_tanh;
+    else if (*kind == "hardswish") f.post = xnn_unary_hardswish;
+    else if (*kind == "silu") f.portable_post = portable::Unary::kSilu;
+    else fail(ErrorCode::kUnsupported, where(n) + ": fused activation '" + *kind + "' is not one this backend runs");
+    return f;
+  }
+
+  // A step of ours over torch-layout tensors: `ins` are made torch-layout first.
+  Step& portable_step(std::vector<int>& ins, std::vector<int> outs) {
+    for (int& s : ins) s = as_layout(s, false);
+    return add_step(ins, std::move(outs));
+  }
+  // The common case: one input (made torch-layout) to `out`, kernel(x, y) on their data.
+  template <class Kernel>
+  void portable_map(int x, int out, Kernel kernel) {
+    const int xi = as_layout(x, false);
+    Step& step = add_step({xi}, {out});
+    step.run = [this, xi, out, kernel] { kernel(ptr(xi), ptr(out)); };
+  }
+  const float* weight_or_null(const Node& n, std::string_view name, std::size_t position, i64 expected) {
+    const Tensor& t = constant_arg(n, name, position, false);
+    if (!t.defined()) return nullptr;
+    if (t.numel() != expected)
+      fail(ErrorCode::kShapeMismatch, where(n) + ": '" + std::string(name) + "' has " + std::to_string(t.numel()) + " elements, expected " + std::to_string(expected));
+    return t.data_as<float>();
+  }
+
+ protected:
+  Options options_;
+  std::shared_ptr<pthreadpool> pool_;  // shared with the other graphs of as many threads
+  int threads_ = 1;
+  Graph graph_;
+  std::map<std::tuple<const float*, bool, Shape>, std::vector<float>> constant_copies_;
+  std::set<const float*> padded_;  // constants that already carry XNNPACK's tail
+  // The plan for the current input shapes.
+  std::vector<Slot> slots_;
+  std::vector<int> value_slot_;
+  std::vector<Step> steps_;
+  std::vector<XnnOp> plan_ops_;
+  std::map<std::pair<int, bool>, int> layout_memo_;
+  std::vector<AlignedFloats> buffers_;
+  std::size_t workspace_bytes_ = 0;
+  std::size_t operator_bytes_ = 0;  // XNNPACK's own buffers in this plan (indirection)
+  AlignedFloats workspace_;
+  NodeId current_;
+};
+
+}  // namespace tracegraph::xnnpack

@@ -1,0 +1,171 @@
+// What every part of the XNNPACK backend uses: XNNPACK's start, owners of
+// its operators and of aligned buffers, measured choices, and the small
+// shape helpers (logical and channels-last layouts). Private to xnnpack/src.
+#pragma once
+
+#include "tracegraph/xnnpack/backend.h"
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+// Ours, renamed (scripts/build_xnnpack.sh), not LibTorch's header of the same
+// name, which would have this file call LibTorch's copy.
+#ifndef TRACEGRAPH_XNNPACK_SYMBOLS
+#error "xnnpack.h is not tracegraph's own: put tracegraph_xnnpack_deps' include directory before LibTorch's"
+#endif
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <new>
+#include <optional>
+#include <set>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <unistd.h>
+#endif
+
+#include "runtime/cpu.h"
+#include "kernels/layout.h"
+#include "kernels/portable/portable.h"
+#include "runtime/thread_pool.h"
+#include "tracegraph/op_table.h"
+#include "tracegraph/shape_rules.h"
+
+namespace tracegraph::xnnpack {
+namespace detail {
+
+using i64 = std::int64_t;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr std::size_t kAlignment = 64;
+// XNNPACK may read (never write) a little past the end of its inputs.
+constexpr std::size_t kTailBytes = XNN_EXTRA_BYTES + kAlignment;
+
+inline void init_xnnpack() {
+  // The CPU first: a cap (TRACEGRAPH_MAX_CPU_ISA) must reach cpuinfo's table
+  // before XNNPACK's hardware config reads it.
+  cpu::features();
+  static std::once_flag once;
+  static xnn_status status = xnn_status_success;
+  std::call_once(once, [] { status = xnn_initialize(nullptr); });
+  if (status != xnn_status_success)
+    fail(ErrorCode::kUnsupported, "xnnpack: xnn_initialize failed (status " + std::to_string(status) +
+                                      "): this CPU lacks what XNNPACK needs");
+}
+
+// Owns one XNNPACK operator.
+struct XnnOp {
+  xnn_operator_t op = nullptr;
+  XnnOp() = default;
+  XnnOp(const XnnOp&) = delete;
+  XnnOp& operator=(const XnnOp&) = delete;
+  XnnOp(XnnOp&& o) noexcept : op(std::exchange(o.op, nullptr)) {}
+  ~XnnOp() {
+    if (op) xnn_delete_operator(op);
+  }
+};
+
+struct AlignedDeleter {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t(kAlignment)); }
+};
+using AlignedFloats = std::unique_ptr<float[], AlignedDeleter>;
+inline AlignedFloats aligned_floats(std::size_t bytes) {
+  return AlignedFloats(static_cast<float*>(::operator new[](bytes + kTailBytes, std::align_val_t(kAlignment))));
+}
+
+// Choices measured while planning (Winograd's form, the depthwise kernel),
+// remembered for the process by a key of sizes; graphs on any thread share them.
+template <typename T>
+class MeasuredChoices {
+ public:
+  std::optional<T> find(const std::vector<i64>& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = choices_.find(key);
+    return it == choices_.end() ? std::nullopt : std::optional<T>(it->second);
+  }
+  void put(const std::vector<i64>& key, T choice) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    choices_[key] = choice;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::vector<i64>, T> choices_;
+};
+
+// The wall-clock seconds f takes.
+inline double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// In wasm, a function first runs as V8's baseline (Liftoff) code; its
+// optimized code replaces it only after it has run a while and a background
+// compile is done. A kernel measured before then looks 1.5-4x slower than it
+// is: our 1x1 kernel's first three rounds took 1.3-5.4 ms, then 0.31 (against
+// XNNPACK's 0.45), so it lost a choice it should have won. Before a run is
+// timed, warm_up() runs it untimed until its family (the kernels it runs) has
+// run kWarmUpSeconds in this process. Natively there is nothing to wait for.
+#ifdef __EMSCRIPTEN__
+inline constexpr double kWarmUpSeconds = 0.05;
+#else
+inline constexpr double kWarmUpSeconds = 0.0;
+#endif
+inline void warm_up(const std::string& family, const std::function<void()>& run) {
+  static std::mutex mutex;
+  static std::map<std::string, double> spent;
+  std::lock_guard<std::mutex> lock(mutex);
+  double& seconds = spent[family];
+  for (int calls = 0; seconds < kWarmUpSeconds && calls < 1000; ++calls) seconds += seconds_of(run);
+}
+
+inline i64 numel(const Shape& shape) { return checked_numel(shape); }
+inline i64 prod(const Shape& shape, std::size_t from, std::size_t to) {
+  i64 p = 1;
+  for (std::size_t i = from; i < to && i < shape.size(); ++i) p *= shape[i];
+  return p;
+}
+inline bool spatial_rank(std::size_t rank) { return rank == 4 || rank == 5; }
+// XNNPACK takes geometry as uint32_t; the sizes were checked against the shapes.
+inline std::uint32_t u32(i64 v) { return static_cast<std::uint32_t>(v); }
+
+// Channels-last storage of a logical [N, C, S...] tensor is [N, S..., C].
+inline Shape physical(const Shape& logical, bool channels_last) {
+  if (!channels_last) return logical;
+  Shape p{logical[0]};
+  for (std::size_t i = 2; i < logical.size(); ++i) p.push_back(logical[i]);
+  p.push_back(logical[1]);
+  return p;
+}
+inline std::size_t physical_axis(std::size_t axis, std::size_t rank, bool channels_last) {
+  if (!channels_last || axis == 0) return axis;
+  return axis == 1 ? rank - 1 : axis - 1;
+}
+// Whether channels-last and plain storage of this shape are the same bytes.
+inline bool layouts_agree(const Shape& s) { return !spatial_rank(s.size()) || s[1] == 1 || prod(s, 2, s.size()) == 1; }
+
+inline i64 normalize_dim(i64 dim, std::size_t rank, const std::string& where) {
+  const i64 r = static_cast<i64>(rank);
+  if (dim < -r || dim >= std::max<i64>(r, 1)) fail(ErrorCode::kOutOfRange, where + ": dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(r));
+  return dim < 0 ? dim + r : dim;
+}
+
+// "relu_" for "aten::relu_" and for torch.export's "aten.relu_.default".
+inline std::string base_op(const std::string& op) { return std::string(op_base(op)); }
+
+}  // namespace detail
+using namespace detail;
+
+}  // namespace tracegraph::xnnpack
