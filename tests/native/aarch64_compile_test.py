@@ -3,8 +3,8 @@
 Takes the native preset's compile_commands.json and compiles each source of
 sdk/, native/ and xnnpack/ again with Debian's aarch64 cross compiler
 (g++-aarch64-linux-gnu), as an aarch64 configure of the same preset would:
-without the two files built only for x86-64 (winograd_avx2.cpp,
-winograd_avx512.cpp) and their TRACEGRAPH_WINOGRAD_X86, with the same include
+without the two files built only for x86-64 (table_avx2.cpp,
+table_avx512.cpp) and their TRACEGRAPH_WINOGRAD_X86, with the same include
 directories (the headers of LibTorch, XNNPACK and cpuinfo are the same on
 every architecture). `-fsyntax-only`: an x86 intrinsic or builtin without a
 portable path beside it is an error here. There is no aarch64 LibTorch to
@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 COMPILER = "aarch64-linux-gnu-g++"
-X86_ONLY = ("winograd_avx2.cpp", "winograd_avx512.cpp")
+X86_ONLY = ("table_avx2.cpp", "table_avx512.cpp")
 
 
 def aarch64_command(entry):

@@ -3,7 +3,7 @@
 #   - PROGRAMS ('|'-separated): no undefined dynamic symbol of theirs, which
 #     the dynamic linker would bind to libtorch_cpu.so's copy of that name;
 #   - OBJECTS (the XNNPACK backend's object files): those compiled for AVX2 or
-#     AVX-512 (winograd_avx2, winograd_avx512) define one global symbol each,
+#     AVX-512 (table_avx2, table_avx512) define one global symbol each,
 #     their kernel table, and no weak (inline, template) one that the linker
 #     could keep for a caller on a CPU without those instructions.
 # cmake -DPROGRAMS=a|b -DOBJECTS=x.o|y.o -P one_copy_symbols.cmake
@@ -29,7 +29,7 @@ endforeach()
 string(REPLACE "|" ";" objects "${OBJECTS}")
 set(wide 0)
 foreach(object IN LISTS objects)
-  if(NOT object MATCHES "winograd_avx(2|512)\\.cpp\\.o$")
+  if(NOT object MATCHES "table_avx(2|512)\\.cpp\\.o$")
     continue()
   endif()
   math(EXPR wide "${wide} + 1")
@@ -47,7 +47,7 @@ foreach(object IN LISTS objects)
   endforeach()
 endforeach()
 if(CMAKE_HOST_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND NOT wide EQUAL 2)
-  string(APPEND problems "expected the two wide objects (winograd_avx2, winograd_avx512) among OBJECTS, found ${wide}\n")
+  string(APPEND problems "expected the two wide objects (table_avx2, table_avx512) among OBJECTS, found ${wide}\n")
 endif()
 
 if(problems)

@@ -9,10 +9,12 @@
 
 #include <array>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <tuple>
 
 #include "native/test_models.h"
+#include "test_util.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/op_table.h"
@@ -48,6 +50,15 @@ class Builder {
     if (!overload.empty()) attrs.set(std::string(kOverloadAttribute), overload);
     const NodeId id = g.add_node("aten::" + name, ins, {NewValue{}}, std::move(attrs), name + "_" + std::to_string(counter++));
     return g.node(id).outputs[0];
+  }
+  // A node of `outputs` outputs (unbind, split, native_layer_norm).
+  std::vector<ValueId> ops(const std::string& name, std::vector<std::pair<std::string, ValueId>> args, Attributes attrs, std::size_t outputs) {
+    std::vector<std::string> names;
+    std::vector<ValueId> ins;
+    for (auto& [n, v] : args) names.push_back(n), ins.push_back(v);
+    attrs.set(std::string(kArgNamesAttribute), names);
+    const NodeId id = g.add_node("aten::" + name, ins, std::vector<NewValue>(outputs), std::move(attrs), name + "_" + std::to_string(counter++));
+    return g.node(id).outputs;
   }
   Graph g;
   std::vector<Tensor> inputs;
@@ -502,6 +513,136 @@ std::vector<OpCase> op_cases() {
     const ValueId squared = b.op("pow", "Tensor_Scalar", {{"self", d}}, attrs({{"exponent", std::int64_t{2}}}));
     b.g.set_outputs({b.op("mul", "Tensor", {{"self", x}, {"other", scale}}), b.op("mul", "Tensor", {{"self", x}, {"other", squared}})});
   }});
+  // ---- ops the model libraries emit (issue 33): each alone, odd shapes ----
+  out.push_back({"stack_inner_and_last_dims", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5}), y = b.input({2, 3, 5}), z = b.input({2, 3, 5});
+    const ValueId s1 = b.op("stack", "", {{"tensors", x}, {"tensors", y}, {"tensors", z}}, attrs({{"dim", std::int64_t{1}}}));
+    const ValueId s2 = b.op("stack", "", {{"tensors", x}, {"tensors", y}}, attrs({{"dim", std::int64_t{-1}}}));
+    b.g.set_outputs({s1, s2});
+  }});
+  out.push_back({"stack_channels_last_inputs", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 5, 6});
+    const ValueId c = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({5, 3, 3, 3})}, {"bias", b.constant({5})}},
+                           attrs({{"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}));
+    b.g.set_outputs({b.op("stack", "", {{"tensors", c}, {"tensors", c}}, attrs({{"dim", std::int64_t{2}}}))});
+  }});
+  out.push_back({"unbind_middle_dim", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5});
+    b.g.set_outputs(b.ops("unbind", {{"self", x}}, attrs({{"dim", std::int64_t{1}}}), 3));
+  }});
+  out.push_back({"unbind_last_dim_beside_a_size_one_dim", [](Builder& b) {
+    const ValueId x = b.input({4, 1, 3});
+    b.g.set_outputs(b.ops("unbind", {{"self", x}}, attrs({{"dim", std::int64_t{-1}}}), 3));
+  }});
+  out.push_back({"split_with_sizes_uneven", [](Builder& b) {
+    const ValueId x = b.input({2, 7, 3});
+    b.g.set_outputs(b.ops("split_with_sizes", {{"self", x}}, attrs({{"split_sizes", Ints{2, 4, 1}}, {"dim", std::int64_t{1}}}), 3));
+  }});
+  out.push_back({"clamp_min_and_max", [](Builder& b) {
+    const ValueId x = b.input({3, 5, 7});
+    const ValueId lo = b.op("clamp_min", "", {{"self", x}}, attrs({{"min", 0.25}}));
+    b.g.set_outputs({lo, b.op("clamp_max", "", {{"self", x}}, attrs({{"max", -0.5}}))});
+  }});
+  out.push_back({"trigonometry_rounding_and_logs", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 7});
+    std::vector<ValueId> outs;
+    for (const char* op : {"sin", "cos", "tan", "floor", "ceil", "round", "trunc", "sign", "expm1"}) outs.push_back(b.op(op, "", {{"self", x}}));
+    const ValueId positive = b.op("add", "Scalar", {{"self", b.op("abs", "", {{"self", x}})}}, attrs({{"other", 0.5}, {"alpha", std::int64_t{1}}}));
+    for (const char* op : {"reciprocal", "log1p", "log2", "log10"}) outs.push_back(b.op(op, "", {{"self", positive}}));
+    b.g.set_outputs(outs);
+  }});
+  out.push_back({"reshape_as_and_view_as", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 4}), y = b.input({6, 4}), z = b.input({4, 3, 2});
+    b.g.set_outputs({b.op("reshape_as", "", {{"self", x}, {"other", y}}), b.op("view_as", "", {{"self", x}, {"other", z}})});
+  }});
+  out.push_back({"native_layer_norm_first_output", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 7});
+    const auto outs = b.ops("native_layer_norm", {{"input", x}, {"weight", b.constant({7})}, {"bias", b.constant({7})}},
+                            attrs({{"normalized_shape", Ints{7}}, {"eps", 1e-5}}), 3);
+    b.g.set_outputs({outs[0]});
+  }});
+  out.push_back({"native_group_norm_first_output", [](Builder& b) {
+    const ValueId x = b.input({2, 6, 3, 5});
+    const auto outs = b.ops("native_group_norm", {{"input", x}, {"weight", b.constant({6})}, {"bias", b.constant({6})}},
+                            attrs({{"N", std::int64_t{2}}, {"C", std::int64_t{6}}, {"HxW", std::int64_t{15}}, {"group", std::int64_t{3}}, {"eps", 1e-5}}), 3);
+    b.g.set_outputs({outs[0]});
+  }});
+  out.push_back({"adaptive_avg_pool2d_underscored", [](Builder& b) {
+    b.g.set_outputs({b.op("_adaptive_avg_pool2d", "", {{"self", b.input({1, 3, 7, 5})}}, attrs({{"output_size", Ints{3, 2}}}))});
+  }});
+  out.push_back({"sdpa_plain", [](Builder& b) {
+    const ValueId q = b.input({2, 3, 5, 7}), k = b.input({2, 3, 6, 7}), v = b.input({2, 3, 6, 5});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
+  }});
+  out.push_back({"sdpa_causal_scaled", [](Builder& b) {
+    const ValueId q = b.input({3, 5, 4}), k = b.input({3, 5, 4}), v = b.input({3, 5, 3});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", true}, {"scale", 0.3}}))});
+  }});
+  out.push_back({"sdpa_additive_mask_broadcast", [](Builder& b) {
+    const ValueId q = b.input({1, 2, 4, 8}), k = b.input({1, 2, 6, 8}), v = b.input({1, 2, 6, 8}), m = b.input({4, 6});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}, {"attn_mask", m}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
+  }});
+  // A bool mask (a comparison's), with every row keeping some key: masked_fill
+  // keeps key 0 of each row (mask | (iota == 0) in torch's words).
+  out.push_back({"sdpa_boolean_mask_from_a_comparison", [](Builder& b) {
+    const ValueId q = b.input({2, 3, 4}), k = b.input({2, 5, 4}), v = b.input({2, 5, 2}), m = b.input({2, 3, 5});
+    const ValueId first_key = b.g.add_constant("first_key", native::from_aten(at::tensor({10.0f, 0.0f, 0.0f, 0.0f, 0.0f})));
+    const ValueId raised = b.op("add", "Tensor", {{"self", m}, {"other", first_key}}, attrs({{"alpha", std::int64_t{1}}}));
+    const ValueId keep = b.op("gt", "Scalar", {{"self", raised}}, attrs({{"other", -0.3}}));
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}, {"attn_mask", keep}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
+  }});
+  out.push_back({"repeat_adding_a_dim", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 2});
+    b.g.set_outputs({b.op("repeat", "", {{"self", x}}, attrs({{"repeats", Ints{2, 1, 3, 2}}})),
+                     b.op("repeat", "", {{"self", x}}, attrs({{"repeats", Ints{1, 1, 1}}}))});
+  }});
+  out.push_back({"vector_norms_amax_amin", [](Builder& b) {
+    const ValueId x = b.input({3, 5, 4});
+    std::vector<ValueId> outs;
+    outs.push_back(b.op("linalg_vector_norm", "", {{"self", x}}, attrs({{"ord", 2.0}, {"dim", Ints{1}}, {"keepdim", true}})));
+    outs.push_back(b.op("linalg_vector_norm", "", {{"self", x}}, attrs({{"ord", 1.0}, {"keepdim", false}})));
+    outs.push_back(b.op("linalg_vector_norm", "", {{"self", x}}, attrs({{"ord", std::numeric_limits<double>::infinity()}, {"dim", Ints{-1}}, {"keepdim", false}})));
+    outs.push_back(b.op("linalg_vector_norm", "", {{"self", x}}, attrs({{"ord", 3.0}, {"dim", Ints{0, 2}}, {"keepdim", false}})));
+    outs.push_back(b.op("amax", "", {{"self", x}}, attrs({{"dim", Ints{0, 2}}, {"keepdim", true}})));
+    outs.push_back(b.op("amin", "", {{"self", x}}, attrs({{"dim", Ints{1}}, {"keepdim", false}})));
+    b.g.set_outputs(outs);
+  }});
+  out.push_back({"cumsum_each_dim", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 5});
+    b.g.set_outputs({b.op("cumsum", "", {{"self", x}}, attrs({{"dim", std::int64_t{0}}})), b.op("cumsum", "", {{"self", x}}, attrs({{"dim", std::int64_t{1}}})),
+                     b.op("cumsum", "", {{"self", x}}, attrs({{"dim", std::int64_t{-1}}}))});
+  }});
+  out.push_back({"avg_pool3d_ceil_uncounted_and_divisor", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 5, 6, 7});
+    const ValueId a = b.op("avg_pool3d", "", {{"self", x}},
+                           attrs({{"kernel_size", Ints{3, 2, 3}}, {"stride", Ints{2, 2, 1}}, {"padding", Ints{1, 1, 0}}, {"ceil_mode", true},
+                                  {"count_include_pad", false}}));
+    const ValueId c = b.op("avg_pool3d", "", {{"self", x}},
+                           attrs({{"kernel_size", Ints{2, 2, 2}}, {"stride", Ints{2, 2, 2}}, {"padding", Ints{1, 0, 1}}, {"ceil_mode", false},
+                                  {"count_include_pad", true}, {"divisor_override", std::int64_t{3}}}));
+    b.g.set_outputs({a, c});
+  }});
+  out.push_back({"unflatten_clone_and_copy", [](Builder& b) {
+    const ValueId x = b.input({2, 12, 3}), y = b.input({1, 12, 1});
+    const ValueId u = b.op("unflatten", "int", {{"self", x}}, attrs({{"dim", std::int64_t{1}}, {"sizes", Ints{3, -1}}}));
+    const ValueId c = b.op("copy", "", {{"self", x}, {"src", y}}, attrs({{"non_blocking", false}}));
+    const ValueId same = b.op("copy", "", {{"self", x}, {"src", b.op("clone", "", {{"self", x}})}}, attrs({{"non_blocking", false}}));
+    b.g.set_outputs({u, c, same});
+  }});
+  out.push_back({"as_strided_overlapping_windows", [](Builder& b) {
+    const ValueId x = b.input({3, 10});
+    b.g.set_outputs({b.op("as_strided", "", {{"self", x}}, attrs({{"size", Ints{4, 3, 4}}, {"stride", Ints{5, 1, 2}}, {"storage_offset", std::int64_t{1}}}))});
+  }});
+  out.push_back({"batch_norm_with_the_batch_statistics", [](Builder& b) {
+    const ValueId x = b.input({3, 5, 4, 2});
+    const auto outs = b.ops("_native_batch_norm_legit", {{"input", x}, {"weight", b.constant({5})}, {"bias", b.constant({5})}},
+                            attrs({{"overload", std::string("no_stats")}, {"training", true}, {"momentum", 0.1}, {"eps", 1e-5}}), 3);
+    b.g.set_outputs({outs[0]});
+  }});
   return out;
 }
 
@@ -527,6 +668,29 @@ TEST_P(XnnpackOpTest, MatchesLibTorch) {
       EXPECT_LE(max_relative_error(got[i], want[i]), 1e-5) << "output " << i;
     }
   }
+}
+
+// What torch refuses, these lowerings refuse at finalize(), typed and naming the node.
+TEST(XnnpackOpErrors, RefusedAtFinalizeNamingTheNode) {
+  auto refused = [](const std::function<void(Builder&)>& build, ErrorCode code, const std::string& words) {
+    Builder b;
+    build(b);
+    TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+    EXPECT_TG_ERROR(g.finalize(), code, words);
+  };
+  refused([](Builder& b) {
+    b.g.set_outputs({b.op("as_strided", "", {{"self", b.input({3, 10})}}, attrs({{"size", Ints{4, 3, 5}}, {"stride", Ints{7, 1, 2}}, {"storage_offset", std::int64_t{2}}}))});
+  }, ErrorCode::kOutOfRange, "node 'as_strided_0' (aten::as_strided): size [4, 3, 5], stride [7, 1, 2] at offset 2 reads past the 30 elements");
+  refused([](Builder& b) {
+    const ValueId q = b.input({2, 3, 4});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", q}, {"value", q}}, attrs({{"dropout_p", 0.1}, {"is_causal", false}}))});
+  }, ErrorCode::kUnsupported, "dropout_p 0.1");
+  refused([](Builder& b) {
+    b.g.set_outputs({b.op("repeat", "", {{"self", b.input({2, 3})}}, attrs({{"repeats", Ints{2}}}))});
+  }, ErrorCode::kSchema, "repeats [2] for a tensor of rank 2");
+  refused([](Builder& b) {
+    b.g.set_outputs(b.ops("split_with_sizes", {{"self", b.input({2, 7})}}, attrs({{"split_sizes", Ints{3, 3}}, {"dim", std::int64_t{1}}}), 2));
+  }, ErrorCode::kShapeMismatch, "split sizes [3, 3] for a dim of 7");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(op_cases()), [](const auto& info) { return info.param.name; });

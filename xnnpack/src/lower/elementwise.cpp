@@ -53,6 +53,8 @@ void lower_unary(Context& cx, const Node& n, NodeState& st) {
   else if (base == "relu6") clamp(0, 6);
   else if (base == "hardtanh") clamp(cx.float_arg(n, "min_val").value_or(-1), cx.float_arg(n, "max_val").value_or(1));
   else if (base == "clamp") clamp(cx.float_arg(n, "min").value_or(-kInf), cx.float_arg(n, "max").value_or(kInf));
+  else if (base == "clamp_min") clamp(cx.float_arg(n, "min").value_or(-kInf), kInf);
+  else if (base == "clamp_max") clamp(-kInf, cx.float_arg(n, "max").value_or(kInf));
   else if (base == "sigmoid") type = xnn_unary_sigmoid;
   else if (base == "tanh") type = xnn_unary_tanh;
   else if (base == "hardswish") type = xnn_unary_hardswish;
@@ -251,7 +253,12 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
       {"hardsigmoid", portable::Unary::kHardsigmoid}, {"silu", portable::Unary::kSilu}, {"mish", portable::Unary::kMish},
       {"exp", portable::Unary::kExp},   {"log", portable::Unary::kLog},   {"sqrt", portable::Unary::kSqrt},
       {"rsqrt", portable::Unary::kRsqrt}, {"neg", portable::Unary::kNeg}, {"abs", portable::Unary::kAbs},
-      {"square", portable::Unary::kSquare}, {"erf", portable::Unary::kErf}};
+      {"square", portable::Unary::kSquare}, {"erf", portable::Unary::kErf}, {"sin", portable::Unary::kSin},
+      {"cos", portable::Unary::kCos},   {"tan", portable::Unary::kTan},   {"floor", portable::Unary::kFloor},
+      {"ceil", portable::Unary::kCeil}, {"round", portable::Unary::kRound}, {"trunc", portable::Unary::kTrunc},
+      {"fix", portable::Unary::kTrunc}, {"reciprocal", portable::Unary::kReciprocal}, {"sign", portable::Unary::kSign},
+      {"log1p", portable::Unary::kLog1p}, {"expm1", portable::Unary::kExpm1}, {"log2", portable::Unary::kLog2},
+      {"log10", portable::Unary::kLog10}, {"logical_not", portable::Unary::kLogicalNot}};
   if (auto it = kUnary.find(base); it != kUnary.end()) {
     const portable::Unary op = it->second;
     f = [&cx, op, count](const float* a, float* b) {

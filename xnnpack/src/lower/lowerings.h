@@ -140,6 +140,11 @@ void reduce_step(Context& cx, const Node& n, int x0, std::vector<i64> dims, bool
 i64 pooled_length(const Context& cx, const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode);
 // 1D pooling over the last dim of [N, C, L] (or [C, L]).
 void lower_pool1d(Context& cx, const Node& n, NodeState&);
+// linalg_vector_norm, amax, amin over any dims (portable::reduce).
+void lower_reduce(Context& cx, const Node& n, NodeState&);
+void lower_cumsum(Context& cx, const Node& n, NodeState&);
+// avg_pool3d (XNNPACK has no 3D average pooling), portable.
+void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&);
 
 // ---- matrix.cpp ----------------------------------------------------
 
@@ -175,12 +180,19 @@ int permuted(Context& cx, int x, const std::vector<std::size_t>& perm);
 void lower_einsum(Context& cx, const Node& n, NodeState& st);
 // torch.nn.MultiheadAttention's fused eval path (torchvision's ViT), without a mask.
 void lower_attention(Context& cx, const Node& n, NodeState& st);
+// scaled_dot_product_attention (query, key, value with the same batch dims;
+// an additive or boolean mask broadcast; causal; scale): a portable kernel.
+void lower_sdpa(Context& cx, const Node& n, NodeState&);
 
 // ---- shape.cpp -----------------------------------------------------
 
 // permute(self, dims), transpose(self, dim0, dim1), t(self): in the standard layout.
 void lower_permute(Context& cx, const Node& n, NodeState&);
 void lower_cat(Context& cx, const Node& n, NodeState&);
+// stack(tensors, dim): each with a dim of 1 inserted at dim, concatenated.
+void lower_stack(Context& cx, const Node& n, NodeState&);
+// The tensors `in` concatenated along dim (in the layout of any that is channels-last).
+int concat(Context& cx, const Node& n, std::vector<int> in, i64 dim_arg);
 void lower_slice(Context& cx, const Node& n, NodeState&);
 // x[start:end:step] along `dim` (PyTorch's clamping of start and end): an
 // alias when it is the whole axis, else a copy in x's layout.
@@ -188,12 +200,19 @@ int slice_of(Context& cx, const Node& n, int x, i64 dim_arg, i64 start, i64 end,
 // flatten, view, reshape: plain storage read with another shape.
 void lower_view(Context& cx, const Node& n, NodeState&);
 void lower_narrow(Context& cx, const Node& n, NodeState&);
-// chunk(x, chunks, dim), split(x, split_size, dim): one slice per output.
+// chunk(x, chunks, dim), split(x, split_size, dim) with one size or a list,
+// split_with_sizes: one slice per output.
 void lower_chunk(Context& cx, const Node& n, NodeState&);
 void lower_select(Context& cx, const Node& n, NodeState&);
+// unbind(self, dim): one select per index.
+void lower_unbind(Context& cx, const Node& n, NodeState&);
+// x[..., index, ...] along dim, the dim dropped (an alias of a slice).
+int select_of(Context& cx, const Node& n, int x, i64 dim_arg, i64 index);
 // unsqueeze, squeeze: the same bytes in torch's layout with another shape.
 void lower_reshape_dims(Context& cx, const Node& n, NodeState&);
 void lower_expand(Context& cx, const Node& n, NodeState&);
+// repeat(self, repeats): tiled (portable::repeat).
+void lower_repeat(Context& cx, const Node& n, NodeState&);
 // A list of integers known before the run (a shape for view, pad, resize).
 void lower_list(Context& cx, const Node& n, NodeState&);
 // pad / constant_pad_nd / reflection_padNd / replication_padNd.
@@ -202,6 +221,10 @@ void lower_slice_scatter(Context& cx, const Node& n, NodeState&);
 // torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
 void lower_roll(Context& cx, const Node& n, NodeState&);
 void lower_identity(Context& cx, const Node& n, NodeState&);
+// copy(self, src): src broadcast to self's shape.
+void lower_copy(Context& cx, const Node& n, NodeState&);
+// as_strided over the input's contiguous storage (portable::as_strided).
+void lower_as_strided(Context& cx, const Node& n, NodeState&);
 void lower_size(Context& cx, const Node& n, NodeState&);
 void lower_getitem(Context& cx, const Node& n, NodeState&);
 void lower_scalar_identity(Context& cx, const Node& n, NodeState&);

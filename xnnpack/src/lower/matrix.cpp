@@ -312,4 +312,72 @@ void lower_attention(Context& cx, const Node& n, NodeState& st) {
   if (n.outputs.size() > 1) cx.define(n.outputs[1], weights);
 }
 
+namespace {
+
+// Whether a value torch holds as bool (a mask): its type says so, or a
+// comparison or logical op made it (held here as float32 0/1 either way).
+bool is_mask(const Context& cx, ValueId v) {
+  const Value& value = cx.graph().value(v);
+  if (value.dtype) return *value.dtype == DType::kBool;
+  if (!value.producer) return false;
+  static const std::set<std::string, std::less<>> kMaskOps = {"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or",
+                                                             "logical_xor", "isnan", "isinf", "isfinite"};
+  return kMaskOps.count(base_op(cx.graph().node(*value.producer).op)) > 0;
+}
+
+}  // namespace
+
+void lower_sdpa(Context& cx, const Node& n, NodeState&) {
+  const int q = cx.as_layout(cx.tensor_arg(n, "query", 0), false);
+  const int k = cx.as_layout(cx.tensor_arg(n, "key", 1), false);
+  const int v = cx.as_layout(cx.tensor_arg(n, "value", 2), false);
+  const Shape qs = cx.slot(q).shape, ks = cx.slot(k).shape, vs = cx.slot(v).shape;
+  const std::size_t rank = qs.size();
+  if (rank < 2 || ks.size() != rank || vs.size() != rank)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " and value " + shape_str(vs) +
+                                        " need one rank of 2 or more");
+  const Shape batch(qs.begin(), qs.end() - 2);
+  if (Shape(ks.begin(), ks.end() - 2) != batch || Shape(vs.begin(), vs.end() - 2) != batch)
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " and value " + shape_str(vs) +
+                                      " with batch dims that differ (broadcast, or grouped query attention)");
+  portable::Sdpa a;
+  a.batch = prod(batch, 0, batch.size());
+  a.query_length = qs[rank - 2];
+  a.embed = qs[rank - 1];
+  a.key_length = ks[rank - 2];
+  a.value_embed = vs[rank - 1];
+  if (ks[rank - 1] != a.embed || vs[rank - 2] != a.key_length)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " and value " + shape_str(vs) + " do not fit");
+  if (const double p = cx.float_arg(n, "dropout_p").value_or(0); p != 0)
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": dropout_p " + std::to_string(p) + " (torch drops at random even in eval; inference passes 0)");
+  a.causal = cx.int_arg(n, "is_causal").value_or(0) != 0;
+  a.scale = cx.float_arg(n, "scale").value_or(1.0 / std::sqrt(static_cast<double>(a.embed)));
+  std::vector<int> reads{q, k, v};
+  int mask = -1;
+  if (auto m = input_for_arg(n, "attn_mask", 3); m && cx.slot_of(*m).kind == Kind::kTensor) {
+    if (a.causal) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": is_causal with an attn_mask (torch refuses both)");
+    Shape full = batch;
+    full.push_back(a.query_length);
+    full.push_back(a.key_length);
+    const Shape ms = cx.slot_of(*m).shape;
+    const auto fits = shape_rules::broadcast(ms, full);
+    if (!fits || *fits != full) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": attn_mask " + shape_str(ms) + " does not broadcast to " + shape_str(full));
+    a.mask_keeps = is_mask(cx, *m);
+    mask = broadcast_to(cx, cx.tensor_slot(n, *m), full);
+    reads.push_back(mask);
+  }
+  Shape out_shape = qs;
+  out_shape.back() = a.value_embed;
+  const int out = cx.new_tensor(out_shape, false);
+  Step& step = cx.add_step(reads, {out});
+  const i64 rows = a.batch * a.query_length;
+  // A row costs S * (E + Ev) multiply-adds: threads take a few thousand floats' worth.
+  const i64 tile = std::max<i64>(1, kSliceFloats / std::max<i64>(a.key_length * (a.embed + a.value_embed), 1));
+  step.run = [&cx, a, q, k, v, mask, out, rows, tile] {
+    const float* m = mask >= 0 ? cx.ptr(mask) : nullptr;
+    cx.parallel_slices(rows, [&](i64 first, i64 count) { portable::sdpa(a, cx.ptr(q), cx.ptr(k), cx.ptr(v), m, cx.ptr(out), first, count); }, tile);
+  };
+  cx.define(n.outputs[0], out);
+}
+
 }  // namespace tracegraph::xnnpack

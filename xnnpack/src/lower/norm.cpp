@@ -112,7 +112,9 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
   const double eps = cx.float_arg(n, "eps").value_or(1e-5);
   const int out = cx.new_tensor(xs, false);
   std::vector<int> ins{x};
-  if (base == "layer_norm") {
+  // native_layer_norm and native_group_norm: their first output (the mean
+  // and 1/std, for training's backward, are left out: a reader fails naming them).
+  if (base == "layer_norm" || base == "native_layer_norm") {
     auto normalized = cx.ints_arg(n, "normalized_shape");
     if (!normalized || normalized->size() > xs.size()) fail(ErrorCode::kSchema, cx.where(n) + ": normalized_shape for input " + shape_str(xs));
     for (std::size_t i = 0; i < normalized->size(); ++i) {
@@ -129,15 +131,28 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
   }
   if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " has no channel dim");
   const i64 batch = xs[0], channels = xs[1], inner = prod(xs, 2, xs.size());
+  if (base == "_native_batch_norm_legit") {
+    // (input, weight, bias, [running_mean, running_var,] training, momentum, eps): the
+    // no_stats overload in training mode, the batch's own statistics; output 0.
+    if (input_for_arg(n, "running_mean", std::numeric_limits<std::size_t>::max()) || !cx.int_arg(n, "training").value_or(0))
+      fail(ErrorCode::kUnsupported, cx.where(n) + ": only the no_stats overload in training mode (torch.export's instance norm)");
+    const float* w = cx.weight_or_null(n, "weight", 1, channels);
+    const float* b = cx.weight_or_null(n, "bias", 2, channels);
+    Step& step = cx.portable_step(ins, {out});
+    const int xi = ins[0];
+    step.run = [&cx, xi, out, batch, channels, inner, w, b, eps] { portable::batch_norm_batch_stats(cx.ptr(xi), cx.ptr(out), batch, channels, inner, w, b, eps); };
+    return cx.define(n.outputs[0], out);
+  }
   i64 groups = channels;
-  if (base == "group_norm") {
-    groups = cx.int_arg(n, "num_groups").value_or(1);
+  if (base == "group_norm" || base == "native_group_norm") {
+    groups = cx.int_arg(n, base == "group_norm" ? "num_groups" : "group").value_or(1);
     if (groups <= 0 || channels % groups) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(channels) + " channels in " + std::to_string(groups) + " groups");
   } else if (!cx.int_arg(n, "use_input_stats").value_or(1)) {
     fail(ErrorCode::kUnsupported, cx.where(n) + ": instance norm with running statistics");
   }
-  const float* w = cx.weight_or_null(n, "weight", 2, channels);
-  const float* b = cx.weight_or_null(n, "bias", 3, channels);
+  const bool native = base == "native_group_norm";  // (input, weight, bias, N, C, HxW, group, eps)
+  const float* w = cx.weight_or_null(n, "weight", native ? 1 : 2, channels);
+  const float* b = cx.weight_or_null(n, "bias", native ? 2 : 3, channels);
   Step& step = cx.portable_step(ins, {out});
   const int xi = ins[0];
   step.run = [&cx, xi, out, batch, channels, inner, groups, w, b, eps] {

@@ -144,7 +144,8 @@ void avg_pool_step(Context& cx, const Node& n, NodeState& st, int x, const Shape
 }
 
 void lower_adaptive_pool(Context& cx, const Node& n, NodeState& st) {
-  const std::string base = base_op(n.op);
+  std::string base = base_op(n.op);
+  if (base.front() == '_') base.erase(0, 1);  // torch.export's _adaptive_avg_pool2d
   const bool max = base.rfind("adaptive_max", 0) == 0;
   const std::size_t rank = base.back() == 'd' && base[base.size() - 2] == '3' ? 3 : 2;
   const int x0 = cx.tensor_arg(n, "self", 0);
@@ -288,6 +289,75 @@ void lower_pool1d(Context& cx, const Node& n, NodeState&) {
     if (max) portable::max_pool1d(p, cx.ptr(xi), cx.ptr(out));
     else portable::avg_pool1d(p, cx.ptr(xi), cx.ptr(out));
   };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_reduce(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  const std::size_t rank = shape.size();
+  const std::string base = base_op(n.op);
+  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " with a dtype");
+  const portable::Reduce op = base == "amax" ? portable::Reduce::kAmax : base == "amin" ? portable::Reduce::kAmin : portable::Reduce::kNorm;
+  const double ord = op == portable::Reduce::kNorm ? cx.float_arg(n, "ord").value_or(2) : 2;
+  auto dims = cx.ints_arg(n, "dim").value_or(std::vector<i64>{});
+  std::vector<bool> reduced(rank, dims.empty());
+  for (i64 d : dims) reduced[static_cast<std::size_t>(normalize_dim(d, rank, cx.where(n)))] = true;
+  const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
+  Shape out_shape;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (reduced[i] && shape[i] == 0 && op != portable::Reduce::kNorm)
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " over an empty dim of " + shape_str(shape));
+    if (!reduced[i]) out_shape.push_back(shape[i]);
+    else if (keepdim) out_shape.push_back(1);
+  }
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [op, shape, reduced, ord](const float* a, float* b) { portable::reduce(op, a, b, shape, reduced, ord); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_cumsum(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": cumsum with a dtype");
+  const std::size_t rank = std::max<std::size_t>(shape.size(), 1);
+  const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), rank, cx.where(n)));
+  const i64 outer = prod(shape, 0, dim), size = shape.empty() ? 1 : shape[dim], inner = prod(shape, dim + 1, shape.size());
+  const int out = cx.new_tensor(shape, false);
+  cx.portable_map(x, out, [outer, size, inner](const float* a, float* b) { portable::cumsum(a, b, outer, size, inner); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const std::size_t rank = base.find("3d") != std::string::npos ? 3 : 2;
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != rank + 1 && xs.size() != rank + 2)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D average pooling");
+  portable::AvgPool p;
+  p.kernel = cx.spatial_arg(n, "kernel_size", rank, 1);
+  p.stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
+  if (p.stride.empty()) p.stride = p.kernel;
+  if (p.stride.size() == 1) p.stride.assign(rank, p.stride[0]);
+  p.padding = cx.spatial_arg(n, "padding", rank, 0);
+  if (p.stride.size() != rank) fail(ErrorCode::kSchema, cx.where(n) + ": stride " + shape_str(p.stride) + " for " + std::to_string(rank) + " spatial dims");
+  const bool ceil_mode = cx.int_arg(n, "ceil_mode").value_or(0) != 0;
+  p.count_include_pad = cx.int_arg(n, "count_include_pad").value_or(1) != 0;
+  p.divisor_override = cx.int_arg(n, "divisor_override").value_or(0);
+  if (p.divisor_override < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": divisor_override " + std::to_string(p.divisor_override));
+  Shape out_shape(xs.begin(), xs.end() - static_cast<std::ptrdiff_t>(rank));
+  p.planes = prod(xs, 0, xs.size() - rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (!shape_rules::pool_padding_fits(p.kernel[i], p.padding[i]))
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": padding " + shape_str(p.padding) + " larger than half the kernel " + shape_str(p.kernel));
+    const i64 in = xs[xs.size() - rank + i];
+    p.in.push_back(in);
+    p.out.push_back(pooled_length(cx, n, in, p.kernel[i], p.stride[i], p.padding[i], 1, ceil_mode));
+    out_shape.push_back(p.out.back());
+  }
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [p](const float* a, float* b) { portable::avg_pool(p, a, b); });
   cx.define(n.outputs[0], out);
 }
 

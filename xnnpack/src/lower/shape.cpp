@@ -36,18 +36,44 @@ void lower_permute(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], rank < 2 ? x : cx.transposed(x, in_shape, perm, out_shape, false));
 }
 
-void lower_cat(Context& cx, const Node& n, NodeState&) {
+namespace {
+
+// The tensors of a list argument ("tensors" of cat and stack), at least one.
+std::vector<int> tensor_list(Context& cx, const Node& n) {
   std::vector<ValueId> parts = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
-  if (parts.empty()) fail(ErrorCode::kSchema, cx.where(n) + ": nothing to concatenate");
+  if (parts.empty()) fail(ErrorCode::kSchema, cx.where(n) + ": no tensors");
   std::vector<int> in;
-  bool channels_last = false;
-  for (ValueId v : parts) {
-    in.push_back(cx.tensor_slot(n, v));
-    channels_last = channels_last || cx.slot(in.back()).channels_last;
+  for (ValueId v : parts) in.push_back(cx.tensor_slot(n, v));
+  return in;
+}
+
+}  // namespace
+
+void lower_cat(Context& cx, const Node& n, NodeState&) {
+  const std::vector<int> in = tensor_list(cx, n);
+  cx.define(n.outputs[0], concat(cx, n, in, cx.int_arg(n, "dim").value_or(0)));
+}
+
+void lower_stack(Context& cx, const Node& n, NodeState&) {
+  std::vector<int> in = tensor_list(cx, n);
+  const Shape first = cx.slot(in[0]).shape;
+  const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), first.size() + 1, cx.where(n));
+  for (int& s : in) {
+    const Shape shape = cx.slot(s).shape;
+    if (shape != first) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot stack " + shape_str(first) + " and " + shape_str(shape));
+    Shape one = shape;
+    one.insert(one.begin() + dim, 1);
+    s = cx.alias(cx.as_layout(s, false), one, false);
   }
+  cx.define(n.outputs[0], concat(cx, n, in, dim));
+}
+
+int concat(Context& cx, const Node& n, std::vector<int> in, i64 dim_arg) {
+  bool channels_last = false;
+  for (int s : in) channels_last = channels_last || cx.slot(s).channels_last;
   const Shape first = cx.slot(in[0]).shape;
   const std::size_t rank = first.size();
-  const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), rank, cx.where(n));
+  const i64 dim = normalize_dim(dim_arg, rank, cx.where(n));
   Shape out_shape = first;
   out_shape[static_cast<std::size_t>(dim)] = 0;
   for (int& s : in) {
@@ -78,7 +104,7 @@ void lower_cat(Context& cx, const Node& n, NodeState&) {
       }
     }, tile);
   };
-  cx.define(n.outputs[0], out);
+  return out;
 }
 
 void lower_slice(Context& cx, const Node& n, NodeState&) {
@@ -124,7 +150,17 @@ void lower_view(Context& cx, const Node& n, NodeState&) {
   const Shape shape = cx.slot(x0).shape;
   const i64 count = numel(shape);
   Shape out_shape;
-  if (base_op(n.op) == "flatten") {
+  if (base_op(n.op) == "unflatten") {
+    const std::size_t rank = std::max<std::size_t>(shape.size(), 1);
+    const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), rank, cx.where(n)));
+    const auto sizes = cx.ints_arg(n, "sizes");
+    const auto split = sizes ? shape_rules::view(shape.empty() ? 1 : shape[dim], *sizes) : std::nullopt;
+    if (!split) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot unflatten dim " + std::to_string(dim) + " of " + shape_str(shape) + " into " +
+                                              (sizes ? shape_str(*sizes) : std::string("(no sizes)")));
+    out_shape.assign(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(std::min(dim, shape.size())));
+    out_shape.insert(out_shape.end(), split->begin(), split->end());
+    if (dim + 1 < shape.size()) out_shape.insert(out_shape.end(), shape.begin() + static_cast<std::ptrdiff_t>(dim + 1), shape.end());
+  } else if (base_op(n.op) == "flatten") {
     const std::size_t rank = std::max<std::size_t>(shape.size(), 1);
     const i64 start = normalize_dim(cx.int_arg(n, "start_dim").value_or(0), rank, cx.where(n));
     const i64 end = normalize_dim(cx.int_arg(n, "end_dim").value_or(-1), rank, cx.where(n));
@@ -135,7 +171,10 @@ void lower_view(Context& cx, const Node& n, NodeState&) {
       for (std::size_t i = static_cast<std::size_t>(end + 1); i < shape.size(); ++i) out_shape.push_back(shape[i]);
     }
   } else {
-    auto wanted = cx.ints_arg(n, "size");
+    std::optional<std::vector<i64>> wanted;
+    const std::string base = base_op(n.op);
+    if (base == "view_as" || base == "reshape_as") wanted = cx.slot(cx.tensor_arg(n, "other", 1)).shape;
+    if (!wanted) wanted = cx.ints_arg(n, "size");
     if (!wanted) wanted = cx.ints_arg(n, "shape");
     if (!wanted) fail(ErrorCode::kSchema, cx.where(n) + ": no target shape");
     const auto viewed = shape_rules::view(count, *wanted);
@@ -165,8 +204,30 @@ void lower_chunk(Context& cx, const Node& n, NodeState&) {
   const Shape shape = cx.slot(x).shape;
   const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size(), cx.where(n));
   const i64 size = shape[static_cast<std::size_t>(dim)];
+  const std::string base = base_op(n.op);
+  // split_with_sizes, and split's overload with a list of sizes.
+  std::optional<std::vector<i64>> sizes;
+  if (base == "split_with_sizes") sizes = cx.ints_arg(n, "split_sizes");
+  else if (base != "chunk" && n.attributes.contains("split_size") && std::holds_alternative<std::vector<std::int64_t>>(*n.attributes.find("split_size")))
+    sizes = cx.ints_arg(n, "split_size");
+  if (sizes) {
+    i64 total = 0;
+    for (i64 k : *sizes) {
+      if (k < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": split sizes " + shape_str(*sizes) + " must not be negative");
+      total += k;
+    }
+    if (total != size || sizes->size() != n.outputs.size())
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": split sizes " + shape_str(*sizes) + " for a dim of " + std::to_string(size) + " and " +
+                                          std::to_string(n.outputs.size()) + " outputs");
+    i64 begin = 0;
+    for (std::size_t k = 0; k < sizes->size(); ++k) {
+      cx.define(n.outputs[k], slice_of(cx, n, x, dim, begin, begin + (*sizes)[k], 1));
+      begin += (*sizes)[k];
+    }
+    return;
+  }
   i64 piece;
-  if (base_op(n.op) == "chunk") {
+  if (base == "chunk") {
     const i64 chunks = cx.int_arg(n, "chunks").value_or(1);
     if (chunks <= 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": chunks must be positive");
     piece = (size + chunks - 1) / chunks;
@@ -185,16 +246,29 @@ void lower_chunk(Context& cx, const Node& n, NodeState&) {
 
 void lower_select(Context& cx, const Node& n, NodeState&) {
   const int x = cx.tensor_arg(n, "self", 0);
+  cx.define(n.outputs[0], select_of(cx, n, x, cx.int_arg(n, "dim").value_or(0), cx.int_arg(n, "index").value_or(0)));
+}
+
+void lower_unbind(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
   const Shape shape = cx.slot(x).shape;
   const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size(), cx.where(n));
+  if (static_cast<std::size_t>(shape[static_cast<std::size_t>(dim)]) != n.outputs.size())
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": a dim of " + std::to_string(shape[static_cast<std::size_t>(dim)]) + " unbound into " +
+                                        std::to_string(n.outputs.size()) + " outputs");
+  for (std::size_t k = 0; k < n.outputs.size(); ++k) cx.define(n.outputs[k], select_of(cx, n, x, dim, static_cast<i64>(k)));
+}
+
+int select_of(Context& cx, const Node& n, int x, i64 dim_arg, i64 index) {
+  const Shape shape = cx.slot(x).shape;
+  const i64 dim = normalize_dim(dim_arg, shape.size(), cx.where(n));
   const i64 size = shape[static_cast<std::size_t>(dim)];
-  i64 index = cx.int_arg(n, "index").value_or(0);
   if (index < -size || index >= size) fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(index) + " of a dim of " + std::to_string(size));
   if (index < 0) index += size;
   const int one = cx.as_layout(slice_of(cx, n, x, dim, index, index + 1, 1), false);
   Shape out_shape = shape;
   out_shape.erase(out_shape.begin() + dim);
-  cx.define(n.outputs[0], cx.alias(one, out_shape, false));
+  return cx.alias(one, out_shape, false);
 }
 
 void lower_reshape_dims(Context& cx, const Node& n, NodeState&) {
@@ -409,6 +483,63 @@ void lower_scalar_identity(Context& cx, const Node& n, NodeState&) {
   if (s.kind == Kind::kInt) return cx.define(n.outputs[0], base_op(n.op) == "Float" ? cx.float_slot(static_cast<double>(s.i)) : cx.int_slot(s.i));
   if (s.kind == Kind::kFloat) return cx.define(n.outputs[0], base_op(n.op) == "Int" ? cx.int_slot(static_cast<i64>(s.f)) : cx.float_slot(s.f));
   fail(ErrorCode::kUnsupported, cx.where(n) + ": a value computed at run time where a number known before the run is needed");
+}
+
+void lower_repeat(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  Shape in = cx.slot(x).shape;
+  const auto repeats = cx.ints_arg(n, "repeats");
+  if (!repeats || repeats->size() < in.size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": repeats " + (repeats ? shape_str(*repeats) : std::string("(none)")) + " for a tensor of rank " +
+                                 std::to_string(in.size()) + " (one per dim at least)");
+  in.insert(in.begin(), static_cast<std::ptrdiff_t>(repeats->size() - in.size()), 1);
+  Shape out_shape;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if ((*repeats)[d] < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": repeats " + shape_str(*repeats) + " must not be negative");
+    out_shape.push_back(in[d] * (*repeats)[d]);
+  }
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [in, r = *repeats](const float* a, float* b) { portable::repeat(a, b, in, r); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_copy(Context& cx, const Node& n, NodeState&) {
+  // copy(self, src): src broadcast to self's shape (functional copy_).
+  const int self = cx.tensor_arg(n, "self", 0);
+  const int src = cx.tensor_arg(n, "src", 1);
+  const Shape to = cx.slot(self).shape, from = cx.slot(src).shape;
+  const auto fits = shape_rules::broadcast(from, to);
+  if (!fits || *fits != to) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": cannot copy " + shape_str(from) + " into " + shape_str(to));
+  int out = broadcast_to(cx, src, to);
+  if (out == cx.as_layout(src, false)) {  // the same shape: a copy of its own, never an alias of src
+    const int copy = cx.new_tensor(to, false);
+    const i64 count = numel(to);
+    cx.portable_map(out, copy, [count](const float* a, float* b) { std::copy(a, a + count, b); });
+    out = copy;
+  }
+  cx.define(n.outputs[0], out);
+}
+
+void lower_as_strided(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape in = cx.slot(x).shape;
+  const auto size = cx.ints_arg(n, "size"), stride = cx.ints_arg(n, "stride");
+  const i64 offset = cx.int_arg(n, "storage_offset").value_or(0);
+  if (!size || !stride || size->size() != stride->size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": size and stride of one length");
+  // The highest element read must be inside the input (its contiguous storage).
+  i64 last = offset;
+  for (std::size_t d = 0; d < size->size(); ++d) {
+    if ((*size)[d] < 0 || (*stride)[d] < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + shape_str(*size) + ", stride " + shape_str(*stride));
+    if ((*size)[d] == 0) last = -1;
+    if (last >= 0) last += ((*size)[d] - 1) * (*stride)[d];
+  }
+  if (offset < 0 || last >= numel(in))
+    fail(ErrorCode::kOutOfRange, cx.where(n) + ": size " + shape_str(*size) + ", stride " + shape_str(*stride) + " at offset " + std::to_string(offset) +
+                                     " reads past the " + std::to_string(numel(in)) + " elements of " + shape_str(in));
+  const int out = cx.new_tensor(*size, false);
+  cx.portable_map(x, out, [s = *size, st = *stride, offset](const float* a, float* b) { portable::as_strided(a, b, s, st, offset); });
+  cx.define(n.outputs[0], out);
 }
 
 }  // namespace tracegraph::xnnpack

@@ -57,7 +57,7 @@ struct Pointwise {
   float min = -__builtin_huge_valf(), max = __builtin_huge_valf();
 };
 
-// The kernels for vectors of `lanes` floats (winograd_kernels.h):
+// The kernels for vectors of `lanes` floats (kernel_table.h gathers them):
 //  - transform_input: V [P][chunk][C] for tiles [first, first + count) of the
 //    chunk starting at tile `chunk_start` (tile t lands in row t -
 //    chunk_start); tiles past the last are zero;

@@ -12,7 +12,11 @@ namespace tracegraph::xnnpack::portable {
 
 using i64 = std::int64_t;
 
-enum class Unary { kHardsigmoid, kSilu, kGeluTanh, kMish, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kSquare, kErf };
+enum class Unary {
+  kHardsigmoid, kSilu, kGeluTanh, kMish, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kSquare, kErf,
+  kSin, kCos, kTan, kFloor, kCeil, kRound, kTrunc, kReciprocal, kSign, kLog1p, kExpm1, kLog2, kLog10,
+  kLogicalNot,  // a mask (1 where x is 0), held as float32
+};
 // y = f(x) elementwise (in place when x == y).
 void unary(Unary op, const float* x, float* y, i64 count);
 // y = x ** exponent; y = other - alpha * x (rsub with a number).
@@ -70,6 +74,37 @@ void prelu(const float* x, const float* w, float* y, i64 batch, i64 channels, i6
 // y[out_shape] = x broadcast (numpy rules, x's shape right-aligned; 1s repeat).
 void broadcast(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& out_shape);
 
+// y [size] = x's storage read at offset + sum(index[d] * stride[d]) (as_strided).
+void as_strided(const float* x, float* y, const std::vector<i64>& size, const std::vector<i64>& stride, i64 offset);
+
+// Batch norm with the batch's statistics (training mode, no running stats:
+// torch.export's instance norm, on [1, N*C, ...]): per channel c of [batch,
+// channels, inner], the mean and biased variance over batch and inner.
+void batch_norm_batch_stats(const float* x, float* y, i64 batch, i64 channels, i64 inner, const float* weight, const float* bias, double eps);
+
+// y = x tiled `repeats[d]` times along each dim d (in_shape already has as
+// many dims as repeats, leading 1s added).
+void repeat(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& repeats);
+
+// A reduction over the dims marked in `reduced` of x [shape] into y (the
+// kept dims in order), accumulated in double: the vector norm of order p
+// (inf, -inf, 0 counts nonzeros), the max or the min (NaN wins, as torch's).
+enum class Reduce { kNorm, kAmax, kAmin };
+void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& reduced, double p = 2);
+
+// y = the running sum of x [outer, size, inner] along its middle axis.
+void cumsum(const float* x, float* y, i64 outer, i64 size, i64 inner);
+
+// Average pooling of [planes, in...] over 1 to 3 spatial dims to out, with
+// torch's windows (padding counted or not, a divisor override if not 0).
+struct AvgPool {
+  i64 planes = 0;
+  std::vector<i64> in, out, kernel, stride, padding;
+  bool count_include_pad = true;
+  i64 divisor_override = 0;
+};
+void avg_pool(const AvgPool& p, const float* x, float* y);
+
 // y = x rolled along each dim: y[.., (i + shifts[d]) % shape[d], ..] = x[.., i, ..];
 // shifts already in [0, shape[d]).
 void roll(const float* x, float* y, const std::vector<i64>& shape, const std::vector<i64>& shifts);
@@ -106,5 +141,20 @@ void log_softmax(const float* x, float* y, i64 rows, i64 length);
 // context [batch, L, E] = softmax(q_h k_h^T / sqrt(E / heads)) v_h per head h;
 // `weights` (or null) gets the softmax, averaged over heads when a.average.
 void attention(const Attention& a, const float* q, const float* k, const float* v, float* context, float* weights);
+
+// torch's scaled_dot_product_attention (the math of its reference): per batch
+// b (the flattened batch dims), out[b, i] = softmax(q[b, i] k[b]^T * scale +
+// mask) v[b] for q [batch, L, E], k [batch, S, E], v [batch, S, Ev], out
+// [batch, L, Ev]. `mask` (or null) is [batch, L, S]: added, or with
+// `mask_keeps`, a mask whose zeros drop a key (torch's bool mask). `causal`
+// drops key j > i. A row whose every key is dropped is NaN, as torch's.
+// Rows b * L + i in [first, first + count), so that threads split them.
+struct Sdpa {
+  i64 batch, query_length, key_length, embed, value_embed;
+  double scale;
+  bool causal = false;
+  bool mask_keeps = false;
+};
+void sdpa(const Sdpa& a, const float* q, const float* k, const float* v, const float* mask, float* out, i64 first, i64 count);
 
 }  // namespace tracegraph::xnnpack::portable

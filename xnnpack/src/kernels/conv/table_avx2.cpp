@@ -1,12 +1,12 @@
-// Winograd's kernels for 8 lanes: winograd_kernels.h compiled for AVX2 and
-// FMA (this file alone; x86-64 native builds). winograd.cpp hands them out
+// Our convolution kernels for 8 lanes: kernel_table.h compiled for AVX2 and
+// FMA (this file alone; x86-64 native builds). kernel_table.cpp hands them out
 // only where the CPU has both.
 #include <cstdint>
 #include <cstring>
 
 #include <immintrin.h>
 
-#include "kernels/conv/winograd_kernels.h"
+#include "kernels/conv/kernel_table.h"
 
 namespace tracegraph::xnnpack::winograd {
 namespace {
@@ -54,7 +54,7 @@ struct Lanes<v8> {
   }
   static v8 max_of(v8 a, v8 b) { return select_max<v8, v8i>(a, b); }
   static v8 min_of(v8 a, v8 b) { return select_min<v8, v8i>(a, b); }
-  static void leave() { _mm256_zeroupper(); }  // as winograd_avx512.cpp's
+  static void leave() { _mm256_zeroupper(); }  // as table_avx512.cpp's
 };
 
 constexpr Kernels kEightLanes = kernels_of<v8>();

@@ -1,12 +1,12 @@
-// Winograd's kernels for 16 lanes: winograd_kernels.h compiled for AVX-512F
-// (this file alone; x86-64 native builds). winograd.cpp hands them out only
+// Our convolution kernels for 16 lanes: kernel_table.h compiled for AVX-512F
+// (this file alone; x86-64 native builds). kernel_table.cpp hands them out only
 // where the CPU has it.
 #include <cstdint>
 #include <cstring>
 
 #include <immintrin.h>
 
-#include "kernels/conv/winograd_kernels.h"
+#include "kernels/conv/kernel_table.h"
 
 namespace tracegraph::xnnpack::winograd {
 namespace {

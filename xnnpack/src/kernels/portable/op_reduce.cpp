@@ -1,0 +1,56 @@
+// Reductions over any set of dims: vector norms (linalg_vector_norm), amax and amin.
+#include "kernels/portable/portable.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tracegraph::xnnpack::portable {
+
+void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& reduced, double p) {
+  const std::size_t rank = shape.size();
+  // y's stride along each dim of x (0 where the dim is reduced).
+  std::vector<i64> stride(rank, 0);
+  i64 out_count = 1;
+  for (std::size_t d = rank; d-- > 0;) {
+    if (!reduced[d]) {
+      stride[d] = out_count;
+      out_count *= shape[d];
+    }
+  }
+  i64 count = 1;
+  for (i64 s : shape) count *= s;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double start = op == Reduce::kAmax || (op == Reduce::kNorm && p == kInf) ? -kInf
+                       : op == Reduce::kAmin || (op == Reduce::kNorm && p == -kInf) ? kInf : 0.0;
+  std::vector<double> acc(static_cast<std::size_t>(out_count), start);
+  std::vector<i64> index(rank, 0);
+  i64 at = 0;  // the output index of `index`
+  for (i64 e = 0; e < count; ++e) {
+    const double v = x[e];
+    double& a = acc[static_cast<std::size_t>(at)];
+    switch (op) {
+      case Reduce::kNorm:
+        if (std::isinf(p)) a = (p > 0 ? std::fabs(v) > a : std::fabs(v) < a) || std::isnan(v) ? std::fabs(v) : a;
+        else if (p == 0) a += v != 0;
+        else if (p == 1) a += std::fabs(v);
+        else if (p == 2) a += v * v;
+        else a += std::pow(std::fabs(v), p);
+        break;
+      case Reduce::kAmax: a = (v > a || std::isnan(v)) ? v : a; break;
+      case Reduce::kAmin: a = (v < a || std::isnan(v)) ? v : a; break;
+    }
+    for (std::size_t d = rank; d-- > 0;) {  // the next index, the output index with it
+      at += stride[d];
+      if (++index[d] < shape[d]) break;
+      at -= stride[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+  for (i64 o = 0; o < out_count; ++o) {
+    double a = acc[static_cast<std::size_t>(o)];
+    if (op == Reduce::kNorm && !std::isinf(p) && p != 0 && p != 1) a = p == 2 ? std::sqrt(a) : std::pow(a, 1.0 / p);
+    y[o] = static_cast<float>(a);
+  }
+}
+
+}  // namespace tracegraph::xnnpack::portable
