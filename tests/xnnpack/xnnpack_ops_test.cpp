@@ -643,6 +643,40 @@ std::vector<OpCase> op_cases() {
                             attrs({{"overload", std::string("no_stats")}, {"training", true}, {"momentum", 0.1}, {"eps", 1e-5}}), 3);
     b.g.set_outputs({outs[0]});
   }});
+  // Indices and masks (held as floats, exact): each against LibTorch's int64 and bool.
+  out.push_back({"index_with_none_and_broadcast_indices", [](Builder& b) {
+    const ValueId x = b.input({4, 5, 3});
+    const ValueId rows = b.g.add_constant("rows", native::from_aten(at::tensor({3, 0, -1}, at::kLong).view({3, 1})));
+    const ValueId cols = b.g.add_constant("cols", native::from_aten(at::tensor({2, 0}, at::kLong)));
+    Attributes a;
+    a.set("indices", std::vector<bool>{false, true, true});
+    const ValueId mid = b.op("index", "Tensor", {{"self", x}, {"indices", rows}, {"indices", cols}}, a);  // dims 1, 2: [4, 3, 2]
+    Attributes apart;
+    apart.set("indices", std::vector<bool>{true, false, true});
+    const ValueId first = b.op("index", "Tensor", {{"self", x}, {"indices", rows}, {"indices", cols}}, apart);  // apart: [3, 2, 5]
+    b.g.set_outputs({mid, first});
+  }});
+  out.push_back({"index_select_where_any_and_casts", [](Builder& b) {
+    const ValueId x = b.input({3, 6, 2}), y = b.input({3, 6, 2});
+    const ValueId picks = b.g.add_constant("picks", native::from_aten(at::tensor({5, 0, 0, 2}, at::kLong)));
+    const ValueId sel = b.op("index_select", "", {{"self", x}, {"index", picks}}, attrs({{"dim", std::int64_t{1}}}));
+    const ValueId mask = b.op("gt", "Tensor", {{"self", x}, {"other", y}});
+    const ValueId w = b.op("where", "self", {{"condition", mask}, {"self", x}, {"other", y}});
+    const ValueId any = b.op("to", "dtype", {{"self", b.op("any", "dim", {{"self", mask}}, attrs({{"dim", std::int64_t{2}}, {"keepdim", false}}))}},
+                             attrs({{"dtype", std::int64_t{6}}, {"non_blocking", false}, {"copy", false}}));
+    const ValueId trunc = b.op("to", "dtype", {{"self", b.op("to", "dtype", {{"self", b.op("mul", "Scalar", {{"self", x}}, attrs({{"other", 3.0}}))}},
+                                                          attrs({{"dtype", std::int64_t{4}}, {"non_blocking", false}, {"copy", false}}))}},
+                               attrs({{"dtype", std::int64_t{6}}, {"non_blocking", false}, {"copy", false}}));
+    b.g.set_outputs({sel, w, any, trunc});
+  }});
+  out.push_back({"arange_full_and_fmod_as_index_arithmetic", [](Builder& b) {
+    const ValueId x = b.input({2, 7});
+    const ValueId r = b.op("arange", "start_step", {}, attrs({{"start", std::int64_t{1}}, {"end", std::int64_t{8}}, {"step", std::int64_t{1}},
+                                                            {"dtype", std::int64_t{6}}}));
+    const ValueId f = b.op("full", "", {}, attrs({{"size", Ints{2, 7}}, {"fill_value", 0.5}, {"dtype", std::int64_t{6}}}));
+    const ValueId m = b.op("fmod", "Scalar", {{"self", r}}, attrs({{"other", 3.0}}));
+    b.g.set_outputs({b.op("add", "Tensor", {{"self", b.op("mul", "Tensor", {{"self", x}, {"other", m}})}, {"other", f}}, attrs({{"alpha", std::int64_t{1}}}))});
+  }});
   return out;
 }
 

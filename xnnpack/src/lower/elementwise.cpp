@@ -96,8 +96,26 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
   if (!a) a = input_for_arg(n, "a", 0);
   std::optional<ValueId> b = input_for_arg(n, "other", 1);
   if (!b) b = input_for_arg(n, "b", 1);
-  if (!a) fail(ErrorCode::kSchema, cx.where(n) + ": missing its first operand");
   const double alpha = cx.float_arg(n, "alpha").value_or(1.0);
+  if (!a && b && (base == "add" || base == "sub" || base == "mul") && cx.slot_of(*b).kind == Kind::kTensor) {
+    // A number first (torch.export writes sub.Tensor(1.0, x)): s + alpha * t, s - alpha * t, s * t.
+    const AttributeValue* attr = n.attributes.find("self");
+    const double* d = attr ? std::get_if<double>(attr) : nullptr;
+    const std::int64_t* i = attr ? std::get_if<std::int64_t>(attr) : nullptr;
+    if (d || i) {
+      const float number = static_cast<float>(d ? *d : static_cast<double>(*i));
+      const float scale = static_cast<float>(base == "mul" ? number : base == "sub" ? -alpha : alpha), shift = base == "mul" ? 0.0f : number;
+      const int t = cx.slot_index(*b);
+      const Shape shape = cx.slot(t).shape;
+      const int out = cx.new_tensor(shape, false);
+      const i64 count = numel(shape);
+      cx.portable_map(t, out, [count, scale, shift](const float* x, float* y) {
+        for (i64 k = 0; k < count; ++k) y[k] = shift + scale * x[k];
+      });
+      return cx.define(n.outputs[0], out);
+    }
+  }
+  if (!a) fail(ErrorCode::kSchema, cx.where(n) + ": missing its first operand");
   if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, cx.where(n) + ": div with a rounding mode");
   const Slot& sa = cx.slot_of(*a);
   // The second operand: a value, or a scalar attribute ("other" or "b").
@@ -153,8 +171,28 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
     return;
   }
   if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, cx.where(n) + ": operand is not a float32 tensor");
-  if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod")
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of tensors");
+  if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod") {
+    // Of a tensor and a number (index arithmetic on values held as floats).
+    if (!b_number) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of two tensors");
+    const double d = *b_number;
+    if (d == 0 && (b_is_int || base == "floor_divide" || base == "floordiv")) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+    const int t = cx.slot_index(*a);
+    const Shape shape = cx.slot(t).shape;
+    const int out = cx.new_tensor(shape, false);
+    const i64 count = numel(shape);
+    const int mode = base == "fmod" ? 0 : base == "remainder" ? 1 : 2;
+    cx.portable_map(t, out, [count, d, mode](const float* x, float* y) {
+      for (i64 k = 0; k < count; ++k) {
+        const double v = x[k];
+        if (mode == 2) y[k] = static_cast<float>(std::floor(v / d));
+        else {
+          const double r = std::fmod(v, d);
+          y[k] = static_cast<float>(mode == 1 && r != 0 && ((r < 0) != (d < 0)) ? r + d : r);
+        }
+      }
+    });
+    return cx.define(n.outputs[0], out);
+  }
   int x = cx.slot_index(*a);
   if (cx.slot(x).constant) inplace = false;  // never write into weights
   int y;

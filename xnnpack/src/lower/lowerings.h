@@ -229,6 +229,20 @@ void lower_size(Context& cx, const Node& n, NodeState&);
 void lower_getitem(Context& cx, const Node& n, NodeState&);
 void lower_scalar_identity(Context& cx, const Node& n, NodeState&);
 
+// ---- index.cpp ---------------------------------------------------------
+
+// index.Tensor (Tensor?[] indices, Nones kept whole), index_select.
+void lower_index(Context& cx, const Node& n, NodeState&);
+void lower_index_select(Context& cx, const Node& n, NodeState&);
+// where(condition, self, other), broadcast.
+void lower_where(Context& cx, const Node& n, NodeState&);
+// any and all, over dims or everything.
+void lower_any_all(Context& cx, const Node& n, NodeState&);
+// _to_copy, to, type_as: a cast of the values held as floats.
+void lower_cast(Context& cx, const Node& n, NodeState&);
+// arange, full, scalar_tensor, zeros, ones: constants made while planning.
+void lower_factory(Context& cx, const Node& n, NodeState&);
+
 // ---- resize.cpp ----------------------------------------------------
 
 void lower_resize(Context& cx, const Node& n, NodeState&);

@@ -136,11 +136,22 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
     // no_stats overload in training mode, the batch's own statistics; output 0.
     if (input_for_arg(n, "running_mean", std::numeric_limits<std::size_t>::max()) || !cx.int_arg(n, "training").value_or(0))
       fail(ErrorCode::kUnsupported, cx.where(n) + ": only the no_stats overload in training mode (torch.export's instance norm)");
-    const float* w = cx.weight_or_null(n, "weight", 1, channels);
-    const float* b = cx.weight_or_null(n, "bias", 2, channels);
+    // The weight and bias may be computed (instance norm's, repeated per sample).
+    auto affine = [&](std::string_view name, std::size_t position) {
+      auto v = input_for_arg(n, name, position);
+      if (!v || cx.slot_of(*v).kind != Kind::kTensor) return -1;
+      const int s = cx.tensor_slot(n, *v);
+      if (numel(cx.slot(s).shape) != channels)
+        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + std::string(name) + "' " + shape_str(cx.slot(s).shape) + " for " + std::to_string(channels) + " channels");
+      ins.push_back(s);
+      return static_cast<int>(ins.size() - 1);
+    };
+    const int wi = affine("weight", 1), bi = affine("bias", 2);
     Step& step = cx.portable_step(ins, {out});
-    const int xi = ins[0];
-    step.run = [&cx, xi, out, batch, channels, inner, w, b, eps] { portable::batch_norm_batch_stats(cx.ptr(xi), cx.ptr(out), batch, channels, inner, w, b, eps); };
+    step.run = [&cx, ins, wi, bi, out, batch, channels, inner, eps] {
+      portable::batch_norm_batch_stats(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, wi < 0 ? nullptr : cx.ptr(ins[static_cast<std::size_t>(wi)]),
+                                       bi < 0 ? nullptr : cx.ptr(ins[static_cast<std::size_t>(bi)]), eps);
+    };
     return cx.define(n.outputs[0], out);
   }
   i64 groups = channels;

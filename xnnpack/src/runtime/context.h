@@ -206,8 +206,85 @@ class Context {
       const auto* v = t.data_as<std::int64_t>();
       return ints_slot(std::vector<i64>(v, v + t.numel()));
     }
+    // Integers and masks of other shapes (index tables): as float32, the form
+    // this backend holds them in, where every value is exact.
+    if (t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32 || t.dtype() == DType::kBool || t.dtype() == DType::kFloat64) {
+      if (auto s = held_as_floats(v)) return *s;
+    }
     Slot slot;  // a constant no op here reads as a tensor; an error if one tries
     return new_slot(std::move(slot));
+  }
+
+  // Tensors torch holds as integers or bool (indices, masks) are held here
+  // as float32, exact up to 2^24 (portable.h). A constant of value `v`
+  // (integer, bool or double tensor), or a number or list of ints planning
+  // knows, as a float32 constant tensor slot: nullopt where a value is not
+  // exact as a float32.
+  std::optional<int> held_as_floats(ValueId v) {
+    const Value& value = graph_.value(v);
+    // A constant's floats are made once per graph; a value planning knows
+    // (a size) may differ in the next plan: new floats each time, kept until
+    // prepare() so that no pointer XNNPACK's padded copies are keyed by is reused.
+    auto& floats = value.is_constant() ? held_[v.index] : held_plans_.emplace_back();
+    Shape shape;
+    if (floats.empty()) {
+      const int s = value_slot_[v.index];
+      std::vector<double> values;
+      if (s >= 0 && slots_[static_cast<std::size_t>(s)].kind != Kind::kTensor) {
+        const Slot& known = slots_[static_cast<std::size_t>(s)];
+        if (known.kind == Kind::kInt) values = {static_cast<double>(known.i)};
+        else if (known.kind == Kind::kFloat) values = {known.f};
+        else if (known.kind == Kind::kInts) values.assign(known.ints.begin(), known.ints.end());
+        else return std::nullopt;
+      } else if (value.is_constant()) {
+        const Tensor& t = value.data;
+        for (std::int64_t i = 0; i < t.numel(); ++i) {
+          switch (t.dtype()) {
+            case DType::kInt64: values.push_back(static_cast<double>(t.data_as<std::int64_t>()[i])); break;
+            case DType::kInt32: values.push_back(t.data_as<std::int32_t>()[i]); break;
+            case DType::kBool: values.push_back(static_cast<const bool*>(t.data())[i] ? 1 : 0); break;
+            case DType::kFloat64: values.push_back(t.data_as<double>()[i]); break;
+            default: return std::nullopt;
+          }
+        }
+      } else {
+        return std::nullopt;
+      }
+      constexpr double kExact = 16777216.0;  // 2^24
+      for (double x : values)
+        if (value.is_constant() && value.data.dtype() != DType::kFloat64 && std::fabs(x) > kExact) return std::nullopt;
+      floats.assign(values.begin(), values.end());
+      floats.resize(floats.size() + kTailBytes / sizeof(float), 0.0f);
+      padded_.insert(floats.data());
+    }
+    if (value.is_constant()) shape = value.data.shape();
+    else if (slots_[static_cast<std::size_t>(value_slot_[v.index])].kind == Kind::kInts) shape = {static_cast<i64>(floats.size() - kTailBytes / sizeof(float))};
+    Slot slot;
+    slot.kind = Kind::kTensor;
+    slot.shape = shape;
+    slot.constant = floats.data();
+    return new_slot(std::move(slot));
+  }
+  // A constant tensor of `values` made while planning (arange, full): a float32
+  // slot, its data kept until prepare().
+  int planned_constant(Shape shape, std::vector<float> values) {
+    within_budget(shape);
+    auto& floats = held_plans_.emplace_back(std::move(values));
+    floats.resize(static_cast<std::size_t>(numel(shape)) + kTailBytes / sizeof(float), 0.0f);
+    padded_.insert(floats.data());
+    Slot slot;
+    slot.kind = Kind::kTensor;
+    slot.shape = std::move(shape);
+    slot.constant = floats.data();
+    return new_slot(std::move(slot));
+  }
+  // The slot of a tensor argument of any dtype torch has (indices, masks):
+  // a float32 tensor, or a number or a list planning knows, held as floats.
+  int held_tensor_slot(const Node& n, ValueId v) {
+    const Slot& s = slot_of(v);
+    if (s.kind == Kind::kTensor) return slot_index(v);
+    if (auto h = held_as_floats(v)) return *h;
+    fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(v).name + "' is not a tensor this backend holds");
   }
 
   const Slot& slot_of(ValueId v) const {
@@ -234,6 +311,11 @@ class Context {
   // The node being lowered, or the graph's edges.
   std::string where_now() const { return current_.valid() ? where(graph_.node(current_)) : std::string("xnnpack: the graph's inputs"); }
 
+  // A one-element constant tensor's value (a scalar_tensor, fill.Tensor's value).
+  static std::optional<double> constant_number(const Slot& s) {
+    if (s.kind == Kind::kTensor && s.constant && checked_numel(s.shape) == 1) return s.constant[0];
+    return std::nullopt;
+  }
   // Arguments: an attribute through the op table's decoder (arg_int, ...), or
   // an input whose value planning knows.
   std::optional<i64> int_arg(const Node& n, std::string_view name) const {
@@ -241,6 +323,7 @@ class Context {
     if (auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInt) return s.i;
+      if (auto c = constant_number(s)) return static_cast<i64>(*c);
       fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not an integer known before the run");
     }
     return std::nullopt;
@@ -251,6 +334,7 @@ class Context {
       const Slot& s = slot_of(*v);
       if (s.kind == Kind::kInt) return static_cast<double>(s.i);
       if (s.kind == Kind::kFloat) return s.f;
+      if (auto c = constant_number(s)) return *c;
       fail(ErrorCode::kUnsupported, where(n) + ": argument '" + std::string(name) + "' is not a number known before the run");
     }
     return std::nullopt;
@@ -494,6 +578,8 @@ class Context {
   Graph graph_;
   std::map<std::tuple<const float*, bool, Shape>, std::vector<float>> constant_copies_;
   std::set<const float*> padded_;  // constants that already carry XNNPACK's tail
+  std::unordered_map<std::uint32_t, std::vector<float>> held_;  // held_as_floats(), by value index
+  std::deque<std::vector<float>> held_plans_;
   // The plan for the current input shapes.
   std::vector<Slot> slots_;
   std::vector<int> value_slot_;

@@ -8,6 +8,31 @@
 namespace tracegraph::xnnpack {
 namespace {
 
+// A float32 tensor's values as `dtype` (exact for the integers and masks held as floats).
+Tensor held_as(const Tensor& t, DType dtype) {
+  const float* x = t.data_as<float>();
+  const std::size_t n = static_cast<std::size_t>(t.numel());
+  switch (dtype) {
+    case DType::kInt64: {
+      std::vector<std::int64_t> v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(x[i]);
+      return Tensor::from_vector<std::int64_t>(v, t.shape());
+    }
+    case DType::kInt32: {
+      std::vector<std::int32_t> v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(x[i]);
+      return Tensor::from_vector<std::int32_t>(v, t.shape());
+    }
+    case DType::kBool: {
+      Tensor out = Tensor::zeros(DType::kBool, t.shape());
+      auto* b = static_cast<bool*>(out.data());
+      for (std::size_t i = 0; i < n; ++i) b[i] = x[i] != 0;
+      return out;
+    }
+    default: return t;  // other float types: computed as float32
+  }
+}
+
 std::string shapes_str(const std::vector<Shape>& shapes) {
   std::string s;
   for (const Shape& x : shapes) s += (s.empty() ? "" : ", ") + shape_str(x);
@@ -125,6 +150,8 @@ void Runtime::prepare(const Graph& graph) {
   graph_ = graph;
   states_.clear();
   constant_copies_.clear();
+  held_.clear();
+  held_plans_.clear();
   padded_.clear();
   planned_.reset();
   for (ValueId v : graph_.inputs()) {
@@ -178,7 +205,13 @@ std::vector<Tensor> Runtime::run(const std::vector<Tensor>& inputs) {
     for (Step& step : steps_) step.run();
   }
   std::vector<Tensor> outputs;
-  for (int s : output_slots_) outputs.push_back(read_out(s));
+  for (std::size_t k = 0; k < output_slots_.size(); ++k) {
+    Tensor t = read_out(output_slots_[k]);
+    // An output torch holds as integers or bool, held here as floats: its own type again.
+    const auto& dtype = graph_.value(graph_.outputs()[k]).dtype;
+    if (dtype && t.dtype() == DType::kFloat32 && *dtype != DType::kFloat32) t = held_as(t, *dtype);
+    outputs.push_back(std::move(t));
+  }
   return outputs;
 }
 

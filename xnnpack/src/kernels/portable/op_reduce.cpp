@@ -1,4 +1,4 @@
-// Reductions over any set of dims: vector norms (linalg_vector_norm), amax and amin.
+// Reductions over any set of dims: vector norms (linalg_vector_norm), amax, amin, any and all.
 #include "kernels/portable/portable.h"
 
 #include <cmath>
@@ -21,7 +21,7 @@ void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, 
   for (i64 s : shape) count *= s;
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const double start = op == Reduce::kAmax || (op == Reduce::kNorm && p == kInf) ? -kInf
-                       : op == Reduce::kAmin || (op == Reduce::kNorm && p == -kInf) ? kInf : 0.0;
+                       : op == Reduce::kAmin || (op == Reduce::kNorm && p == -kInf) ? kInf : op == Reduce::kAll ? 1.0 : 0.0;
   std::vector<double> acc(static_cast<std::size_t>(out_count), start);
   std::vector<i64> index(rank, 0);
   i64 at = 0;  // the output index of `index`
@@ -38,6 +38,8 @@ void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, 
         break;
       case Reduce::kAmax: a = (v > a || std::isnan(v)) ? v : a; break;
       case Reduce::kAmin: a = (v < a || std::isnan(v)) ? v : a; break;
+      case Reduce::kAny: a = a != 0 || v != 0 ? 1 : 0; break;
+      case Reduce::kAll: a = a != 0 && v != 0 ? 1 : 0; break;
     }
     for (std::size_t d = rank; d-- > 0;) {  // the next index, the output index with it
       at += stride[d];

@@ -82,14 +82,29 @@ void as_strided(const float* x, float* y, const std::vector<i64>& size, const st
 // channels, inner], the mean and biased variance over batch and inner.
 void batch_norm_batch_stats(const float* x, float* y, i64 batch, i64 channels, i64 inner, const float* weight, const float* bias, double eps);
 
+// Advanced indexing, x[indices] (aten::index.Tensor): `indices` has one entry
+// per leading dim of x, null for a dim taken whole (None), else an index
+// tensor held as floats, all broadcast to `index_shape`. The indexed dims,
+// adjacent, are replaced by index_shape where they stand; apart, it comes
+// first (torch's rule). Negative indices count from the end. Returns false
+// (y partly written) at the first index out of range, its value in *bad.
+bool index(const float* x, float* y, const std::vector<i64>& x_shape, const std::vector<const float*>& indices,
+           const std::vector<i64>& index_shape, double* bad);
+// y = c != 0 ? a : b elementwise (all of one shape).
+void where(const float* c, const float* a, const float* b, float* y, i64 count);
+// A cast to an integer type (toward zero, as torch) or to bool (x != 0), held as floats.
+void cast_to_integer(const float* x, float* y, i64 count);
+void cast_to_bool(const float* x, float* y, i64 count);
+
 // y = x tiled `repeats[d]` times along each dim d (in_shape already has as
 // many dims as repeats, leading 1s added).
 void repeat(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& repeats);
 
 // A reduction over the dims marked in `reduced` of x [shape] into y (the
 // kept dims in order), accumulated in double: the vector norm of order p
-// (inf, -inf, 0 counts nonzeros), the max or the min (NaN wins, as torch's).
-enum class Reduce { kNorm, kAmax, kAmin };
+// (inf, -inf, 0 counts nonzeros), the max or the min (NaN wins, as torch's),
+// any or all (1 where some or every value is nonzero, else 0).
+enum class Reduce { kNorm, kAmax, kAmin, kAny, kAll };
 void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& reduced, double p = 2);
 
 // y = the running sum of x [outer, size, inner] along its middle axis.

@@ -1,0 +1,231 @@
+// Indices, masks and the values made while planning: index.Tensor,
+// index_select, where, any/all, the casts (_to_copy, to, type_as), arange,
+// full, scalar_tensor, zeros and ones. Tensors torch holds as integers or bool
+// are held as float32 here, exact up to 2^24 (portable.h); a graph output of
+// such a type is cast back as it is read (runtime.cpp).
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+namespace {
+
+// c10's ScalarType codes, as the readers write a dtype argument.
+enum class Held { kFloat, kInteger, kBool };
+std::optional<Held> held_kind(i64 code) {
+  switch (code) {
+    case 0: case 1: case 2: case 3: case 4: return Held::kInteger;  // uint8, int8, int16, int32, int64
+    case 5: case 6: case 7: case 15: return Held::kFloat;           // half, float, double, bfloat16
+    case 11: return Held::kBool;
+    default: return std::nullopt;
+  }
+}
+std::optional<Held> held_kind(DType d) {
+  switch (d) {
+    case DType::kFloat32: case DType::kFloat64: case DType::kFloat16: case DType::kBFloat16: return Held::kFloat;
+    case DType::kInt64: case DType::kInt32: case DType::kInt16: case DType::kInt8: case DType::kUInt8: return Held::kInteger;
+    case DType::kBool: return Held::kBool;
+    default: return std::nullopt;
+  }
+}
+
+// The shape a broadcast of all of `shapes` gives, or a typed error.
+Shape broadcast_all(const Context& cx, const Node& n, const std::vector<Shape>& shapes) {
+  Shape out = shapes.empty() ? Shape{} : shapes[0];
+  for (const Shape& s : shapes) {
+    auto b = shape_rules::broadcast(out, s);
+    if (!b) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": shapes " + shape_str(out) + " and " + shape_str(s) + " do not broadcast");
+    out = *b;
+  }
+  return out;
+}
+
+}  // namespace
+
+void lower_index(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape xs = cx.slot(x).shape;
+  // indices: Tensor?[]; the `indices` attribute marks the Nones (absent: every entry given).
+  std::vector<ValueId> given = inputs_for_arg(n, "indices");
+  std::vector<bool> present(given.size(), true);
+  if (const AttributeValue* mask = n.attributes.find("indices"))
+    if (const auto* p = std::get_if<std::vector<bool>>(mask)) present = *p;
+  if (static_cast<std::size_t>(std::count(present.begin(), present.end(), true)) != given.size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": " + std::to_string(given.size()) + " index tensors for the " +
+                                 std::to_string(std::count(present.begin(), present.end(), true)) + " entries that are not None");
+  if (present.size() > xs.size()) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(present.size()) + " indices for a tensor of rank " + std::to_string(xs.size()));
+  std::vector<int> idx;
+  std::vector<Shape> shapes;
+  for (ValueId v : given) {
+    const Value& value = cx.graph().value(v);
+    if (value.dtype && *value.dtype == DType::kBool)
+      fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask as an index (its result's shape depends on the values)");
+    idx.push_back(cx.held_tensor_slot(n, v));
+    shapes.push_back(cx.slot(idx.back()).shape);
+  }
+  if (idx.empty()) return cx.define(n.outputs[0], x);
+  const Shape index_shape = broadcast_all(cx, n, shapes);
+  std::vector<int> reads{x};
+  for (int& s : idx) {
+    s = broadcast_to(cx, s, index_shape);
+    reads.push_back(s);
+  }
+  // The output's shape, as the kernel lays it out (portable::index).
+  std::vector<std::size_t> indexed;
+  for (std::size_t d = 0; d < present.size(); ++d)
+    if (present[d]) indexed.push_back(d);
+  const bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  Shape out_shape;
+  if (adjacent) {
+    out_shape.assign(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(indexed.front()));
+    out_shape.insert(out_shape.end(), index_shape.begin(), index_shape.end());
+    out_shape.insert(out_shape.end(), xs.begin() + static_cast<std::ptrdiff_t>(indexed.back() + 1), xs.end());
+  } else {
+    out_shape = index_shape;
+    for (std::size_t d = 0; d < xs.size(); ++d)
+      if (d >= present.size() || !present[d]) out_shape.push_back(xs[d]);
+  }
+  const int out = cx.new_tensor(out_shape, false);
+  Step& step = cx.add_step(reads, {out});
+  // One thread: an index out of range stops the run with an error naming the node.
+  step.run = [&cx, &n, x, xs, idx, present, index_shape, out] {
+    std::vector<const float*> pointers(present.size(), nullptr);
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < present.size(); ++d)
+      if (present[d]) pointers[d] = cx.ptr(idx[k++]);
+    double bad = 0;
+    if (!portable::index(cx.ptr(x), cx.ptr(out), xs, pointers, index_shape, &bad))
+      fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(bad) + " is out of range for " + shape_str(xs));
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_index_select(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape xs = cx.slot(x).shape;
+  const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), std::max<std::size_t>(xs.size(), 1), cx.where(n)));
+  auto v = input_for_arg(n, "index", 2);
+  if (!v) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'index'");
+  const int index = cx.held_tensor_slot(n, *v);
+  const Shape is = cx.slot(index).shape;
+  if (is.size() > 1) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(is) + " must have at most one dim");
+  Shape out_shape = xs;
+  if (!out_shape.empty()) out_shape[dim] = is.empty() ? 1 : is[0];
+  const i64 outer = prod(xs, 0, dim), size = xs.empty() ? 1 : xs[dim], inner = prod(xs, dim + 1, xs.size());
+  const i64 picks = numel(is);
+  const int out = cx.new_tensor(out_shape, false);
+  Step& step = cx.add_step({x, index}, {out});
+  step.run = [&cx, &n, x, index, out, outer, size, inner, picks, xs] {
+    const float* src = cx.ptr(x);
+    const float* at = cx.ptr(index);
+    float* dst = cx.ptr(out);
+    for (i64 p = 0; p < picks; ++p) {
+      i64 i = static_cast<i64>(at[p]);
+      if (i < 0) i += size;
+      if (i < 0 || i >= size || at[p] != std::trunc(at[p]))
+        fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(at[p]) + " is out of range for " + shape_str(xs));
+      for (i64 o = 0; o < outer; ++o) std::copy(src + (o * size + i) * inner, src + (o * size + i + 1) * inner, dst + (o * picks + p) * inner);
+    }
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_where(Context& cx, const Node& n, NodeState&) {
+  auto c = input_for_arg(n, "condition", 0), a = input_for_arg(n, "self", 1), b = input_for_arg(n, "other", 2);
+  if (!c || !a || !b) fail(ErrorCode::kSchema, cx.where(n) + ": where(condition, self, other) with all three");
+  int slots[3] = {cx.held_tensor_slot(n, *c), cx.held_tensor_slot(n, *a), cx.held_tensor_slot(n, *b)};
+  const Shape out_shape = broadcast_all(cx, n, {cx.slot(slots[0]).shape, cx.slot(slots[1]).shape, cx.slot(slots[2]).shape});
+  for (int& s : slots) s = broadcast_to(cx, s, out_shape);
+  const int out = cx.new_tensor(out_shape, false);
+  const i64 count = numel(out_shape);
+  Step& step = cx.add_step({slots[0], slots[1], slots[2]}, {out});
+  step.run = [&cx, c = slots[0], a = slots[1], b = slots[2], out, count] { portable::where(cx.ptr(c), cx.ptr(a), cx.ptr(b), cx.ptr(out), count); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_any_all(Context& cx, const Node& n, NodeState&) {
+  auto self = input_for_arg(n, "self", 0);
+  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+  const int x = cx.held_tensor_slot(n, *self);
+  const Shape shape = cx.slot(x).shape;
+  const std::size_t rank = shape.size();
+  std::vector<bool> reduced(rank, true);
+  if (auto dims = cx.ints_arg(n, "dim"); dims && !dims->empty()) {
+    reduced.assign(rank, false);
+    for (i64 d : *dims) reduced[static_cast<std::size_t>(normalize_dim(d, rank, cx.where(n)))] = true;
+  }
+  const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
+  Shape out_shape;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (!reduced[i]) out_shape.push_back(shape[i]);
+    else if (keepdim) out_shape.push_back(1);
+  }
+  const portable::Reduce op = base_op(n.op) == "any" ? portable::Reduce::kAny : portable::Reduce::kAll;
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [op, shape, reduced](const float* a, float* b) { portable::reduce(op, a, b, shape, reduced); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_cast(Context& cx, const Node& n, NodeState&) {
+  auto self = input_for_arg(n, "self", 0);
+  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+  std::optional<Held> to;
+  if (base_op(n.op) == "type_as" || input_for_arg(n, "other", std::numeric_limits<std::size_t>::max())) {
+    auto other = input_for_arg(n, "other", 1);
+    const Value& o = cx.graph().value(*other);
+    if (!o.dtype) fail(ErrorCode::kUnsupported, cx.where(n) + ": the type of '" + o.name + "' is not known");
+    to = held_kind(*o.dtype);
+  } else if (auto code = cx.int_arg(n, "dtype")) {
+    to = held_kind(*code);
+    if (!to) fail(ErrorCode::kUnsupported, cx.where(n) + ": a cast to the scalar type " + std::to_string(*code) + " (complex or quantized)");
+  } else {
+    to = Held::kFloat;  // a device, layout or memory format change only: the same values
+  }
+  const int x = cx.held_tensor_slot(n, *self);
+  const Value& in = cx.graph().value(*self);
+  const auto from = in.dtype ? held_kind(*in.dtype) : std::optional<Held>(Held::kFloat);
+  // float to float, or to a type at least as wide as the values: the same floats.
+  if (*to == Held::kFloat || from == to || (*to == Held::kInteger && from == Held::kBool)) return cx.define(n.outputs[0], x);
+  const Shape shape = cx.slot(x).shape;
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape);
+  if (*to == Held::kBool) cx.portable_map(x, out, [count](const float* a, float* b) { portable::cast_to_bool(a, b, count); });
+  else cx.portable_map(x, out, [count](const float* a, float* b) { portable::cast_to_integer(a, b, count); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_factory(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  if (auto code = cx.int_arg(n, "dtype"); code && !held_kind(*code))
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": a tensor of the scalar type " + std::to_string(*code));
+  if (base == "arange") {
+    const double start = cx.float_arg(n, "start").value_or(0), end = cx.float_arg(n, "end").value_or(0), step = cx.float_arg(n, "step").value_or(1);
+    if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step) || (end - start) / step < 0)
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": arange from " + std::to_string(start) + " to " + std::to_string(end) + " by " + std::to_string(step));
+    const double length = std::ceil((end - start) / step);
+    if (length > 16777216.0) fail(ErrorCode::kLimitExceeded, cx.where(n) + ": arange of " + std::to_string(length) + " values (past 2^24, not exact as float32)");
+    const i64 count = static_cast<i64>(length);
+    std::vector<float> values(static_cast<std::size_t>(count));
+    // Integer arguments give integers (torch's int64); their float32s are exact.
+    for (i64 i = 0; i < count; ++i) values[static_cast<std::size_t>(i)] = static_cast<float>(start + static_cast<double>(i) * step);
+    return cx.define(n.outputs[0], cx.planned_constant({count}, std::move(values)));
+  }
+  Shape shape;
+  double value = 0;
+  if (base == "scalar_tensor") {
+    value = number_arg(cx, n, "s");
+  } else {
+    const auto size = cx.ints_arg(n, "size");
+    if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'size'");
+    for (i64 d : *size)
+      if (d < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + shape_str(*size));
+    shape = *size;
+    value = base == "full" ? number_arg(cx, n, "fill_value") : base == "ones" ? 1.0 : 0.0;
+  }
+  if (auto code = cx.int_arg(n, "dtype")) {
+    if (held_kind(*code) == Held::kBool) value = value != 0;
+    else if (held_kind(*code) == Held::kInteger) value = std::trunc(value);
+  }
+  cx.within_budget(shape);
+  cx.define(n.outputs[0], cx.planned_constant(shape, std::vector<float>(static_cast<std::size_t>(numel(shape)), static_cast<float>(value))));
+}
+
+}  // namespace tracegraph::xnnpack
