@@ -58,6 +58,12 @@ else
   "$TRACEGRAPH_PYTHON" -c 'import torch, torchvision; print("[bootstrap] torch", torch.__version__, "torchvision", torchvision.__version__)'
   cp "$REQUIREMENTS" "$TRACEGRAPH_VENV/tracegraph-requirements.txt"
 fi
+# PyTorch's OpInfo database (the op sweep, tests/models/make_op_sweep.py)
+# imports expecttest, which torch's wheel leaves out: added to the venv as is.
+if ! "$TRACEGRAPH_PYTHON" -c 'import expecttest' 2>/dev/null; then
+  say "adding expecttest to the torch venv (PyTorch's OpInfo samples need it)"
+  "$TRACEGRAPH_PYTHON" -m pip install -q --disable-pip-version-check --no-cache-dir expecttest==0.3.0
+fi
 
 # XNNPACK, pthreadpool and cpuinfo sources for the XNNPACK backend (native and
 # wasm; cpuinfo natively). bookworm's source tarballs answer 404; trixie's (for

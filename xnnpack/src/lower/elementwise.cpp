@@ -297,7 +297,14 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
       {"fix", portable::Unary::kTrunc}, {"reciprocal", portable::Unary::kReciprocal}, {"sign", portable::Unary::kSign},
       {"log1p", portable::Unary::kLog1p}, {"expm1", portable::Unary::kExpm1}, {"log2", portable::Unary::kLog2},
       {"log10", portable::Unary::kLog10}, {"logical_not", portable::Unary::kLogicalNot}};
-  if (auto it = kUnary.find(base); it != kUnary.end()) {
+  if (const i64 decimals = cx.int_arg(n, "decimals").value_or(0); base == "round" && decimals != 0) {
+    // torch.round(x, decimals=d): round(x * 10^d) / 10^d, half to even (as torch computes it).
+    const double scale = std::pow(10.0, static_cast<double>(decimals));
+    const auto up = static_cast<float>(decimals > 0 ? scale : 1.0), down = static_cast<float>(decimals > 0 ? 1.0 : 1.0 / scale);
+    f = [count, up, down, neg = decimals < 0](const float* a, float* b) {
+      for (i64 k = 0; k < count; ++k) b[k] = neg ? std::nearbyint(a[k] / down) * down : std::nearbyint(a[k] * up) / up;
+    };
+  } else if (auto it = kUnary.find(base); it != kUnary.end()) {
     const portable::Unary op = it->second;
     f = [&cx, op, count](const float* a, float* b) {
       cx.parallel_slices(count, [&](i64 first, i64 n) { portable::unary(op, a + first, b + first, n); }, kSliceFloats);

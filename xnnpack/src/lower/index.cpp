@@ -150,7 +150,10 @@ void lower_any_all(Context& cx, const Node& n, NodeState&) {
   std::vector<bool> reduced(rank, true);
   if (auto dims = cx.ints_arg(n, "dim"); dims && !dims->empty()) {
     reduced.assign(rank, false);
-    for (i64 d : *dims) reduced[static_cast<std::size_t>(normalize_dim(d, rank, cx.where(n)))] = true;
+    for (i64 d : *dims) {
+      const i64 k = normalize_dim(d, rank, cx.where(n));
+      if (rank) reduced[static_cast<std::size_t>(k)] = true;
+    }
   }
   const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
   Shape out_shape;

@@ -189,6 +189,7 @@ void lower_mean(Context& cx, const Node& n, NodeState&) {
   if (dims.empty())
     for (std::size_t i = 0; i < rank; ++i) dims.push_back(static_cast<i64>(i));
   for (i64& d : dims) d = normalize_dim(d, rank, cx.where(n));
+  if (rank == 0) return cx.define(n.outputs[0], x);  // the mean or sum of one number is that number
   reduce_step(cx, n, x, dims, cx.int_arg(n, "keepdim").value_or(0) != 0, base == "mean");
 }
 
@@ -302,7 +303,10 @@ void lower_reduce(Context& cx, const Node& n, NodeState&) {
   const double ord = op == portable::Reduce::kNorm ? cx.float_arg(n, "ord").value_or(2) : 2;
   auto dims = cx.ints_arg(n, "dim").value_or(std::vector<i64>{});
   std::vector<bool> reduced(rank, dims.empty());
-  for (i64 d : dims) reduced[static_cast<std::size_t>(normalize_dim(d, rank, cx.where(n)))] = true;
+  for (i64 d : dims) {
+    const i64 k = normalize_dim(d, rank, cx.where(n));
+    if (rank) reduced[static_cast<std::size_t>(k)] = true;  // a 0-d tensor reduces to itself
+  }
   const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
   Shape out_shape;
   for (std::size_t i = 0; i < rank; ++i) {

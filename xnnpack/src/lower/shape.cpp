@@ -278,14 +278,16 @@ void lower_reshape_dims(Context& cx, const Node& n, NodeState&) {
     const i64 dim = normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size() + 1, cx.where(n));
     shape.insert(shape.begin() + dim, 1);
   } else {
-    std::vector<i64> dims;
-    if (auto d = cx.ints_arg(n, "dim")) dims = *d;
-    else if (auto ds = cx.ints_arg(n, "dims")) dims = *ds;
+    // squeeze(self) drops every dim of 1; squeeze.dim(s) only those named
+    // (an empty list: none).
+    std::optional<std::vector<i64>> dims = cx.ints_arg(n, "dim");
+    if (!dims) dims = cx.ints_arg(n, "dims");
     std::set<i64> drop;
-    for (i64 d : dims) drop.insert(normalize_dim(d, shape.size(), cx.where(n)));
+    if (dims)
+      for (i64 d : *dims) drop.insert(normalize_dim(d, shape.size(), cx.where(n)));
     Shape kept;
     for (std::size_t i = 0; i < shape.size(); ++i) {
-      const bool squeeze = shape[i] == 1 && (dims.empty() || drop.count(static_cast<i64>(i)));
+      const bool squeeze = shape[i] == 1 && (!dims || drop.count(static_cast<i64>(i)));
       if (!squeeze) kept.push_back(shape[i]);
     }
     shape = kept;

@@ -159,7 +159,8 @@ inline bool layouts_agree(const Shape& s) { return !spatial_rank(s.size()) || s[
 
 inline i64 normalize_dim(i64 dim, std::size_t rank, const std::string& where) {
   const i64 r = static_cast<i64>(rank);
-  if (dim < -r || dim >= std::max<i64>(r, 1)) fail(ErrorCode::kOutOfRange, where + ": dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(r));
+  if (dim < -std::max<i64>(r, 1) || dim >= std::max<i64>(r, 1)) fail(ErrorCode::kOutOfRange, where + ": dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(r));
+  if (r == 0) return 0;  // a 0-d tensor: dim 0 and -1 both name it
   return dim < 0 ? dim + r : dim;
 }
 

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""The op sweep's programs: one op each, from PyTorch's own sample inputs.
+
+    make_op_sweep.py OUT_DIR
+
+For each op of SWEEP (OpInfo names of torch's op_db: the core ATen ops and the
+others the model libraries emit), up to SAMPLES of its float32 sample inputs
+(sample_inputs, seeded) become a module that calls the op alone, exported by
+torch.export. Floating tensors of the sample are the program's inputs; integer
+and bool tensors (indices, masks) stay inside as constants. Written:
+  OUT/OP.K.pt2              the program (OP with dots as underscores)
+  OUT/OP.K.io.safetensors   the inputs ("input.N") and torch's own outputs ("output.N")
+  OUT/index.json            {"samples": [{"file", "op", "sample"}], "refused": {"OP.K": reason}}
+A sample torch.export refuses, or whose outputs are not tensors, is listed in
+"refused" with the reason (a fact about torch, not about us).
+"""
+import json
+import os
+import sys
+import warnings
+
+import torch
+import torch.utils._pytree as pytree
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_test_models import leaves, write_safetensors  # noqa: E402
+
+SAMPLES = 3
+SWEEP = [
+    # Elementwise math and activations.
+    "abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "exp", "expm1", "floor", "log", "log10", "log1p", "log2",
+    "neg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+    "logical_not", "bitwise_not", "nan_to_num",
+    "nn.functional.relu", "nn.functional.relu6", "nn.functional.hardtanh", "nn.functional.gelu", "nn.functional.silu",
+    "nn.functional.hardswish", "nn.functional.hardsigmoid", "nn.functional.leaky_relu", "nn.functional.elu",
+    "nn.functional.mish", "nn.functional.softplus", "nn.functional.prelu", "clamp", "clamp_min", "clamp_max",
+    # Binary, comparisons, masks.
+    "add", "sub", "mul", "div", "rsub", "pow", "fmod", "remainder", "minimum", "maximum", "atan2", "eq", "ne", "lt", "le",
+    "gt", "ge", "logical_and", "logical_or", "where", "masked_fill",
+    # Reductions.
+    "sum", "mean", "amax", "amin", "any", "all", "prod", "var", "std", "logsumexp", "argmax", "cumsum", "cumprod",
+    "linalg.vector_norm", "softmax", "log_softmax", "nn.functional.normalize",
+    # Shapes and data movement.
+    "view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+    "movedim", "expand", "expand_as", "cat", "stack", "split", "split_with_sizes", "chunk", "unbind", "narrow", "select",
+    "repeat", "tile", "repeat_interleave", "roll", "flip", "tril", "triu", "clone", "contiguous", "nn.functional.pad",
+    "nn.functional.pixel_shuffle",
+    # Indexing.
+    "index_select", "gather", "scatter", "index_add", "index_put", "nn.functional.embedding", "topk", "sort",
+    # Makers.
+    "arange", "full", "zeros", "ones", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones",
+    # Matrices, convolutions, pooling, norms, resizes, attention.
+    "mm", "bmm", "addmm", "matmul", "einsum", "nn.functional.linear",
+    "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.conv_transpose2d",
+    "nn.functional.conv_transpose3d", "nn.functional.max_pool1d", "nn.functional.max_pool2d", "nn.functional.max_pool3d",
+    "nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d", "nn.functional.adaptive_avg_pool2d",
+    "nn.functional.adaptive_avg_pool3d", "nn.functional.adaptive_max_pool2d", "nn.functional.layer_norm",
+    "nn.functional.group_norm", "nn.functional.instance_norm", "nn.functional.batch_norm", "nn.functional.interpolate",
+    "nn.functional.scaled_dot_product_attention",
+]
+
+
+class OneOp(torch.nn.Module):
+    """op(*args, **kwargs) with the floating tensors among them as the inputs."""
+
+    def __init__(self, op, args, kwargs):
+        super().__init__()
+        self.op = op
+        self.flat, self.spec = pytree.tree_flatten((args, kwargs))
+        self.slots = [i for i, leaf in enumerate(self.flat) if isinstance(leaf, torch.Tensor) and leaf.is_floating_point()]
+
+    def forward(self, *inputs):
+        flat = list(self.flat)
+        for i, x in zip(self.slots, inputs):
+            flat[i] = x
+        args, kwargs = pytree.tree_unflatten(flat, self.spec)
+        return self.op(*args, **kwargs)
+
+
+def file_name(info, k):
+    name = info.name.replace(".", "_") + ("_" + info.variant_test_name if info.variant_test_name else "")
+    return f"{name}.{k}"
+
+
+def make(info, out_dir, index):
+    torch.manual_seed(1234)
+    samples = list(info.sample_inputs("cpu", torch.float32, requires_grad=False))
+    for k, sample in enumerate(samples[:SAMPLES]):
+        name = file_name(info, k)
+        module = OneOp(info.op, (sample.input, *sample.args), sample.kwargs)
+        inputs = tuple(module.flat[i] for i in module.slots)
+        try:
+            if not inputs:
+                raise ValueError("no floating tensor input")
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                outputs = module(*inputs)
+                flat = leaves(outputs)
+                if not flat or not all(isinstance(t, torch.Tensor) for t in flat):
+                    raise ValueError("an output that is not a tensor")
+                program = torch.export.export(module, inputs, strict=False)
+                torch.export.save(program, os.path.join(out_dir, name + ".pt2"))
+        except Exception as e:  # torch's own refusal, kept as the reason
+            index["refused"][name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+            continue
+        write_safetensors(os.path.join(out_dir, name + ".io.safetensors"),
+                          [(f"input.{i}", t.contiguous()) for i, t in enumerate(inputs)] +
+                          [(f"output.{i}", t.contiguous()) for i, t in enumerate(flat)])
+        index["samples"].append({"file": name, "op": info.name + ("." + info.variant_test_name if info.variant_test_name else ""),
+                                 "sample": k})
+
+
+def main():
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    from torch.testing._internal.common_methods_invocations import op_db
+    by_name = {}
+    for info in op_db:
+        by_name.setdefault(info.name, []).append(info)
+    missing = [n for n in SWEEP if n not in by_name]
+    if missing:
+        sys.exit(f"not in this torch's op_db: {missing}")
+    index = {"torch": torch.__version__, "samples": [], "refused": {}}
+    for name in SWEEP:
+        for info in by_name[name]:
+            make(info, out_dir, index)
+    with open(os.path.join(out_dir, "index.json"), "w") as f:
+        json.dump(index, f, indent=1, sort_keys=True)
+    print(f"[op sweep] {len(index['samples'])} programs, {len(index['refused'])} samples torch.export refuses, in {out_dir}")
+
+
+if __name__ == "__main__":
+    main()
