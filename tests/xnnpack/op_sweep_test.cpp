@@ -6,7 +6,8 @@
 // finalize() is listed by op with the reason. The table, per op (how many
 // samples run, on which engine), is docs/op_sweep.md: this test writes it
 // afresh (build/native/op_sweep.md) and fails when the committed one differs
-// (scripts/make_ops_doc.sh copies it).
+// (scripts/make_ops_doc.sh copies it). It also writes which samples ran
+// (op_sweep/results.json): tests/js/op_sweep.test.mjs runs the same in wasm.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -77,6 +78,7 @@ TEST(OpSweep, PyTorchsSamplesMatchOrAreRefusedByName) {
     std::set<std::string> engines, refusals;
   };
   std::map<std::string, Row> rows;
+  nlohmann::json results = nlohmann::json::object();  // per sample: ran on XNNPACK (the wasm sweep expects the same)
   for (const auto& s : index["samples"]) {
     const std::string file = s["file"], op = s["op"];
     SCOPED_TRACE(file);
@@ -92,6 +94,7 @@ TEST(OpSweep, PyTorchsSamplesMatchOrAreRefusedByName) {
     // A wrong answer is never allowed; a refusal (a typed error at finalize
     // or at the run, naming the node) is listed with its reason.
     EXPECT_NE(xn.status.rfind("wrong", 0), 0u) << file << " on XNNPACK: " << xn.status;
+    results[file] = xn.status == "ok";
     if (xn.status == "ok") {
       ++row.xnnpack;
       row.engines.insert(xn.engines.begin(), xn.engines.end());
@@ -128,6 +131,7 @@ TEST(OpSweep, PyTorchsSamplesMatchOrAreRefusedByName) {
   }
   md << "\n" << on_xnnpack << " of " << all << " samples run on XNNPACK, over " << rows.size() << " ops.\n";
   std::printf("[op sweep] %d of %d samples run on XNNPACK, over %zu ops\n", on_xnnpack, all, rows.size());
+  std::ofstream(sweep_path("results.json")) << results.dump(1);
   const std::string fresh = md.str();
   std::ofstream(std::string(TRACEGRAPH_BINARY_DIR) + "/op_sweep.md") << fresh;
   std::ifstream committed(std::string(TRACEGRAPH_SOURCE_DIR) + "/docs/op_sweep.md");

@@ -56,9 +56,10 @@ export interface TensorIn {
 }
 
 export interface TensorOut {
-  data: Float32Array | Float64Array | BigInt64Array;
+  // bool as 0/1 bytes.
+  data: Float32Array | Float64Array | BigInt64Array | Int32Array | Uint8Array;
   shape: number[];
-  dtype: 'float32' | 'float64' | 'int64';
+  dtype: 'float32' | 'float64' | 'int64' | 'int32' | 'bool';
 }
 
 export interface ValueInfo {

@@ -551,6 +551,8 @@ export class TracedGraph {
           if (dtype === 'float32') data = new Float32Array(buffer, p, n).slice();
           else if (dtype === 'int64') data = new BigInt64Array(buffer, p, n).slice();
           else if (dtype === 'float64') data = new Float64Array(buffer, p, n).slice();
+          else if (dtype === 'int32') data = new Int32Array(buffer, p, n).slice();
+          else if (dtype === 'bool') data = new Uint8Array(buffer, p, n).slice();
           else throw new TracegraphError('unsupported', `output ${i} has dtype ${dtype}`);
           outputs.push({ data, shape, dtype });
         }

@@ -1,0 +1,84 @@
+// The op sweep in wasm: the one-op programs of PyTorch's OpInfo samples
+// (tests/models/make_op_sweep.py, the native preset's make_op_sweep test),
+// opened by loadModel and run on the wasm XNNPACK backend against torch's own
+// outputs (rtol 1e-4, NaNs where torch has them). Every sample that runs
+// natively (the OpSweep test's results.json) runs here and matches; one
+// refused natively is refused here too, with a typed error.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { api } from './helpers.mjs';
+
+const { loadModel, TracegraphError } = api;
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dir = resolve(process.env.TRACEGRAPH_OP_SWEEP_DIR ?? join(root, 'build', 'native', 'op_sweep'));
+if (!existsSync(join(dir, 'results.json'))) throw new Error(`no op sweep in ${dir}: run the native preset's OpSweep test first`);
+const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
+const native = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
+
+// { name: { shape, data: Float64Array } } of a safetensors file of any of the dtypes the sweep writes.
+function readValues(path) {
+  const b = readFileSync(path);
+  const n = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+  const views = { F32: Float32Array, F64: Float64Array, I64: BigInt64Array, I32: Int32Array, BOOL: Uint8Array, U8: Uint8Array };
+  const out = {};
+  for (const [k, v] of Object.entries(header)) {
+    if (k === '__metadata__') continue;
+    const View = views[v.dtype];
+    if (!View) throw new Error(`${path}: ${k} is ${v.dtype}`);
+    const [s, e] = v.data_offsets;
+    const bytes = b.subarray(8 + n + s, 8 + n + e);
+    const typed = new View(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+    out[k] = { shape: v.shape, dtype: v.dtype, data: Float64Array.from(typed, Number) };
+  }
+  return out;
+}
+const listed = (io, kind) => {
+  const out = [];
+  for (let i = 0; `${kind}.${i}` in io; ++i) out.push(io[`${kind}.${i}`]);
+  return out;
+};
+
+// torch.allclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True)
+function close(got, want) {
+  if (got.length !== want.length) return `${got.length} values for ${want.length}`;
+  for (let i = 0; i < want.length; ++i) {
+    const g = Number(got[i]), w = want[i];
+    if (Number.isNaN(w) ? !Number.isNaN(g) : !(g === w || Math.abs(g - w) <= 1e-5 + 1e-4 * Math.abs(w))) return `value ${i}: ${g} for ${w}`;
+  }
+  return '';
+}
+
+test('the sweep is made', () => assert.ok(index.samples.length >= 300, `only ${index.samples.length} samples`));
+
+for (const { file } of index.samples) {
+  test(`${file} on XNNPACK in wasm as natively`, async () => {
+    const io = readValues(join(dir, `${file}.io.safetensors`));
+    const g = await loadModel(join(dir, `${file}.pt2`));
+    try {
+      let out;
+      try {
+        g.finalize({ threads: 1 });
+        out = g.run(listed(io, 'input').map((t) => ({ shape: t.shape, data: Float32Array.from(t.data) })));
+      } catch (e) {
+        assert.ok(e instanceof TracegraphError, `not a typed error: ${e}`);
+        assert.equal(native[file], false, `refused in wasm, run natively: ${e.message}`);
+        return;
+      }
+      assert.equal(native[file], true, 'runs in wasm, refused natively');
+      const want = listed(io, 'output');
+      assert.equal(out.length, want.length);
+      out.forEach((o, i) => {
+        assert.deepEqual(o.shape, want[i].shape, `output ${i} shape`);
+        const wrong = close(o.data, want[i].data);
+        assert.equal(wrong, '', `output ${i}: ${wrong}`);
+      });
+    } finally {
+      g.dispose();
+    }
+  });
+}
