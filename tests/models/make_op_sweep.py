@@ -6,8 +6,10 @@
 For each op of SWEEP (OpInfo names of torch's op_db: the core ATen ops and the
 others the model libraries emit), up to SAMPLES of its float32 sample inputs
 (sample_inputs, seeded) become a module that calls the op alone, exported by
-torch.export. Floating tensors of the sample are the program's inputs; integer
-and bool tensors (indices, masks) stay inside as constants. Written:
+torch.export. Floating tensors of the sample are the program's inputs, but for
+the ops with weights (WEIGHTED: convolutions, linear, norms, prelu, embedding)
+only the first, as in a model whose weights are its parameters; integer and
+bool tensors (indices, masks) stay inside as constants. Written:
   OUT/OP.K.pt2              the program (OP with dots as underscores)
   OUT/OP.K.io.safetensors   the inputs ("input.N") and torch's own outputs ("output.N")
   OUT/index.json            {"samples": [{"file", "op", "sample"}], "refused": {"OP.K": reason}}
@@ -60,14 +62,24 @@ SWEEP = [
 ]
 
 
-class OneOp(torch.nn.Module):
-    """op(*args, **kwargs) with the floating tensors among them as the inputs."""
+WEIGHTED = {
+    "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.conv_transpose2d",
+    "nn.functional.conv_transpose3d", "nn.functional.linear", "nn.functional.layer_norm", "nn.functional.group_norm",
+    "nn.functional.instance_norm", "nn.functional.batch_norm", "nn.functional.prelu", "nn.functional.embedding", "addmm",
+}
 
-    def __init__(self, op, args, kwargs):
+
+class OneOp(torch.nn.Module):
+    """op(*args, **kwargs) with the floating tensors among them as the inputs
+    (only the first, `first_only`, for an op with weights)."""
+
+    def __init__(self, op, args, kwargs, first_only=False):
         super().__init__()
         self.op = op
         self.flat, self.spec = pytree.tree_flatten((args, kwargs))
         self.slots = [i for i, leaf in enumerate(self.flat) if isinstance(leaf, torch.Tensor) and leaf.is_floating_point()]
+        if first_only:
+            self.slots = self.slots[:1]
 
     def forward(self, *inputs):
         flat = list(self.flat)
@@ -87,7 +99,7 @@ def make(info, out_dir, index):
     samples = list(info.sample_inputs("cpu", torch.float32, requires_grad=False))
     for k, sample in enumerate(samples[:SAMPLES]):
         name = file_name(info, k)
-        module = OneOp(info.op, (sample.input, *sample.args), sample.kwargs)
+        module = OneOp(info.op, (sample.input, *sample.args), sample.kwargs, first_only=info.name in WEIGHTED)
         inputs = tuple(module.flat[i] for i in module.slots)
         try:
             if not inputs:

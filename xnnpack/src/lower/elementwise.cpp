@@ -296,8 +296,23 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
       {"ceil", portable::Unary::kCeil}, {"round", portable::Unary::kRound}, {"trunc", portable::Unary::kTrunc},
       {"fix", portable::Unary::kTrunc}, {"reciprocal", portable::Unary::kReciprocal}, {"sign", portable::Unary::kSign},
       {"log1p", portable::Unary::kLog1p}, {"expm1", portable::Unary::kExpm1}, {"log2", portable::Unary::kLog2},
-      {"log10", portable::Unary::kLog10}, {"logical_not", portable::Unary::kLogicalNot}};
-  if (const i64 decimals = cx.int_arg(n, "decimals").value_or(0); base == "round" && decimals != 0) {
+      {"log10", portable::Unary::kLog10}, {"logical_not", portable::Unary::kLogicalNot}, {"acos", portable::Unary::kAcos},
+      {"arccos", portable::Unary::kAcos}, {"asin", portable::Unary::kAsin}, {"arcsin", portable::Unary::kAsin},
+      {"atan", portable::Unary::kAtan}, {"arctan", portable::Unary::kAtan}, {"cosh", portable::Unary::kCosh},
+      {"sinh", portable::Unary::kSinh}};
+  if (base == "softplus" && (cx.float_arg(n, "beta").value_or(1) != 1 || cx.float_arg(n, "threshold").value_or(20) != 20)) {
+    const auto beta = static_cast<float>(cx.float_arg(n, "beta").value_or(1)), threshold = static_cast<float>(cx.float_arg(n, "threshold").value_or(20));
+    f = [count, beta, threshold](const float* a, float* b) {
+      for (i64 k = 0; k < count; ++k) b[k] = a[k] * beta > threshold ? a[k] : std::log1p(std::exp(a[k] * beta)) / beta;
+    };
+  } else if (base == "softplus") {
+    f = [count](const float* a, float* b) { portable::unary(portable::Unary::kSoftplus, a, b, count); };
+  } else if (base == "nan_to_num") {
+    constexpr float kMax = std::numeric_limits<float>::max();
+    const auto nan = static_cast<float>(cx.float_arg(n, "nan").value_or(0));
+    const auto pos = static_cast<float>(cx.float_arg(n, "posinf").value_or(kMax)), neg = static_cast<float>(cx.float_arg(n, "neginf").value_or(-kMax));
+    f = [count, nan, pos, neg](const float* a, float* b) { portable::nan_to_num(a, b, count, nan, pos, neg); };
+  } else if (const i64 decimals = cx.int_arg(n, "decimals").value_or(0); base == "round" && decimals != 0) {
     // torch.round(x, decimals=d): round(x * 10^d) / 10^d, half to even (as torch computes it).
     const double scale = std::pow(10.0, static_cast<double>(decimals));
     const auto up = static_cast<float>(decimals > 0 ? scale : 1.0), down = static_cast<float>(decimals > 0 ? 1.0 : 1.0 / scale);
@@ -464,6 +479,26 @@ void lower_masked_fill(Context& cx, const Node& n, NodeState&) {
   const i64 count = numel(shape);
   Step& step = cx.add_step({xi, mi}, {out});
   step.run = [&cx, xi, mi, value, out, count] { portable::masked_fill(cx.ptr(xi), cx.ptr(mi), value, cx.ptr(out), count); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_binary_portable(Context& cx, const Node& n, NodeState&) {
+  static const std::map<std::string, portable::Binary, std::less<>> kOps = {
+      {"maximum", portable::Binary::kMaximum}, {"minimum", portable::Binary::kMinimum}, {"logical_and", portable::Binary::kLogicalAnd},
+      {"logical_or", portable::Binary::kLogicalOr}, {"logical_xor", portable::Binary::kLogicalXor}, {"atan2", portable::Binary::kAtan2},
+      {"arctan2", portable::Binary::kAtan2}};
+  const auto it = kOps.find(base_op(n.op));
+  auto a = input_for_arg(n, "self", 0), b = input_for_arg(n, "other", 1);
+  if (it == kOps.end() || !a || !b) fail(ErrorCode::kSchema, cx.where(n) + ": two tensor operands");
+  int x = cx.held_tensor_slot(n, *a), y = cx.held_tensor_slot(n, *b);
+  const auto shape = shape_rules::broadcast(cx.slot(x).shape, cx.slot(y).shape);
+  if (!shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + shape_str(cx.slot(x).shape) + " and " + shape_str(cx.slot(y).shape) + " do not broadcast");
+  x = broadcast_to(cx, x, *shape);
+  y = broadcast_to(cx, y, *shape);
+  const int out = cx.new_tensor(*shape, false);
+  const i64 count = numel(*shape);
+  Step& step = cx.add_step({x, y}, {out});
+  step.run = [&cx, op = it->second, x, y, out, count] { portable::binary(op, cx.ptr(x), cx.ptr(y), cx.ptr(out), count); };
   cx.define(n.outputs[0], out);
 }
 

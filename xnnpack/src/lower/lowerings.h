@@ -68,6 +68,8 @@ int pointwise_number(Context& cx, const Node& n, const std::string& base, const 
 void portable_post(Context& cx, portable::Unary op, int out);
 // eq/ne/lt/le/gt/ge of a tensor and a number or a tensor (broadcast): 1 or 0.
 void lower_compare(Context& cx, const Node& n, NodeState&);
+// maximum, minimum, logical_and/or/xor, atan2 of two tensors (broadcast), portable.
+void lower_binary_portable(Context& cx, const Node& n, NodeState&);
 // masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
 void lower_masked_fill(Context& cx, const Node& n, NodeState&);
 // new_zeros/new_ones/new_full (of a size), zeros_like/ones_like/full_like
@@ -213,6 +215,9 @@ void lower_reshape_dims(Context& cx, const Node& n, NodeState&);
 void lower_expand(Context& cx, const Node& n, NodeState&);
 // repeat(self, repeats): tiled (portable::repeat).
 void lower_repeat(Context& cx, const Node& n, NodeState&);
+void lower_flip(Context& cx, const Node& n, NodeState&);
+// tril, triu of the last two dims.
+void lower_triangle(Context& cx, const Node& n, NodeState&);
 // A list of integers known before the run (a shape for view, pad, resize).
 void lower_list(Context& cx, const Node& n, NodeState&);
 // pad / constant_pad_nd / reflection_padNd / replication_padNd.

@@ -49,7 +49,8 @@ void lower_softmax(Context& cx, const Node& n, NodeState& st) {
   const int x0 = cx.tensor_arg(n, "self", 0);
   const Shape shape = cx.slot(x0).shape;
   const std::size_t rank = shape.size();
-  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": softmax with a dtype");
+  if (const auto d = n.attributes.get_int("dtype"); d && *d != 6 && *d != 7)  // float32 or float64: computed as float32
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": softmax to the scalar type " + std::to_string(*d));
   if (rank == 0) {  // torch: the softmax of one number is 1, its log 0
     const int out = cx.new_tensor(shape, false);
     Step& step = cx.add_step({}, {out});

@@ -14,6 +14,26 @@ void lower_permute(Context& cx, const Node& n, NodeState&) {
     auto given = cx.ints_arg(n, "dims");
     if (!given || given->size() != rank) fail(ErrorCode::kSchema, cx.where(n) + ": 'dims' must list " + std::to_string(rank) + " dims");
     dims = *given;
+  } else if (base == "movedim") {
+    // movedim(source, destination): the moved dims at their places, the others in order.
+    auto src = cx.ints_arg(n, "source"), dst = cx.ints_arg(n, "destination");
+    if (!src || !dst || src->size() != dst->size()) fail(ErrorCode::kSchema, cx.where(n) + ": source and destination of one length");
+    std::vector<i64> order(rank, -1);
+    std::vector<bool> moved(rank, false);
+    for (std::size_t k = 0; k < src->size(); ++k) {
+      const auto to = static_cast<std::size_t>(normalize_dim((*dst)[k], rank, cx.where(n)));
+      const i64 from = normalize_dim((*src)[k], rank, cx.where(n));
+      if (order[to] >= 0 || moved[static_cast<std::size_t>(from)]) fail(ErrorCode::kSchema, cx.where(n) + ": a dim moved twice");
+      order[to] = from;
+      moved[static_cast<std::size_t>(from)] = true;
+    }
+    std::size_t next = 0;
+    for (i64& o : order) {
+      if (o >= 0) continue;
+      while (moved[next]) ++next;
+      o = static_cast<i64>(next++);
+    }
+    dims = order;
   } else if (base == "t") {
     if (rank > 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": t() of a rank-" + std::to_string(rank) + " tensor");
     if (rank == 2) std::swap(dims[0], dims[1]);
@@ -490,7 +510,8 @@ void lower_scalar_identity(Context& cx, const Node& n, NodeState&) {
 void lower_repeat(Context& cx, const Node& n, NodeState&) {
   const int x = cx.tensor_arg(n, "self", 0);
   Shape in = cx.slot(x).shape;
-  const auto repeats = cx.ints_arg(n, "repeats");
+  auto repeats = cx.ints_arg(n, base_op(n.op) == "tile" ? "dims" : "repeats");
+  if (repeats && base_op(n.op) == "tile" && repeats->size() < in.size()) repeats->insert(repeats->begin(), in.size() - repeats->size(), 1);
   if (!repeats || repeats->size() < in.size())
     fail(ErrorCode::kSchema, cx.where(n) + ": repeats " + (repeats ? shape_str(*repeats) : std::string("(none)")) + " for a tensor of rank " +
                                  std::to_string(in.size()) + " (one per dim at least)");
@@ -541,6 +562,31 @@ void lower_as_strided(Context& cx, const Node& n, NodeState&) {
                                      " reads past the " + std::to_string(numel(in)) + " elements of " + shape_str(in));
   const int out = cx.new_tensor(*size, false);
   cx.portable_map(x, out, [s = *size, st = *stride, offset](const float* a, float* b) { portable::as_strided(a, b, s, st, offset); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_flip(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  std::vector<bool> flipped(shape.size(), false);
+  for (i64 d : cx.ints_arg(n, "dims").value_or(std::vector<i64>{})) {
+    const i64 k = normalize_dim(d, shape.size(), cx.where(n));
+    if (!shape.empty()) flipped[static_cast<std::size_t>(k)] = true;
+  }
+  const int out = cx.new_tensor(shape, false);
+  cx.portable_map(x, out, [shape, flipped](const float* a, float* b) { portable::flip(a, b, shape, flipped); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_triangle(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  if (shape.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + base_op(n.op) + " of " + shape_str(shape) + " (2 dims or more)");
+  const i64 diagonal = cx.int_arg(n, "diagonal").value_or(0);
+  const bool lower = base_op(n.op).rfind("tril", 0) == 0;
+  const i64 rows = shape[shape.size() - 2], cols = shape.back(), planes = numel(shape) / std::max<i64>(rows * cols, 1);
+  const int out = cx.new_tensor(shape, false);
+  cx.portable_map(x, out, [planes, rows, cols, diagonal, lower](const float* a, float* b) { portable::triangle(a, b, planes, rows, cols, diagonal, lower); });
   cx.define(n.outputs[0], out);
 }
 

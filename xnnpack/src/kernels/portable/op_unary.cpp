@@ -87,6 +87,24 @@ void unary(Unary op, const float* x, float* y, i64 count) {
     case Unary::kLog10:
       for (i64 i = 0; i < count; ++i) y[i] = std::log10(x[i]);
       break;
+    case Unary::kAcos:
+      for (i64 i = 0; i < count; ++i) y[i] = std::acos(x[i]);
+      break;
+    case Unary::kAsin:
+      for (i64 i = 0; i < count; ++i) y[i] = std::asin(x[i]);
+      break;
+    case Unary::kAtan:
+      for (i64 i = 0; i < count; ++i) y[i] = std::atan(x[i]);
+      break;
+    case Unary::kCosh:
+      for (i64 i = 0; i < count; ++i) y[i] = std::cosh(x[i]);
+      break;
+    case Unary::kSinh:
+      for (i64 i = 0; i < count; ++i) y[i] = std::sinh(x[i]);
+      break;
+    case Unary::kSoftplus:  // beta 1, threshold 20, as torch's default
+      for (i64 i = 0; i < count; ++i) y[i] = x[i] > 20.0f ? x[i] : std::log1p(std::exp(x[i]));
+      break;
     case Unary::kLogicalNot:
       for (i64 i = 0; i < count; ++i) y[i] = x[i] == 0 ? 1.0f : 0.0f;
       break;

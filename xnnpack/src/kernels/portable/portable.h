@@ -16,6 +16,7 @@ enum class Unary {
   kHardsigmoid, kSilu, kGeluTanh, kMish, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kSquare, kErf,
   kSin, kCos, kTan, kFloor, kCeil, kRound, kTrunc, kReciprocal, kSign, kLog1p, kExpm1, kLog2, kLog10,
   kLogicalNot,  // a mask (1 where x is 0), held as float32
+  kAcos, kAsin, kAtan, kCosh, kSinh, kSoftplus,
 };
 // y = f(x) elementwise (in place when x == y).
 void unary(Unary op, const float* x, float* y, i64 count);
@@ -95,6 +96,16 @@ void where(const float* c, const float* a, const float* b, float* y, i64 count);
 // A cast to an integer type (toward zero, as torch) or to bool (x != 0), held as floats.
 void cast_to_integer(const float* x, float* y, i64 count);
 void cast_to_bool(const float* x, float* y, i64 count);
+
+// y = x reversed along each dim marked in `flipped`.
+void flip(const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& flipped);
+// tril / triu of each [rows, cols] plane: x where col - row <= diagonal (tril) or >= (triu), else 0.
+void triangle(const float* x, float* y, i64 planes, i64 rows, i64 cols, i64 diagonal, bool lower);
+// y = op(a, b) with a and b of y's shape: maximum and minimum (NaN wins), logical and/or/xor (masks held as floats), atan2.
+enum class Binary { kMaximum, kMinimum, kLogicalAnd, kLogicalOr, kLogicalXor, kAtan2 };
+void binary(Binary op, const float* a, const float* b, float* y, i64 count);
+// x with NaN as `nan`, +inf as `posinf`, -inf as `neginf`.
+void nan_to_num(const float* x, float* y, i64 count, float nan, float posinf, float neginf);
 
 // y = x tiled `repeats[d]` times along each dim d (in_shape already has as
 // many dims as repeats, leading 1s added).

@@ -1,0 +1,27 @@
+// Elementwise ops of two tensors XNNPACK has no operator for here: maximum,
+// minimum, logical and/or/xor, atan2; and nan_to_num.
+#include "kernels/portable/portable.h"
+
+#include <cmath>
+
+namespace tracegraph::xnnpack::portable {
+
+void binary(Binary op, const float* a, const float* b, float* y, i64 count) {
+  for (i64 i = 0; i < count; ++i) {
+    const float p = a[i], q = b[i];
+    switch (op) {
+      case Binary::kMaximum: y[i] = std::isnan(p) || std::isnan(q) ? NAN : (p > q ? p : q); break;
+      case Binary::kMinimum: y[i] = std::isnan(p) || std::isnan(q) ? NAN : (p < q ? p : q); break;
+      case Binary::kLogicalAnd: y[i] = p != 0 && q != 0 ? 1.0f : 0.0f; break;
+      case Binary::kLogicalOr: y[i] = p != 0 || q != 0 ? 1.0f : 0.0f; break;
+      case Binary::kLogicalXor: y[i] = (p != 0) != (q != 0) ? 1.0f : 0.0f; break;
+      case Binary::kAtan2: y[i] = std::atan2(p, q); break;
+    }
+  }
+}
+
+void nan_to_num(const float* x, float* y, i64 count, float nan, float posinf, float neginf) {
+  for (i64 i = 0; i < count; ++i) y[i] = std::isnan(x[i]) ? nan : x[i] == INFINITY ? posinf : x[i] == -INFINITY ? neginf : x[i];
+}
+
+}  // namespace tracegraph::xnnpack::portable
