@@ -15,17 +15,8 @@ void broadcast(const float* x, float* y, const std::vector<i64>& in_shape, const
     stride *= in_shape[d];
   }
   const i64 total = product(out_shape, 0, rank);
-  std::vector<i64> idx(rank, 0);
-  i64 offset = 0;
-  for (i64 o = 0; o < total; ++o) {
-    y[o] = x[offset];
-    for (std::size_t d = rank; d-- > 0;) {
-      offset += in_stride[d];
-      if (++idx[d] < out_shape[d]) break;
-      offset -= in_stride[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
+  StridedWalk walk(out_shape, in_stride);
+  for (i64 o = 0; o < total; ++o, walk.next()) y[o] = x[walk.offset()];
 }
 
 }  // namespace tracegraph::xnnpack::portable

@@ -7,22 +7,17 @@ namespace tracegraph::xnnpack::portable {
 
 void flip(const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& flipped) {
   const std::size_t rank = shape.size();
-  const i64 count = product(shape, 0, rank);
-  std::vector<i64> stride(rank, 1), index(rank, 0);
+  std::vector<i64> stride(rank, 1);
   for (std::size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * shape[d];
-  i64 from = 0;  // x's offset of y's element e
-  for (std::size_t d = 0; d < rank; ++d)
-    if (flipped[d]) from += (shape[d] - 1) * stride[d];
-  for (i64 e = 0; e < count; ++e) {
-    y[e] = x[from];
-    for (std::size_t d = rank; d-- > 0;) {
-      const i64 step = flipped[d] ? -stride[d] : stride[d];
-      from += step;
-      if (++index[d] < shape[d]) break;
-      from -= step * shape[d];
-      index[d] = 0;
-    }
+  i64 start = 0;  // x's offset of y's first element
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (!flipped[d]) continue;
+    start += (shape[d] - 1) * stride[d];
+    stride[d] = -stride[d];
   }
+  StridedWalk walk(shape, stride, start);
+  const i64 count = product(shape, 0, rank);
+  for (i64 e = 0; e < count; ++e, walk.next()) y[e] = x[walk.offset()];
 }
 
 void triangle(const float* x, float* y, i64 planes, i64 rows, i64 cols, i64 diagonal, bool lower) {

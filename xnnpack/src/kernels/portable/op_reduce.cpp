@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/portable/util.h"
+
 namespace tracegraph::xnnpack::portable {
 
 void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& reduced, double p) {
@@ -23,11 +25,10 @@ void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, 
   const double start = op == Reduce::kAmax || (op == Reduce::kNorm && p == kInf) ? -kInf
                        : op == Reduce::kAmin || (op == Reduce::kNorm && p == -kInf) ? kInf : op == Reduce::kAll ? 1.0 : 0.0;
   std::vector<double> acc(static_cast<std::size_t>(out_count), start);
-  std::vector<i64> index(rank, 0);
-  i64 at = 0;  // the output index of `index`
-  for (i64 e = 0; e < count; ++e) {
+  StridedWalk walk(shape, stride);  // the output index of each element
+  for (i64 e = 0; e < count; ++e, walk.next()) {
     const double v = x[e];
-    double& a = acc[static_cast<std::size_t>(at)];
+    double& a = acc[static_cast<std::size_t>(walk.offset())];
     switch (op) {
       case Reduce::kNorm:
         if (std::isinf(p)) a = (p > 0 ? std::fabs(v) > a : std::fabs(v) < a) || std::isnan(v) ? std::fabs(v) : a;
@@ -40,12 +41,6 @@ void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, 
       case Reduce::kAmin: a = (v < a || std::isnan(v)) ? v : a; break;
       case Reduce::kAny: a = a != 0 || v != 0 ? 1 : 0; break;
       case Reduce::kAll: a = a != 0 && v != 0 ? 1 : 0; break;
-    }
-    for (std::size_t d = rank; d-- > 0;) {  // the next index, the output index with it
-      at += stride[d];
-      if (++index[d] < shape[d]) break;
-      at -= stride[d] * shape[d];
-      index[d] = 0;
     }
   }
   for (i64 o = 0; o < out_count; ++o) {
