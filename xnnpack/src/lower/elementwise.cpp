@@ -38,6 +38,37 @@ void lower_unary(Context& cx, const Node& n, NodeState& st) {
   std::string base = base_op(n.op);
   const bool inplace_op = base.back() == '_';
   if (inplace_op) base.pop_back();
+  if (base == "clamp" || base == "clamp_min" || base == "clamp_max") {
+    // Bounds that are tensors (clamp.Tensor): maximum with min, then minimum with max, broadcast.
+    auto bound = [&](const char* name) -> std::optional<ValueId> {
+      auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max());
+      return v && cx.slot_of(*v).kind == Kind::kTensor ? v : std::nullopt;
+    };
+    const auto lo = bound("min"), hi = bound("max");
+    if (lo || hi) {
+      if ((lo && hi) || (lo && base != "clamp_max") || (hi && base != "clamp_min")) {
+        auto self = input_for_arg(n, "self", 0);
+        if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+        // The other bound, if a number, is a one-element constant: min(max(x, lo), hi) on tensors alone.
+        if ((lo && !hi && cx.float_arg(n, "max")) || (hi && !lo && cx.float_arg(n, "min")))
+          fail(ErrorCode::kUnsupported, cx.where(n) + ": a clamp with one tensor bound and one number");
+        int out = lo ? portable_binary(cx, n, portable::Binary::kMaximum, *self, *lo) : -1;
+        if (hi) {
+          if (out < 0) out = portable_binary(cx, n, portable::Binary::kMinimum, *self, *hi);
+          else {
+            // Through the value of the first step: a slot, not a graph value; a second kernel in place.
+            const int h = broadcast_to(cx, cx.held_tensor_slot(n, *hi), cx.slot(out).shape);
+            if (cx.slot(h).shape != cx.slot(out).shape)
+              fail(ErrorCode::kShapeMismatch, cx.where(n) + ": max " + shape_str(cx.slot(h).shape) + " does not broadcast to " + shape_str(cx.slot(out).shape));
+            const i64 count = numel(cx.slot(out).shape);
+            Step& step = cx.add_step({out, h}, {out});
+            step.run = [&cx, out, h, count] { portable::binary(portable::Binary::kMinimum, cx.ptr(out), cx.ptr(h), cx.ptr(out), count); };
+          }
+        }
+        return cx.define(n.outputs[0], out);
+      }
+    }
+  }
   const int x = cx.tensor_arg(n, "self", 0);
   const bool inplace = inplace_op && !cx.slot(x).constant;  // never write into weights
   xnn_unary_params params{};
@@ -116,7 +147,20 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
     }
   }
   if (!a) fail(ErrorCode::kSchema, cx.where(n) + ": missing its first operand");
-  if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, cx.where(n) + ": div with a rounding mode");
+  if (const auto mode = n.attributes.get_string("rounding_mode"); mode && a && b) {
+    // div(self, other, rounding_mode="floor" | "trunc") of tensors (a number other is a one-element constant tensor's).
+    if (*mode != "floor" && *mode != "trunc") fail(ErrorCode::kSchema, cx.where(n) + ": rounding_mode '" + *mode + "'");
+    const Slot &sa = cx.slot_of(*a), &sb = cx.slot_of(*b);
+    if ((sa.kind == Kind::kInt || sa.kind == Kind::kFloat) && (sb.kind == Kind::kInt || sb.kind == Kind::kFloat)) {  // shape arithmetic
+      const double p = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, q = sb.kind == Kind::kInt ? static_cast<double>(sb.i) : sb.f;
+      if (q == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+      const double r = *mode == "floor" ? std::floor(p / q) : std::trunc(p / q);
+      if (sa.kind == Kind::kInt && sb.kind == Kind::kInt) return cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(r)));
+      return cx.define(n.outputs[0], cx.float_slot(r));
+    }
+    return cx.define(n.outputs[0], portable_binary(cx, n, *mode == "floor" ? portable::Binary::kFloorDivide : portable::Binary::kDivTrunc, *a, *b));
+  }
+  if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, cx.where(n) + ": div of a number with a rounding mode");
   const Slot& sa = cx.slot_of(*a);
   // The second operand: a value, or a scalar attribute ("other" or "b").
   std::optional<double> b_number;
@@ -173,7 +217,10 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
   if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, cx.where(n) + ": operand is not a float32 tensor");
   if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod") {
     // Of a tensor and a number (index arithmetic on values held as floats).
-    if (!b_number) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of two tensors");
+    if (!b_number) {
+      const portable::Binary op = base == "fmod" ? portable::Binary::kFmod : base == "remainder" ? portable::Binary::kRemainder : portable::Binary::kFloorDivide;
+      return cx.define(n.outputs[0], portable_binary(cx, n, op, *a, *b));
+    }
     const double d = *b_number;
     if (d == 0 && (b_is_int || base == "floor_divide" || base == "floordiv")) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
     const int t = cx.slot_index(*a);
@@ -324,6 +371,9 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
     f = [&cx, op, count](const float* a, float* b) {
       cx.parallel_slices(count, [&](i64 first, i64 n) { portable::unary(op, a + first, b + first, n); }, kSliceFloats);
     };
+  } else if (auto e = input_for_arg(n, "exponent", std::numeric_limits<std::size_t>::max());
+             base == "pow" && e && cx.slot_of(*e).kind == Kind::kTensor) {
+    return cx.define(n.outputs[0], portable_binary(cx, n, portable::Binary::kPow, *input_for_arg(n, "self", 0), *e));
   } else if (base == "pow") {
     auto e = cx.float_arg(n, "exponent");
     if (!e) fail(ErrorCode::kUnsupported, cx.where(n) + ": pow with a tensor exponent");
@@ -490,7 +540,11 @@ void lower_binary_portable(Context& cx, const Node& n, NodeState&) {
   const auto it = kOps.find(base_op(n.op));
   auto a = input_for_arg(n, "self", 0), b = input_for_arg(n, "other", 1);
   if (it == kOps.end() || !a || !b) fail(ErrorCode::kSchema, cx.where(n) + ": two tensor operands");
-  int x = cx.held_tensor_slot(n, *a), y = cx.held_tensor_slot(n, *b);
+  cx.define(n.outputs[0], portable_binary(cx, n, it->second, *a, *b));
+}
+
+int portable_binary(Context& cx, const Node& n, portable::Binary op, ValueId a, ValueId b) {
+  int x = cx.held_tensor_slot(n, a), y = cx.held_tensor_slot(n, b);
   const auto shape = shape_rules::broadcast(cx.slot(x).shape, cx.slot(y).shape);
   if (!shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + shape_str(cx.slot(x).shape) + " and " + shape_str(cx.slot(y).shape) + " do not broadcast");
   x = broadcast_to(cx, x, *shape);
@@ -498,8 +552,8 @@ void lower_binary_portable(Context& cx, const Node& n, NodeState&) {
   const int out = cx.new_tensor(*shape, false);
   const i64 count = numel(*shape);
   Step& step = cx.add_step({x, y}, {out});
-  step.run = [&cx, op = it->second, x, y, out, count] { portable::binary(op, cx.ptr(x), cx.ptr(y), cx.ptr(out), count); };
-  cx.define(n.outputs[0], out);
+  step.run = [&cx, op, x, y, out, count] { portable::binary(op, cx.ptr(x), cx.ptr(y), cx.ptr(out), count); };
+  return out;
 }
 
 }  // namespace tracegraph::xnnpack

@@ -70,6 +70,8 @@ void portable_post(Context& cx, portable::Unary op, int out);
 void lower_compare(Context& cx, const Node& n, NodeState&);
 // maximum, minimum, logical_and/or/xor, atan2 of two tensors (broadcast), portable.
 void lower_binary_portable(Context& cx, const Node& n, NodeState&);
+// op(a, b) of two tensors (or values held as floats), broadcast, on a portable kernel: its output slot.
+int portable_binary(Context& cx, const Node& n, portable::Binary op, ValueId a, ValueId b);
 // masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
 void lower_masked_fill(Context& cx, const Node& n, NodeState&);
 // new_zeros/new_ones/new_full (of a size), zeros_like/ones_like/full_like

@@ -299,8 +299,19 @@ void lower_reduce(Context& cx, const Node& n, NodeState&) {
   const std::size_t rank = shape.size();
   const std::string base = base_op(n.op);
   if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " with a dtype");
-  const portable::Reduce op = base == "amax" ? portable::Reduce::kAmax : base == "amin" ? portable::Reduce::kAmin : portable::Reduce::kNorm;
-  const double ord = op == portable::Reduce::kNorm ? cx.float_arg(n, "ord").value_or(2) : 2;
+  static const std::map<std::string, portable::Reduce, std::less<>> kOps = {
+      {"linalg_vector_norm", portable::Reduce::kNorm}, {"amax", portable::Reduce::kAmax}, {"amin", portable::Reduce::kAmin},
+      {"prod", portable::Reduce::kProd}, {"var", portable::Reduce::kVar}, {"std", portable::Reduce::kVar},
+      {"logsumexp", portable::Reduce::kLogSumExp}, {"argmax", portable::Reduce::kArgmax}, {"argmin", portable::Reduce::kArgmin}};
+  const portable::Reduce op = kOps.at(base);
+  // The order of a norm; var's and std's correction (unbiased: 1).
+  double ord = 2;
+  if (op == portable::Reduce::kNorm) ord = cx.float_arg(n, "ord").value_or(2);
+  if (op == portable::Reduce::kVar) {
+    const std::optional<double> correction = n.attributes.contains("correction") ? cx.float_arg(n, "correction") : std::nullopt;
+    ord = correction ? *correction : (cx.int_arg(n, "unbiased").value_or(1) != 0 ? 1.0 : 0.0);
+  }
+  const bool sqrt_after = base == "std";
   auto dims = cx.ints_arg(n, "dim").value_or(std::vector<i64>{});
   std::vector<bool> reduced(rank, dims.empty());
   for (i64 d : dims) {
@@ -310,25 +321,31 @@ void lower_reduce(Context& cx, const Node& n, NodeState&) {
   const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
   Shape out_shape;
   for (std::size_t i = 0; i < rank; ++i) {
-    if (reduced[i] && shape[i] == 0 && op != portable::Reduce::kNorm)
+    if (reduced[i] && shape[i] == 0 && op != portable::Reduce::kNorm && op != portable::Reduce::kProd && op != portable::Reduce::kVar &&
+        op != portable::Reduce::kLogSumExp)
       fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " over an empty dim of " + shape_str(shape));
     if (!reduced[i]) out_shape.push_back(shape[i]);
     else if (keepdim) out_shape.push_back(1);
   }
   const int out = cx.new_tensor(out_shape, false);
-  cx.portable_map(x, out, [op, shape, reduced, ord](const float* a, float* b) { portable::reduce(op, a, b, shape, reduced, ord); });
+  const i64 count = numel(out_shape);
+  cx.portable_map(x, out, [op, shape, reduced, ord, sqrt_after, count](const float* a, float* b) {
+    portable::reduce(op, a, b, shape, reduced, ord);
+    if (sqrt_after) portable::unary(portable::Unary::kSqrt, b, b, count);
+  });
   cx.define(n.outputs[0], out);
 }
 
 void lower_cumsum(Context& cx, const Node& n, NodeState&) {
   const int x = cx.tensor_arg(n, "self", 0);
   const Shape shape = cx.slot(x).shape;
-  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": cumsum with a dtype");
+  if (n.attributes.get_int("dtype")) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base_op(n.op) + " with a dtype");
   const std::size_t rank = std::max<std::size_t>(shape.size(), 1);
   const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), rank, cx.where(n)));
   const i64 outer = prod(shape, 0, dim), size = shape.empty() ? 1 : shape[dim], inner = prod(shape, dim + 1, shape.size());
   const int out = cx.new_tensor(shape, false);
-  cx.portable_map(x, out, [outer, size, inner](const float* a, float* b) { portable::cumsum(a, b, outer, size, inner); });
+  const bool product = base_op(n.op) == "cumprod";
+  cx.portable_map(x, out, [outer, size, inner, product](const float* a, float* b) { portable::cumsum(a, b, outer, size, inner, product); });
   cx.define(n.outputs[0], out);
 }
 

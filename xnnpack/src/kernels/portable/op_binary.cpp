@@ -1,5 +1,6 @@
 // Elementwise ops of two tensors XNNPACK has no operator for here: maximum,
-// minimum, logical and/or/xor, atan2; and nan_to_num.
+// minimum, logical and/or/xor, atan2, pow, fmod, remainder, the rounded
+// divisions; and nan_to_num.
 #include "kernels/portable/portable.h"
 
 #include <cmath>
@@ -16,6 +17,15 @@ void binary(Binary op, const float* a, const float* b, float* y, i64 count) {
       case Binary::kLogicalOr: y[i] = p != 0 || q != 0 ? 1.0f : 0.0f; break;
       case Binary::kLogicalXor: y[i] = (p != 0) != (q != 0) ? 1.0f : 0.0f; break;
       case Binary::kAtan2: y[i] = std::atan2(p, q); break;
+      case Binary::kPow: y[i] = std::pow(p, q); break;
+      case Binary::kFmod: y[i] = std::fmod(p, q); break;
+      case Binary::kRemainder: {
+        const float r = std::fmod(p, q);
+        y[i] = r != 0 && ((r < 0) != (q < 0)) ? r + q : r;
+        break;
+      }
+      case Binary::kFloorDivide: y[i] = std::floor(p / q); break;
+      case Binary::kDivTrunc: y[i] = std::trunc(p / q); break;
     }
   }
 }

@@ -101,8 +101,9 @@ void cast_to_bool(const float* x, float* y, i64 count);
 void flip(const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& flipped);
 // tril / triu of each [rows, cols] plane: x where col - row <= diagonal (tril) or >= (triu), else 0.
 void triangle(const float* x, float* y, i64 planes, i64 rows, i64 cols, i64 diagonal, bool lower);
-// y = op(a, b) with a and b of y's shape: maximum and minimum (NaN wins), logical and/or/xor (masks held as floats), atan2.
-enum class Binary { kMaximum, kMinimum, kLogicalAnd, kLogicalOr, kLogicalXor, kAtan2 };
+// y = op(a, b) with a and b of y's shape: maximum and minimum (NaN wins), logical and/or/xor (masks held as floats),
+// atan2, pow, fmod (C's), remainder (Python's), floor division and division rounded toward zero.
+enum class Binary { kMaximum, kMinimum, kLogicalAnd, kLogicalOr, kLogicalXor, kAtan2, kPow, kFmod, kRemainder, kFloorDivide, kDivTrunc };
 void binary(Binary op, const float* a, const float* b, float* y, i64 count);
 // x with NaN as `nan`, +inf as `posinf`, -inf as `neginf`.
 void nan_to_num(const float* x, float* y, i64 count, float nan, float posinf, float neginf);
@@ -114,12 +115,15 @@ void repeat(const float* x, float* y, const std::vector<i64>& in_shape, const st
 // A reduction over the dims marked in `reduced` of x [shape] into y (the
 // kept dims in order), accumulated in double: the vector norm of order p
 // (inf, -inf, 0 counts nonzeros), the max or the min (NaN wins, as torch's),
-// any or all (1 where some or every value is nonzero, else 0).
-enum class Reduce { kNorm, kAmax, kAmin, kAny, kAll };
+// any or all (1 where some or every value is nonzero, else 0), the product,
+// the variance with `p` as its correction (n - p in the divisor), logsumexp,
+// or the index of the first max or min over the reduced elements in their
+// row-major order (argmax/argmin of one dim or of all).
+enum class Reduce { kNorm, kAmax, kAmin, kAny, kAll, kProd, kVar, kLogSumExp, kArgmax, kArgmin };
 void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& reduced, double p = 2);
 
-// y = the running sum of x [outer, size, inner] along its middle axis.
-void cumsum(const float* x, float* y, i64 outer, i64 size, i64 inner);
+// y = the running sum (or product) of x [outer, size, inner] along its middle axis.
+void cumsum(const float* x, float* y, i64 outer, i64 size, i64 inner, bool product = false);
 
 // Average pooling of [planes, in...] over 1 to 3 spatial dims to out, with
 // torch's windows (padding counted or not, a divisor override if not 0).
