@@ -231,4 +231,62 @@ void lower_factory(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], cx.planned_constant(shape, std::vector<float>(static_cast<std::size_t>(numel(shape)), static_cast<float>(value))));
 }
 
+void lower_gather(Context& cx, const Node& n, NodeState&) {
+  // gather(self, dim, index), and embedding(weight, indices) as a gather of rows.
+  const bool embedding = base_op(n.op) == "embedding";
+  const int x = cx.as_layout(cx.tensor_arg(n, embedding ? "weight" : "self", 0), false);
+  const Shape xs = cx.slot(x).shape;
+  auto v = input_for_arg(n, embedding ? "indices" : "index", embedding ? 1 : 2);
+  if (!v) fail(ErrorCode::kSchema, cx.where(n) + ": missing the indices");
+  int index = cx.as_layout(cx.held_tensor_slot(n, *v), false);
+  Shape is = cx.slot(index).shape;
+  Shape out_shape = is;
+  std::size_t dim = 0;
+  if (embedding) {
+    if (xs.size() != 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(xs) + " (2 dims)");
+    // Each index picks a row: index [..., 1] broadcast to [..., D] gathers along dim -2 of weight's rows.
+    Shape ones = is;
+    ones.push_back(1);
+    index = cx.alias(index, ones, false);
+    out_shape.push_back(xs[1]);
+    index = broadcast_to(cx, index, out_shape);
+    is = out_shape;
+  } else {
+    dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), std::max<std::size_t>(xs.size(), 1), cx.where(n)));
+    if (is.size() != xs.size()) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(is) + " for self " + shape_str(xs) + " (one rank)");
+    for (std::size_t d = 0; d < is.size(); ++d)
+      if (d != dim && is[d] > xs[d]) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(is) + " larger than self " + shape_str(xs) + " in dim " + std::to_string(d));
+  }
+  const int out = cx.new_tensor(out_shape, false);
+  Step& step = cx.add_step({x, index}, {out});
+  step.run = [&cx, &n, x, index, out, xs, is, dim, embedding] {
+    double bad = 0;
+    bool ok = true;
+    if (embedding) {
+      // The rows: [rows, D] gathered by index [..., D] along dim 0 of a [rows, D] tensor read as rank 2.
+      const i64 d = xs[1], count = numel(is) / std::max<i64>(d, 1);
+      ok = portable::gather(cx.ptr(x), cx.ptr(index), cx.ptr(out), xs, {count, d}, 0, &bad);
+    } else {
+      ok = portable::gather(cx.ptr(x), cx.ptr(index), cx.ptr(out), xs, is, dim, &bad);
+    }
+    if (!ok) fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(bad) + " is out of range for " + shape_str(xs));
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_pixel_shuffle(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape xs = cx.slot(x).shape;
+  const i64 r = cx.int_arg(n, "upscale_factor").value_or(1);
+  if (xs.size() < 3 || r <= 0 || xs[xs.size() - 3] % (r * r))
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " with an upscale factor of " + std::to_string(r));
+  const std::size_t k = xs.size();
+  const i64 c = xs[k - 3] / (r * r), h = xs[k - 2], w = xs[k - 1], planes = prod(xs, 0, k - 3);
+  Shape out_shape(xs.begin(), xs.end() - 3);
+  out_shape.insert(out_shape.end(), {c, h * r, w * r});
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [planes, c, h, w, r](const float* a, float* b) { portable::pixel_shuffle(a, b, planes, c, h, w, r); });
+  cx.define(n.outputs[0], out);
+}
+
 }  // namespace tracegraph::xnnpack

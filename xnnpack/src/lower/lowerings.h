@@ -241,6 +241,9 @@ void lower_scalar_identity(Context& cx, const Node& n, NodeState&);
 // index.Tensor (Tensor?[] indices, Nones kept whole), index_select.
 void lower_index(Context& cx, const Node& n, NodeState&);
 void lower_index_select(Context& cx, const Node& n, NodeState&);
+// gather(self, dim, index); embedding(weight, indices) as a gather of rows.
+void lower_gather(Context& cx, const Node& n, NodeState&);
+void lower_pixel_shuffle(Context& cx, const Node& n, NodeState&);
 // where(condition, self, other), broadcast.
 void lower_where(Context& cx, const Node& n, NodeState&);
 // any and all, over dims or everything.

@@ -1,4 +1,4 @@
-// Advanced indexing (index.Tensor, index_select), where, and the casts of
+// Advanced indexing (index.Tensor, index_select, gather, embedding), pixel_shuffle, where, and the casts of
 // values held as floats to integers and bool.
 #include "kernels/portable/portable.h"
 
@@ -56,6 +56,41 @@ bool index(const float* x, float* y, const std::vector<i64>& x_shape, const std:
     }
   }
   return true;
+}
+
+bool gather(const float* x, const float* index, float* y, const std::vector<i64>& x_shape, const std::vector<i64>& index_shape,
+            std::size_t dim, double* bad) {
+  const std::size_t rank = index_shape.size();
+  std::vector<i64> x_stride(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) x_stride[d - 1] = x_stride[d] * x_shape[d];
+  // x's offset of each index element with the gathered dim at 0.
+  std::vector<i64> walk_stride = x_stride;
+  walk_stride[dim] = 0;
+  StridedWalk walk(index_shape, walk_stride);
+  const i64 count = product(index_shape, 0, rank);
+  for (i64 e = 0; e < count; ++e, walk.next()) {
+    const double v = index[e];
+    i64 i = static_cast<i64>(v);
+    if (i < 0) i += x_shape[dim];
+    if (v != std::trunc(v) || i < 0 || i >= x_shape[dim]) {
+      *bad = v;
+      return false;
+    }
+    y[e] = x[walk.offset() + i * x_stride[dim]];
+  }
+  return true;
+}
+
+void pixel_shuffle(const float* x, float* y, i64 planes, i64 channels, i64 h, i64 w, i64 r) {
+  for (i64 p = 0; p < planes; ++p)
+    for (i64 c = 0; c < channels; ++c)
+      for (i64 i = 0; i < r; ++i)
+        for (i64 j = 0; j < r; ++j) {
+          const float* src = x + ((p * channels + c) * r * r + i * r + j) * h * w;
+          float* dst = y + (p * channels + c) * h * r * w * r;
+          for (i64 yy = 0; yy < h; ++yy)
+            for (i64 xx = 0; xx < w; ++xx) dst[(yy * r + i) * w * r + xx * r + j] = src[yy * w + xx];
+        }
 }
 
 void where(const float* c, const float* a, const float* b, float* y, i64 count) {

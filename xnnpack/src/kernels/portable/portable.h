@@ -91,6 +91,12 @@ void batch_norm_batch_stats(const float* x, float* y, i64 batch, i64 channels, i
 // (y partly written) at the first index out of range, its value in *bad.
 bool index(const float* x, float* y, const std::vector<i64>& x_shape, const std::vector<const float*>& indices,
            const std::vector<i64>& index_shape, double* bad);
+// torch.gather along `dim`: y [index_shape] with y[..., i, ...] = x[..., index[..., i, ...], ...]
+// (index_shape no larger than x's but along dim). False at the first index out of range, its value in *bad.
+bool gather(const float* x, const float* index, float* y, const std::vector<i64>& x_shape, const std::vector<i64>& index_shape,
+            std::size_t dim, double* bad);
+// pixel_shuffle of [planes, C * r * r, H, W] to [planes, C, H * r, W * r].
+void pixel_shuffle(const float* x, float* y, i64 planes, i64 channels, i64 h, i64 w, i64 r);
 // y = c != 0 ? a : b elementwise (all of one shape).
 void where(const float* c, const float* a, const float* b, float* y, i64 count);
 // A cast to an integer type (toward zero, as torch) or to bool (x != 0), held as floats.
