@@ -30,6 +30,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kInternal: return "internal";
     case ErrorCode::kOutOfMemory: return "out_of_memory";
+    case ErrorCode::kNeedsInputShapes: return "needs_input_shapes";
   }
   return "unknown";
 }

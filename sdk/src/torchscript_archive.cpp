@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -9,10 +10,14 @@
 
 #include "aten_schemas.h"
 #include "storage.h"
+#include "torchscript_shapes.h"
 #include "tracegraph/error.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/pickle.h"
+#include "tracegraph/shape_rules.h"
+#include "tracegraph/optimizer.h"
+#include "tracegraph/transforms/transforms.h"
 #include "tracegraph/transforms/inplace_to_functional.h"
 #include "tracegraph/zip_archive.h"
 
@@ -354,6 +359,10 @@ struct Slot {
   std::vector<std::string> keys;       // dict keys
   const PickleValue* module = nullptr;  // kModule
   std::shared_ptr<Pending> pending;    // kPendingList
+  // kScalar (one number), kRuntimeList (its items): what the graph will
+  // compute, known from the input shapes while reading (x.size(2), x.dim() - 2).
+  std::optional<std::vector<double>> known;
+  bool from_shape = false;  // kScalar, kRuntimeList: computed from a tensor's shape
 
   bool constant_number() const { return k == K::kInt || k == K::kFloat || k == K::kBool; }
 };
@@ -380,7 +389,19 @@ struct Function {
   std::vector<std::string> params;
   std::vector<std::string> defaults;  // each parameter's default as written ("None", "[0, 0]"); empty: none
   std::vector<Line> body;
+  // Returns None and changes nothing (no in-place op, no submodule call): an
+  // argument check (`_check_input_dim`, `_verify_batch_size`).
+  bool check = false;
 };
+
+// A line that may change a value in place: a call of an in-place op
+// (`torch.add_(`, not `__contains__(`) or of a module's method.
+bool may_mutate(const std::string& text) {
+  for (std::size_t i = text.find("_("); i != std::string::npos; i = text.find("_(", i + 1)) {
+    if (i > 0 && text[i - 1] != '_' && (std::isalnum(static_cast<unsigned char>(text[i - 1])))) return true;
+  }
+  return text.find(").forward(") != std::string::npos;
+}
 
 std::optional<DType> storage_dtype(std::string_view type) {
   static const std::map<std::string, DType, std::less<>> kTypes = {
@@ -395,7 +416,8 @@ std::optional<DType> storage_dtype(std::string_view type) {
 
 class Reader {
  public:
-  Reader(const ZipArchive& zip, const LoadLimits& limits) : zip_(zip), limits_(limits) {}
+  Reader(const ZipArchive& zip, const LoadLimits& limits, const std::vector<Shape>& input_shapes)
+      : zip_(zip), limits_(limits), input_shapes_(input_shapes) {}
 
   ExportedGraph read() {
     for (const ZipEntry& e : zip_.entries()) {
@@ -417,10 +439,18 @@ class Reader {
     self.module = data_.get();
     const Function& forward = method(std::string(data_->callable()), "forward", Where{zip_.source(), 0});
     std::vector<Slot> args;
+    if (!input_shapes_.empty() && input_shapes_.size() + 1 != forward.params.size()) {
+      fail(ErrorCode::kInvalidArgument, forward.where.str() + ": forward takes " + std::to_string(forward.params.size() - 1) + " inputs, given " +
+                                            std::to_string(input_shapes_.size()) + " input shapes");
+    }
     for (std::size_t i = 1; i < forward.params.size(); ++i) {
       Slot in;
       in.k = Slot::K::kTensor;
       in.v = graph().add_input(graph().unique_value_name(forward.params[i]));
+      if (!input_shapes_.empty()) {
+        checked_nbytes(DType::kFloat32, input_shapes_[i - 1]);
+        shapes_[in.v] = input_shapes_[i - 1];
+      }
       args.push_back(in);
     }
     const Slot result = call(forward, self, args, {}, 0);
@@ -430,8 +460,18 @@ class Reader {
     std::vector<TreeSpec> leaves(graph().inputs().size(), TreeSpec::leaf());
     out_.in_spec = TreeSpec::tuple({TreeSpec::tuple(std::move(leaves)), TreeSpec::dict({})});
     inplace_to_functional(graph());
+    // What shape queries left behind (sizes read for a branch that is gone).
+    TransformContext dce(std::nullopt, nullptr, 0);
+    dead_code_elimination(graph(), dce);
     out_.metadata["reader"] = "torchscript archive";
     out_.metadata["source"] = zip_.source();
+    // Control flow decided by the input shapes' sizes (not only their ranks),
+    // as the native reader says it: the graph holds for inputs of these shapes.
+    if (specialized_) {
+      std::string shapes;
+      for (const Shape& sh : input_shapes_) shapes += (shapes.empty() ? "" : ", ") + shape_str(symbolic(sh));
+      out_.metadata["specialized_to_input_shapes"] = shapes;
+    }
     graph().verify();
     return std::move(out_);
   }
@@ -453,7 +493,14 @@ class Reader {
     Slot out;
     out.k = Slot::K::kScalar;
     out.scalar = "I";
+    out.from_shape = list.from_shape;
     out.v = graph().node(graph().add_node("aten::__getitem__", {list.v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+    if (list.known) {
+      const auto n = static_cast<std::int64_t>(list.known->size());
+      if (index < -n || index >= n) unsupported(Where{zip_.source(), 0}, "index " + std::to_string(index) + " of a list of " + std::to_string(n) + " sizes");
+      out.known = std::vector<double>{(*list.known)[static_cast<std::size_t>(index < 0 ? index + n : index)]};
+      numbers_[out.v] = *out.known;
+    }
     return out;
   }
 
@@ -520,6 +567,8 @@ class Reader {
       param += c;
     }
     for (++i; i < lines.size() && lines[i].indent > def_indent; ++i) fn.body.push_back(lines[i]);
+    fn.check = def.find("-> NoneType:") != std::string::npos &&
+               std::none_of(fn.body.begin(), fn.body.end(), [](const Line& l) { return may_mutate(l.text); });
     return functions_.emplace(key, std::move(fn)).first->second;
   }
 
@@ -550,6 +599,16 @@ class Reader {
       }
     }
     if (next != args.size()) unsupported(fn.where, "called with " + std::to_string(args.size()) + " arguments");
+    if (fn.check) {
+      // A check the reader cannot follow (its loops and branches on the
+      // input) computes nothing the graph uses: dropped, as a branch that only raises is.
+      try {
+        run_block(fn, 0, fn.body.size(), env, depth);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported && e.code() != ErrorCode::kNeedsInputShapes) throw;
+      }
+      return Slot{};
+    }
     std::optional<Slot> result = run_block(fn, 0, fn.body.size(), env, depth);
     return result ? std::move(*result) : Slot{};
   }
@@ -574,7 +633,7 @@ class Reader {
           std::vector<Tok> cond(toks.begin() + 1, toks.end() - 2);  // without `if` and the ':'
           cond.push_back(Tok{});
           ExprParser p(cond, 0, w);
-          const Slot c = eval(p.expr(), env, w, "cond", depth);
+          const Slot c = static_value(eval(p.expr(), env, w, "cond", depth));
           bool take;
           if (c.constant_number() || c.k == Slot::K::kNone) {
             take = c.k == Slot::K::kBool ? c.b : c.k == Slot::K::kInt ? c.i != 0 : c.k == Slot::K::kFloat ? c.f != 0 : false;
@@ -583,14 +642,19 @@ class Reader {
           } else if (only_raises(fn, else_begin, else_end) && else_begin != else_end) {
             take = true;
           } else {
-            unsupported(w, "'if' on a value known only at run time (the graph would depend on the input)");
+            run_time(w, c, "this 'if'");
           }
           const auto r = take ? run_block(fn, then_begin, then_end, env, depth) : run_block(fn, else_begin, else_end, env, depth);
           if (r) return r;
           li = else_end - 1;
           continue;
         }
-        static const std::set<std::string> kControl = {"elif", "else", "for", "while", "with", "try", "except", "raise",
+        if (toks[0].s == "for") {
+          if (auto r = run_for(fn, li, end, env, depth)) return r;
+          li = block_end(fn, li + 1, end, line.indent) - 1;
+          continue;
+        }
+        static const std::set<std::string> kControl = {"elif", "else", "while", "with", "try", "except", "raise",
                                                        "assert", "del", "break", "continue", "global", "lambda", "yield"};
         if (kControl.count(toks[0].s)) unsupported(w, "'" + toks[0].s + "' (loops and these scripted statements are not read yet)");
         if (toks[0].s == "pass") continue;
@@ -617,11 +681,13 @@ class Reader {
         continue;
       }
       std::vector<std::string> targets;
-      for (std::size_t k = 0; k < eq; ++k) {
+      // NAME : TYPE = EXPR (an annotated assignment): the type is not a value.
+      const bool annotated = eq > 2 && toks[0].t == Tok::T::kName && toks[1].t == Tok::T::kOp && toks[1].s == ":";
+      for (std::size_t k = 0; k < (annotated ? 1 : eq); ++k) {
         if (toks[k].t == Tok::T::kName) targets.push_back(toks[k].s);
         else if (!(toks[k].t == Tok::T::kOp && toks[k].s == ",")) unsupported(w, "assigns to something other than names");
       }
-      const bool unpack = eq > 1;
+      const bool unpack = !annotated && eq > 1;
       ExprParser p(toks, eq + 1, w);
       Slot value = eval(p.expr_list(), env, w, targets.size() == 1 ? targets[0] : "t", depth);
       if (!p.at_end()) bad_code(w, "more after the expression");
@@ -633,6 +699,93 @@ class Reader {
       for (std::size_t k = 0; k < targets.size(); ++k) env[targets[k]] = std::move(parts[k]);
     }
     return std::nullopt;
+  }
+
+  // for NAME in range(N): / for NAME in LIST: with the trip count known
+  // while reading (the rank of a tensor, a list's length): unrolled.
+  std::optional<Slot> run_for(const Function& fn, std::size_t li, std::size_t end, std::unordered_map<std::string, Slot>& env, int depth) {
+    const Line& line = fn.body[li];
+    const Where w{fn.where.entry, line.number};
+    const std::vector<Tok> toks = tokenize(line.text, w);
+    if (toks.size() < 6 || toks[1].t != Tok::T::kName || toks[2].t != Tok::T::kName || toks[2].s != "in" || line.text.back() != ':') {
+      unsupported(w, "a 'for' other than `for NAME in ITERABLE:`");
+    }
+    std::vector<Tok> it(toks.begin() + 3, toks.end() - 2);  // without `for NAME in` and the ':'
+    it.push_back(Tok{});
+    ExprParser p(it, 0, w);
+    const Expr iterable = p.expr();
+    std::vector<Slot> items;
+    if (iterable.k == Expr::K::kCall && iterable.items[0].k == Expr::K::kName && iterable.items[0].s == "range" && !env.count("range")) {
+      std::vector<std::int64_t> bounds;
+      for (std::size_t k = 1; k < iterable.items.size(); ++k) {
+        const Slot b = static_value(eval(iterable.items[k], env, w, "n", depth));
+        if (b.k != Slot::K::kInt) run_time(w, b, "this loop's trip count");
+        bounds.push_back(b.i);
+      }
+      if (bounds.empty() || bounds.size() > 3) bad_code(w, "range() takes 1 to 3 arguments");
+      const std::int64_t lo = bounds.size() == 1 ? 0 : bounds[0], hi = bounds.size() == 1 ? bounds[0] : bounds[1];
+      const std::int64_t step = bounds.size() == 3 ? bounds[2] : 1;
+      if (step == 0) bad_code(w, "range() with a step of 0");
+      for (std::int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) {
+        if (items.size() >= kMaxTrips) unsupported(w, "a loop of more than " + std::to_string(kMaxTrips) + " trips");
+        items.push_back(constant_int(i));
+      }
+    } else {
+      const Slot v = eval(iterable, env, w, "item", depth);
+      auto xs = as_items(v);
+      if (!xs) run_time(w, v, "this loop's trip count");
+      items = std::move(*xs);
+    }
+    const std::size_t body_end = block_end(fn, li + 1, end, line.indent);
+    for (Slot& item : items) {
+      if (++trips_ > kMaxTotalTrips) unsupported(w, "loops run more than " + std::to_string(kMaxTotalTrips) + " trips in all");
+      env[toks[1].s] = std::move(item);
+      if (auto r = run_block(fn, li + 1, body_end, env, depth)) return r;
+    }
+    return std::nullopt;
+  }
+
+  // A known scalar (a size the input shapes say) as the constant it is where
+  // the reader must decide something by it.
+  Slot static_value(const Slot& s) {
+    if (s.k != Slot::K::kScalar || !s.known || s.known->size() != 1) return s;
+    specialized_ = true;
+    const double x = (*s.known)[0];
+    if (s.scalar == "F" || (s.scalar == "N" && x != std::floor(x))) {
+      Slot f;
+      f.k = Slot::K::kFloat;
+      f.f = x;
+      return f;
+    }
+    if (s.scalar == "B") {
+      Slot b;
+      b.k = Slot::K::kBool;
+      b.b = x != 0;
+      return b;
+    }
+    return constant_int(static_cast<std::int64_t>(x));
+  }
+
+  // The items of a list the reader sees, or of an int[] the graph computes whose length the input shapes say.
+  std::optional<std::vector<Slot>> as_items(const Slot& v) {
+    if (v.k == Slot::K::kList || v.k == Slot::K::kTuple) return v.items;
+    if (v.k != Slot::K::kRuntimeList || !v.known) return std::nullopt;
+    std::vector<Slot> out;
+    for (std::size_t k = 0; k < v.known->size(); ++k) out.push_back(list_item(v, static_cast<std::int64_t>(k), "size"));
+    return out;
+  }
+
+  // Refuses to decide `what` by `c`, a value the graph computes: typed by why.
+  [[noreturn]] void run_time(const Where& w, const Slot& c, const std::string& what) {
+    if (c.from_shape && input_shapes_.empty()) {
+      fail(ErrorCode::kNeedsInputShapes, w.str() + ": " + what + " depends on the input's shape: read the archive with the input shapes "
+                                         "(read_torchscript_archive's input_shapes, loadModel's inputShapes, --input-shape)");
+    }
+    if (c.from_shape) {
+      unsupported(w, what + " depends on a size the reader cannot follow: " +
+                         (lost_shape_.empty() ? std::string("a shape it does not know") : "no shape rule past node " + lost_shape_));
+    }
+    unsupported(w, what + " depends on a value known only at run time (the graph would depend on the input)");
   }
 
   // A default or a class constant as written ("None", "[0, 0]", "1.0000000000000001e-05").
@@ -687,6 +840,7 @@ class Reader {
       std::vector<NewValue> outs;
       for (const auto& name : names) outs.emplace_back(graph().unique_value_name(name));
       p.node = graph().add_node(p.op, p.inputs, std::move(outs), p.attributes, node_name(p.name));
+      record(*p.node);
       for (std::size_t k = 0; k < n; ++k) {
         out[k].k = Slot::K::kTensor;
         out[k].v = graph().node(*p.node).outputs[k];
@@ -761,7 +915,7 @@ class Reader {
       }
       case K::kIndex: {
         const Slot base = eval(e.items[0], env, w, hint, depth);
-        const Slot index = eval(e.items[1], env, w, hint, depth);
+        const Slot index = static_value(eval(e.items[1], env, w, hint, depth));
         if ((base.k == Slot::K::kTuple || base.k == Slot::K::kList) && index.k == Slot::K::kInt) {
           std::int64_t i = index.i;
           if (i < 0) i += static_cast<std::int64_t>(base.items.size());
@@ -769,6 +923,12 @@ class Reader {
           return base.items[static_cast<std::size_t>(i)];
         }
         if (base.k == Slot::K::kRuntimeList && index.k == Slot::K::kInt) return list_item(base, index.i, hint);
+        if (base.k == Slot::K::kDict && index.k == Slot::K::kString) {
+          const auto at = std::find(base.keys.begin(), base.keys.end(), index.s);
+          if (at == base.keys.end()) unsupported(w, "no key '" + index.s + "' in the dict");
+          return base.items[static_cast<std::size_t>(at - base.keys.begin())];
+        }
+        if (index.k == Slot::K::kScalar) run_time(w, index, "this index");
         unsupported(w, "indexes a value whose elements the reader cannot see");
       }
       case K::kAttr: {
@@ -819,6 +979,10 @@ class Reader {
       return attribute(*args[0].module, args[1].s, w);
     }
     if (auto folded = fold(name, args)) return *folded;
+    if (auto listed = list_op(name, args, e, env, w)) return *listed;
+    if (name == "torch.dim" && args.size() == 1 && is_tensor(args[0])) {
+      if (auto it = shapes_.find(args[0].v); it != shapes_.end()) return constant_int(static_cast<std::int64_t>(it->second.size()));
+    }
     if (name == "torch.len" && args.size() == 1 && args[0].k == Slot::K::kRuntimeList) {
       // len(x.size()): aten::len.t(t[] a) -> int, at run time
       Attributes attrs;
@@ -828,6 +992,7 @@ class Reader {
       out.k = Slot::K::kScalar;
       out.scalar = "I";
       out.v = graph().node(graph().add_node("aten::len", {args[0].v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+      out.from_shape = true;
       return out;
     }
     if (name == "torch.device") {
@@ -867,6 +1032,84 @@ class Reader {
     unsupported(w, "calls " + name + ", which the reader does not know");
   }
 
+  // Python's list operations on lists the reader sees (and int[]s the graph
+  // computes whose length the input shapes say): append, +, *, slicing,
+  // list(), `in`. nullopt for other calls.
+  std::optional<Slot> list_op(const std::string& name, const std::vector<Slot>& args, const Expr& e,
+                              std::unordered_map<std::string, Slot>& env, const Where& w) {
+    const auto is_list = [](const Slot& x) { return x.k == Slot::K::kList || x.k == Slot::K::kTuple || (x.k == Slot::K::kRuntimeList && x.known); };
+    // The same on an int[] whose length is known only at run time: no node says it.
+    static const std::set<std::string> kListOps = {"torch.list", "torch.slice", "torch.__contains__", "torch.add", "torch.mul"};
+    const auto unknown = [](const Slot& x) { return x.k == Slot::K::kRuntimeList && !x.known; };
+    if (kListOps.count(name) && !args.empty() && (unknown(args[0]) || (name == "torch.add" && args.size() == 2 && is_list(args[0]) && unknown(args[1])))) {
+      run_time(w, unknown(args[0]) ? args[0] : args[1], "this list operation");
+    }
+    if (args.empty() || !is_list(args[0])) return std::nullopt;
+    if (name == "torch.append" && args.size() == 2) {
+      // list.append(x) on a list a name holds: the name's list grows.
+      const Expr& target = e.items[1];
+      auto it = target.k == Expr::K::kName ? env.find(target.s) : env.end();
+      if (it == env.end() || it->second.k != Slot::K::kList) unsupported(w, "appends to a list that is not a name's");
+      if (it->second.items.size() >= kMaxTrips) unsupported(w, "a list of more than " + std::to_string(kMaxTrips) + " items");
+      it->second.items.push_back(args[1]);
+      return Slot{};
+    }
+    if (name == "torch.len" && args.size() == 1) return constant_int(static_cast<std::int64_t>(as_items(args[0])->size()));
+    Slot out;
+    out.k = Slot::K::kList;
+    if (name == "torch.list" && args.size() == 1) {
+      out.items = *as_items(args[0]);
+      return out;
+    }
+    if (name == "torch.add" && args.size() == 2 && is_list(args[1])) {
+      out.items = *as_items(args[0]);
+      const std::vector<Slot> more = *as_items(args[1]);
+      out.items.insert(out.items.end(), more.begin(), more.end());
+      return out;
+    }
+    if (name == "torch.mul" && args.size() == 2) {
+      const Slot n = static_value(args[1]);
+      if (n.k != Slot::K::kInt) return std::nullopt;
+      const std::vector<Slot> items = *as_items(args[0]);
+      if (n.i > 0 && items.size() * static_cast<std::size_t>(n.i) > kMaxTrips) unsupported(w, "a list of more than " + std::to_string(kMaxTrips) + " items");
+      for (std::int64_t k = 0; k < n.i; ++k) out.items.insert(out.items.end(), items.begin(), items.end());
+      return out;
+    }
+    if (name == "torch.slice" && args.size() >= 1 && args.size() <= 4) {
+      const std::vector<Slot> items = *as_items(args[0]);
+      std::int64_t bound[3] = {0, static_cast<std::int64_t>(items.size()), 1};
+      for (std::size_t k = 1; k < args.size(); ++k) {
+        const Slot b = static_value(args[k]);
+        if (b.k == Slot::K::kNone) continue;
+        if (b.k != Slot::K::kInt) return std::nullopt;
+        bound[k - 1] = b.i;
+      }
+      const auto s = shape_rules::slice(static_cast<std::int64_t>(items.size()), bound[0], bound[1], bound[2]);
+      if (!s) unsupported(w, "a list slice with a step that is not positive");
+      for (std::int64_t k = 0; k < s->length; ++k) out.items.push_back(items[static_cast<std::size_t>(s->start + k * bound[2])]);
+      return out;
+    }
+    if (name == "torch.__contains__" && args.size() == 2) {
+      const Slot key = static_value(args[1]);
+      const auto same = [](const Slot& a, const Slot& b) {
+        if (a.k == Slot::K::kString || b.k == Slot::K::kString) return a.k == b.k && a.s == b.s;
+        const auto num = [](const Slot& x) { return x.k == Slot::K::kInt ? static_cast<double>(x.i) : x.k == Slot::K::kFloat ? x.f : x.b ? 1.0 : 0.0; };
+        return num(a) == num(b);
+      };
+      if (!(key.constant_number() || key.k == Slot::K::kString)) return std::nullopt;
+      Slot found;
+      found.k = Slot::K::kBool;
+      const std::vector<Slot> items = *as_items(args[0]);
+      for (const Slot& x : items) {
+        const Slot item = static_value(x);
+        if (!(item.constant_number() || item.k == Slot::K::kString)) return std::nullopt;
+        found.b = found.b || same(item, key);
+      }
+      return found;
+    }
+    return std::nullopt;
+  }
+
   // Scripted code's arithmetic and tests on values known while reading
   // (`if training:`, `torch.__is__(stride, None)`, `torch.lt(eps, 0.)`):
   // folded, so that the branch they decide is known.
@@ -890,6 +1133,7 @@ class Reader {
     if (name == "torch.len" && args.size() == 1 && (args[0].k == Slot::K::kList || args[0].k == Slot::K::kTuple)) {
       return constant_int(static_cast<std::int64_t>(args[0].items.size()));
     }
+    if (auto x = arithmetic(name, args)) return x;
     static const std::set<std::string> kCompare = {"torch.eq", "torch.ne", "torch.lt", "torch.le", "torch.gt", "torch.ge"};
     if (kCompare.count(name) && args.size() == 2 && known(args[0]) && known(args[1])) {
       const auto num = [](const Slot& x) { return x.k == Slot::K::kInt ? static_cast<double>(x.i) : x.k == Slot::K::kFloat ? x.f : x.b ? 1.0 : 0.0; };
@@ -902,6 +1146,61 @@ class Reader {
       const std::string op = name.substr(6);
       return boolean(op == "eq" ? a == b : op == "ne" ? a != b : op == "lt" ? a < b : op == "le" ? a <= b : op == "gt" ? a > b : a >= b);
     }
+    return std::nullopt;
+  }
+
+  // Python's arithmetic on constant numbers (ints stay ints; / is true
+  // division), and the loop helpers scripting emits.
+  static std::optional<Slot> arithmetic(const std::string& name, const std::vector<Slot>& args) {
+    if (args.empty() || args.size() > 3) return std::nullopt;
+    for (const Slot& a : args) {
+      if (a.k != Slot::K::kInt && a.k != Slot::K::kFloat) return std::nullopt;
+    }
+    const bool ints = std::all_of(args.begin(), args.end(), [](const Slot& a) { return a.k == Slot::K::kInt; });
+    const auto num = [](const Slot& a) { return a.k == Slot::K::kInt ? static_cast<double>(a.i) : a.f; };
+    const auto real = [](double x) {
+      Slot s;
+      s.k = Slot::K::kFloat;
+      s.f = x;
+      return s;
+    };
+    const std::string op = name.rfind("torch.", 0) == 0 ? name.substr(6) : name;
+    if (args.size() == 3) {
+      if (!ints) return std::nullopt;
+      if (op == "__derive_index") return constant_int(args[1].i + args[0].i * args[2].i);  // (index, start, step)
+      if (op != "__range_length") return std::nullopt;
+      const std::int64_t lo = args[0].i, hi = args[1].i, step = args[2].i;
+      if (step == 0) return std::nullopt;
+      const std::int64_t n = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0) : (lo > hi ? (lo - hi - step - 1) / -step : 0);
+      return constant_int(n);
+    }
+    if (args.size() == 1) {
+      const double x = num(args[0]);
+      if (op == "neg") return ints ? constant_int(-args[0].i) : real(-x);
+      if (op == "floor" || op == "ceil") return constant_int(static_cast<std::int64_t>(op == "floor" ? std::floor(x) : std::ceil(x)));
+      return std::nullopt;
+    }
+    const double a = num(args[0]), b = num(args[1]);
+    if (op == "__derive_index" || op == "__range_length") return std::nullopt;  // (the three-argument forms above)
+    if (ints) {
+      const std::int64_t x = args[0].i, y = args[1].i;
+      if (op == "add") return constant_int(x + y);
+      if (op == "sub") return constant_int(x - y);
+      if (op == "mul") return constant_int(x * y);
+      if (op == "floordiv" || op == "remainder") {
+        const auto r = op == "floordiv" ? shape_rules::floor_divide(x, y) : shape_rules::remainder(x, y);
+        return r ? std::optional<Slot>(constant_int(*r)) : std::nullopt;
+      }
+      if (op == "min") return constant_int(std::min(x, y));
+      if (op == "max") return constant_int(std::max(x, y));
+    }
+    if (op == "add") return real(a + b);
+    if (op == "sub") return real(a - b);
+    if (op == "mul") return real(a * b);
+    if (op == "div" && b != 0) return real(a / b);
+    if (op == "floordiv" && b != 0) return real(std::floor(a / b));
+    if (op == "min") return real(std::min(a, b));
+    if (op == "max") return real(std::max(a, b));
     return std::nullopt;
   }
 
@@ -1030,6 +1329,13 @@ class Reader {
             for (const Slot& x : v->items) items.push_back(as_value(x, hint + "." + a.name));
             const NodeId list = graph().add_node("prim::ListConstruct", std::move(items), {NewValue(graph().unique_value_name(hint + "." + a.name))}, {},
                                                  node_name(hint + "." + a.name));
+            std::vector<double> known;
+            for (ValueId x : graph().node(list).inputs) {
+              const auto n = number_of(x);
+              if (!n) break;
+              known.push_back(*n);
+            }
+            if (known.size() == graph().node(list).inputs.size()) numbers_[graph().node(list).outputs[0]] = std::move(known);
             input(graph().node(list).outputs[0]);
           } else if (a.type.rfind("FL", 0) == 0) {
             std::vector<double> xs;
@@ -1063,12 +1369,21 @@ class Reader {
       outs.emplace_back(graph().unique_value_name(s->returns.size() > 1 ? hint + "." + std::to_string(k) : hint));
     }
     const NodeId id = graph().add_node(op, std::move(inputs), std::move(outs), std::move(attrs), node_name(hint));
+    record(id);
+    static const std::set<std::string> kShapeQueries = {"size", "dim", "len", "numel", "sym_size", "sym_numel"};
+    const bool from_shape = kShapeQueries.count(name) || std::any_of(bound.begin(), bound.end(), [](const Slot* v) {
+                              return v && (v->from_shape || std::any_of(v->items.begin(), v->items.end(), [](const Slot& x) { return x.from_shape; }));
+                            });
     auto slot_of = [&](std::size_t k) {
       Slot out;
       const std::string& r = s->returns.empty() ? std::string("T") : s->returns[k];
       out.k = r == "T" ? Slot::K::kTensor : r == "IL" ? Slot::K::kRuntimeList : Slot::K::kScalar;
       out.scalar = r;
       out.v = graph().node(id).outputs[k];
+      if (out.k != Slot::K::kTensor) {
+        out.from_shape = from_shape;
+        if (auto it = numbers_.find(out.v); it != numbers_.end()) out.known = it->second;
+      }
       return out;
     };
     if (s->returns.size() <= 1) return slot_of(0);
@@ -1076,6 +1391,144 @@ class Reader {
     tuple.k = Slot::K::kTuple;
     for (std::size_t k = 0; k < s->returns.size(); ++k) tuple.items.push_back(slot_of(k));
     return tuple;
+  }
+
+  // ---- what the input shapes say -------------------------------------------------
+  // A value's shape and numbers, as far as the reader follows them.
+  detail::Known known_of(ValueId v) const {
+    detail::Known k;
+    const Value& value = out_.graph.value(v);
+    if (auto it = shapes_.find(v); it != shapes_.end()) k.shape = it->second;
+    else if (value.is_constant()) k.shape = value.data.shape();
+    std::vector<double> xs;
+    if (auto it = numbers_.find(v); it != numbers_.end()) xs = it->second;
+    else if (value.is_constant() && value.data.numel() <= 64) xs = constant_numbers(value.data);
+    if (!xs.empty() || numbers_.count(v)) {
+      std::vector<std::int64_t> ints;
+      for (double x : xs) {
+        if (x != std::floor(x)) return k;
+        ints.push_back(static_cast<std::int64_t>(x));
+      }
+      k.ints = std::move(ints);
+    }
+    return k;
+  }
+  static std::vector<double> constant_numbers(const Tensor& t) {
+    std::vector<double> out;
+    const auto n = static_cast<std::size_t>(t.numel());
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (t.dtype()) {
+        case DType::kInt64: out.push_back(static_cast<double>(t.data_as<std::int64_t>()[i])); break;
+        case DType::kInt32: out.push_back(t.data_as<std::int32_t>()[i]); break;
+        case DType::kBool: out.push_back(t.data_as<bool>()[i] ? 1 : 0); break;
+        case DType::kFloat64: out.push_back(t.data_as<double>()[i]); break;
+        default: return {};
+      }
+    }
+    return out;
+  }
+  // One number a value holds, when the reader knows it.
+  std::optional<double> number_of(ValueId v) const {
+    if (auto it = numbers_.find(v); it != numbers_.end()) return it->second.size() == 1 ? std::optional<double>(it->second[0]) : std::nullopt;
+    const Value& value = out_.graph.value(v);
+    if (value.is_constant() && value.data.numel() == 1) {
+      const auto xs = constant_numbers(value.data);
+      if (xs.size() == 1) return xs[0];
+    }
+    return std::nullopt;
+  }
+
+  // After a node is made: its outputs' shapes and numbers, as far as the rules go.
+  void record(NodeId id) {
+    const Node& n = graph().node(id);
+    const detail::KnownOf known = [this](ValueId v) { return known_of(v); };
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      if (auto sh = detail::infer_shape(n, k, known)) {
+        shapes_[n.outputs[k]] = std::move(*sh);
+      } else if (lost_shape_.empty() && !n.inputs.empty() && shapes_.count(n.inputs[0])) {
+        lost_shape_ = n.name + " (" + n.op + ")";
+      }
+    }
+    if (n.outputs.size() == 1) {
+      if (auto xs = numbers_of(n)) numbers_[n.outputs[0]] = std::move(*xs);
+    }
+  }
+
+  // The numbers a shape query or int arithmetic computes (aten::size,
+  // aten::dim, aten::sub.int, ...), when its inputs' are known.
+  std::optional<std::vector<double>> numbers_of(const Node& n) const {
+    std::vector<std::string> names;
+    if (const auto* a = n.attributes.find(kArgNamesAttribute)) {
+      if (const auto* v = std::get_if<std::vector<std::string>>(a)) names = *v;
+    }
+    const auto input = [&](std::string_view arg) -> std::optional<ValueId> {
+      for (std::size_t i = 0; i < names.size() && i < n.inputs.size(); ++i) {
+        if (names[i] == arg) return n.inputs[i];
+      }
+      return std::nullopt;
+    };
+    const auto number = [&](std::string_view arg) -> std::optional<double> {
+      if (const AttributeValue* a = n.attributes.find(arg)) {
+        if (const auto* i = std::get_if<std::int64_t>(a)) return static_cast<double>(*i);
+        if (const auto* d = std::get_if<double>(a)) return *d;
+        if (const auto* b = std::get_if<bool>(a)) return *b ? 1.0 : 0.0;
+        return std::nullopt;
+      }
+      const auto v = input(arg);
+      return v ? number_of(*v) : std::nullopt;
+    };
+    const std::string op = n.op.rfind("aten::", 0) == 0 ? n.op.substr(6) : n.op;
+    if (op == "size" || op == "dim" || op == "numel" || op == "sym_size" || op == "sym_numel") {
+      const auto self = input("self");
+      const auto shape = self ? known_of(*self).shape : std::nullopt;
+      if (!shape) return std::nullopt;
+      if (op == "dim") return std::vector<double>{static_cast<double>(shape->size())};
+      if (op == "numel" || op == "sym_numel") {
+        double total = 1;
+        for (auto d : *shape) total *= static_cast<double>(d);
+        return std::vector<double>{total};
+      }
+      if (const auto dim = number("dim")) {
+        auto d = static_cast<std::int64_t>(*dim);
+        const auto rank = static_cast<std::int64_t>(shape->size());
+        if (d < 0) d += rank;
+        if (d < 0 || d >= rank) return std::nullopt;
+        return std::vector<double>{static_cast<double>((*shape)[static_cast<std::size_t>(d)])};
+      }
+      return std::vector<double>(shape->begin(), shape->end());
+    }
+    if (op == "len") {
+      const auto list = input("a");
+      if (!list) return std::nullopt;
+      auto it = numbers_.find(*list);
+      return it == numbers_.end() ? std::nullopt : std::optional<std::vector<double>>(std::vector<double>{static_cast<double>(it->second.size())});
+    }
+    if (input("self") || input("input")) return std::nullopt;  // a tensor op
+    const auto a = number("a");
+    if (!a) return std::nullopt;
+    const auto one = [](double x) { return std::optional<std::vector<double>>(std::vector<double>{x}); };
+    if (op == "neg") return one(-*a);
+    if (op == "floor") return one(std::floor(*a));
+    if (op == "Int") return one(std::trunc(*a));
+    if (op == "ceil") return one(std::ceil(*a));
+    if (op == "Float" || op == "Bool") return one(op == "Bool" ? (*a != 0) : *a);
+    const auto b = number("b");
+    if (!b) return std::nullopt;
+    if (op == "add") return one(*a + *b);
+    if (op == "sub") return one(*a - *b);
+    if (op == "mul") return one(*a * *b);
+    if (op == "div") return *b == 0 ? std::nullopt : one(*a / *b);
+    if (op == "floordiv") return *b == 0 ? std::nullopt : one(std::floor(*a / *b));
+    if (op == "remainder") return *b == 0 ? std::nullopt : one(*a - std::floor(*a / *b) * *b);
+    if (op == "min") return one(std::min(*a, *b));
+    if (op == "max") return one(std::max(*a, *b));
+    if (op == "eq") return one(*a == *b);
+    if (op == "ne") return one(*a != *b);
+    if (op == "lt") return one(*a < *b);
+    if (op == "le") return one(*a <= *b);
+    if (op == "gt") return one(*a > *b);
+    if (op == "ge") return one(*a >= *b);
+    return std::nullopt;
   }
 
   // ---- the module's attributes and tensors ---------------------------------------
@@ -1233,20 +1686,27 @@ class Reader {
   std::map<std::string, Function> functions_;
   std::unordered_map<const PickleValue*, ValueId> tensors_;
   ExportedGraph out_;
+  std::vector<Shape> input_shapes_;
+  std::map<ValueId, Shape> shapes_;                 // tensors' shapes, followed from the input shapes
+  std::map<ValueId, std::vector<double>> numbers_;  // ints, floats and int[]s the graph computes, known from them
+  std::string lost_shape_;                          // the first node whose output shape no rule gave
+  bool specialized_ = false;
+  std::size_t trips_ = 0;
+  static constexpr std::size_t kMaxTrips = 1u << 16, kMaxTotalTrips = 1u << 20;
 };
 
 }  // namespace
 
 ExportedGraph read_torchscript_archive(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, std::string_view source,
-                                       const LoadLimits& limits) {
+                                       const LoadLimits& limits, const std::vector<Shape>& input_shapes) {
   const ZipArchive zip = ZipArchive::open(bytes, std::move(owner), std::string(source), limits);
-  return Reader(zip, limits).read();
+  return Reader(zip, limits, input_shapes).read();
 }
 
-ExportedGraph load_torchscript_archive(const std::string& path, const LoadLimits& limits) {
+ExportedGraph load_torchscript_archive(const std::string& path, const LoadLimits& limits, const std::vector<Shape>& input_shapes) {
   auto bytes = read_file_bytes(path, limits.max_file_bytes);
   const std::span<const std::byte> view(bytes->data(), bytes->size());
-  return read_torchscript_archive(view, std::move(bytes), path, limits);
+  return read_torchscript_archive(view, std::move(bytes), path, limits, input_shapes);
 }
 
 bool is_torchscript_archive(std::span<const std::byte> bytes) {

@@ -24,8 +24,10 @@ struct CoreRead {
 };
 inline CoreRead read_in_core(const std::string& path, const testing::ModelIo& io) {
   ExportedGraph core;
+  std::vector<Shape> shapes;
+  for (const Tensor& t : io.inputs) shapes.push_back(t.shape());
   try {
-    core = load_torchscript_archive(path);
+    core = load_torchscript_archive(path, {}, shapes);
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
     EXPECT_NE(e.message().find(".py line "), std::string::npos) << e.what();  // the code entry and line
@@ -52,8 +54,6 @@ inline CoreRead read_in_core(const std::string& path, const testing::ModelIo& io
     else EXPECT_EQ(activation[i].str(), native_activation[i].str()) << "output " << i;
   }
   TracedGraph g = TracedGraph::from_exported(std::move(core), native::make_libtorch_backend());
-  std::vector<Shape> shapes;
-  for (const Tensor& t : io.inputs) shapes.push_back(t.shape());
   g.set_input_shapes(shapes);
   g.finalize();
   const std::vector<Tensor> out = g.run(io.inputs);

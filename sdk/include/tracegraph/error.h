@@ -41,6 +41,7 @@ enum class ErrorCode : std::uint16_t {
   kUnsupported,          // a valid construct this build cannot handle (yet)
   kInternal,             // a broken invariant inside tracegraph itself
   kOutOfMemory,          // a run needs more memory than the budget allows, or an allocation failed
+  kNeedsInputShapes,     // reading this model needs its input shapes (scripted code that branches on them)
 };
 
 // Stable snake_case name of a code ("dangling_id"); used in messages, JSON and JS.

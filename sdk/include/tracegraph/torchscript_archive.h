@@ -9,10 +9,18 @@
 // - the serialized code under code/ (the canonical form PyTorch's printer
 //   emits): each module's forward, its calls of submodules' forwards inlined
 //   into one graph. Straight-line code (a traced module) is read, and
-//   scripted code whose branches are known while reading: an `if` on a
+//   scripted code whose control flow is known while reading: an `if` on a
 //   constant (self.training, `x is None`, comparisons of constants) runs one
-//   block, a branch that only raises is an argument check and is dropped.
-//   Loops and branches on the input are refused naming the entry and line.
+//   block, a branch that only raises is an argument check and is dropped, as
+//   is a check function (returns None, changes nothing) it cannot follow; a
+//   `for` over range(N) or a list unrolls. Given the input shapes, the reader
+//   follows shapes through the ops (sdk/src/torchscript_shapes.h), so that
+//   ranks and sizes decide branches and trip counts as they do for the
+//   native reader (F.interpolate, the norms, a crop before a skip
+//   connection); where sizes (not only ranks) decided, the metadata's
+//   "specialized_to_input_shapes" says so. Without them such code is
+//   kNeedsInputShapes; branches on tensor values are refused naming the
+//   entry and line.
 //
 // Each call of an aten op becomes a node like the native reader's: op
 // "aten::NAME", its overload (chosen by the arguments' kinds among LibTorch's
@@ -27,6 +35,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/load_limits.h"
@@ -35,9 +44,10 @@ namespace tracegraph {
 
 // kUnsupported names the code entry and line of what cannot be read; the
 // other errors name the archive entry and offset.
+// input_shapes: one per forward argument, float32 inputs (empty: read without them).
 ExportedGraph read_torchscript_archive(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, std::string_view source,
-                                       const LoadLimits& limits = {});
-ExportedGraph load_torchscript_archive(const std::string& path, const LoadLimits& limits = {});
+                                       const LoadLimits& limits = {}, const std::vector<Shape>& input_shapes = {});
+ExportedGraph load_torchscript_archive(const std::string& path, const LoadLimits& limits = {}, const std::vector<Shape>& input_shapes = {});
 
 // True for a zip archive that holds data.pkl and code/ (torch.jit.save).
 bool is_torchscript_archive(std::span<const std::byte> bytes);
