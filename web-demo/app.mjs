@@ -7,7 +7,7 @@ import { $ } from './format.mjs';
 import { ModelOpener } from './opener.mjs';
 import { NodePanel } from './panels/node.mjs';
 import { OptimizePanel } from './panels/optimize.mjs';
-import { RunPanel } from './panels/run.mjs';
+import { parseShapes, readSafetensors, RunPanel } from './panels/run.mjs';
 import { SummaryPanel } from './panels/summary.mjs';
 import { WorkerClient } from './worker_client.mjs';
 
@@ -52,6 +52,19 @@ class App {
     for (const t of document.querySelectorAll('.tab-body')) t.hidden = t.id !== `tab-${name}`;
   }
 
+  // The input shapes a model is read for: the test input's, else the Run
+  // panel's shape field when it holds shapes; undefined otherwise.
+  inputShapesFor(testIo) {
+    if (testIo) {
+      const io = readSafetensors(testIo.slice(0));
+      const shapes = [];
+      for (let i = 0; `input.${i}` in io; ++i) shapes.push(io[`input.${i}`].shape);
+      if (shapes.length) return shapes;
+    }
+    const typed = parseShapes($('run-shape').value);
+    return typed.length && typed.every((s) => s.length && s.every((d) => Number.isInteger(d) && d > 0)) ? typed : undefined;
+  }
+
   // A model's bytes, read: the worker loads them (a bad file leaves the model
   // shown before in place), and every panel starts over.
   // `testIo`: the bytes of an .io.safetensors opened with the model.
@@ -60,8 +73,19 @@ class App {
     this.clearError();
     this.status(`Reading ${jsonName}…`);
     const t = performance.now();
-    // `weights` is null for a model in one file (a .pt2).
-    const described = await this.worker.call('load', { json, weights, jsonName, weightsName }, [json, weights].filter(Boolean));
+    // `weights` is null for a model in one file (a .pt2, a .ts). A scripted
+    // TorchScript file whose code branches on its input shapes is read for
+    // the test input's shapes, or those typed in the Run panel's shape field.
+    const inputShapes = this.inputShapesFor(testIo);
+    let described;
+    try {
+      described = await this.worker.call('load', { json, weights, jsonName, weightsName, inputShapes }, [json, weights].filter(Boolean));
+    } catch (e) {
+      if (e.code === 'needs_input_shapes') {
+        e.message += '. Type its input shapes in the Run panel (dims like 1,3,224,224; inputs separated by ;) and open it again, or open its .io.safetensors with it.';
+      }
+      throw e;
+    }
     state.loaded = null;  // set again once the new graph is drawn
     state.name = jsonName.replace(/\.(json|pt2|ts|pt)$/, '');
     state.sample = sample;

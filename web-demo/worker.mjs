@@ -31,7 +31,7 @@ async function fresh({ shapes = null, optimize = optimized, threads = 1 } = {}) 
   const threaded = threads > 1 && threadsAvailable();
   const next = source.weights
     ? await loadGraph(source.json, source.weights, { jsonName: source.jsonName, weightsName: source.weightsName, threads: threaded })
-    : await loadModel(source.json, { name: source.jsonName, threads: threaded });
+    : await loadModel(source.json, { name: source.jsonName, threads: threaded, inputShapes: shapes ?? source.inputShapes });
   if (shapes && !sameShapes(shapes, exportShapes(next))) next.setInputShapes(shapes);
   let report = null;
   if (optimize) report = next.optimize();

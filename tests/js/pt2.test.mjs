@@ -63,8 +63,8 @@ for (const model of index.models) {
   }
 }
 
-// The zoo's traced TorchScript files, read by the core's TorchScript reader
-// in wasm (the native preset's make_zoo_small makes them).
+// The zoo's TorchScript files, traced and scripted, read by the core's TorchScript reader
+// in wasm with their input shapes (the native preset's make_zoo_small makes them).
 const zooDir = resolve(process.env.TRACEGRAPH_ZOO_DIR ?? join(root, 'build', 'zoo'));
 const zooIndex = existsSync(join(zooDir, 'index.json')) ? JSON.parse(readFileSync(join(zooDir, 'index.json'), 'utf8')) : { small: [] };
 test('the zoo is made', () => assert.ok(zooIndex.small.length >= 50, `only ${zooIndex.small.length} zoo models`));
@@ -72,23 +72,21 @@ for (const model of zooIndex.small) {
   const facts = JSON.parse(readFileSync(join(zooDir, `${model}.expected.json`), 'utf8'));
   test(`${model}.ts (${facts.how === 'trace' ? 'traced' : 'scripted'}) opens, names its activation and runs`, async (t) => {
     const io = readTensors(join(zooDir, `${model}.io.safetensors`));
-    let g;
+    const inputShapes = inputsOf(io).map((x) => x.shape);
+    // Scripted code that branches on the input's shape asks for it by name and line.
     try {
-      g = await loadModel(join(zooDir, `${model}.ts`));
+      (await loadModel(join(zooDir, `${model}.ts`))).dispose();
     } catch (e) {
-      // Scripted code with loops or branches on the input: refused, naming its line.
-      assert.equal(facts.how, 'script', `a traced model is refused: ${e.message}`);
-      assert.ok(e instanceof TracegraphError && e.code === 'unsupported' && /\.py line \d+/.test(e.message), e.message);
-      t.skip(e.message);
-      return;
+      assert.equal(facts.how, 'script', `a traced model needs input shapes: ${e.message}`);
+      assert.ok(e instanceof TracegraphError && e.code === 'needs_input_shapes' && /\.py line \d+/.test(e.message), e.message);
     }
+    const g = await loadModel(join(zooDir, `${model}.ts`), { inputShapes });
     try {
       const activation = g.outputActivation();
       facts.activation.forEach((want, i) => {
         // No shapes without LibTorch: concatenated heads' channel ranges are not known.
         assert.equal(activation[i].kind, want.kind === 'per_channel' ? 'unknown' : want.kind, `output ${i} activation`);
       });
-      g.setInputShapes(inputsOf(io).map((x) => x.shape));
       optimizeAndRun(t, g, io);
     } finally {
       g.dispose();

@@ -113,14 +113,30 @@ EMSCRIPTEN_KEEPALIVE Handle* tg_load(const char* json, std::size_t json_len, voi
 // Reads a model archive, told by what it holds: a torch.export archive
 // (.pt2) or a TorchScript archive (torch.jit.save). Takes ownership of
 // `bytes` (from tg_alloc), also on failure: the graph's weights are views into it.
-EMSCRIPTEN_KEEPALIVE Handle* tg_load_archive(void* bytes, std::size_t len, const char* name) {
+// `count` input shapes (ranks and dims as tg_set_input_shapes takes them; 0:
+// none) let the TorchScript reader follow scripted code that branches on them,
+// and are the graph's input shapes after.
+EMSCRIPTEN_KEEPALIVE Handle* tg_load_archive(void* bytes, std::size_t len, const char* name, int count, const int* ranks, const int* dims) {
   std::shared_ptr<void> owner(bytes, std::free);
   return guarded(
       [&]() -> Handle* {
         const std::span<const std::byte> data(static_cast<const std::byte*>(owner.get()), len);
-        tg::ExportedGraph eg = tg::is_torchscript_archive(data) ? tg::read_torchscript_archive(data, owner, name)
+        std::vector<tg::Shape> shapes;
+        std::size_t at = 0;
+        for (int i = 0; i < count; ++i) {
+          shapes.emplace_back(dims + at, dims + at + ranks[i]);
+          at += static_cast<std::size_t>(ranks[i]);
+        }
+        tg::ExportedGraph eg = tg::is_torchscript_archive(data) ? tg::read_torchscript_archive(data, owner, name, {}, shapes)
                                                                 : tg::read_pt2(data, owner, name);
-        return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
+        auto* h = new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
+        try {
+          if (!shapes.empty()) h->graph.set_input_shapes(shapes);
+        } catch (...) {
+          delete h;
+          throw;
+        }
+        return h;
       },
       nullptr);
 }

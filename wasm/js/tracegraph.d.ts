@@ -39,12 +39,17 @@ export interface LoadModelOptions extends LoadOptions {
   weights?: Source;
   /** Called as the file is read: bytes so far, and the total when known. */
   onProgress?: (loaded: number, total: number | undefined) => void;
+  /** A TorchScript archive's input shapes, one per forward argument: scripted
+   * code that branches on them (F.interpolate, the norms' checks, a crop) is
+   * read for these shapes, and they are the graph's input shapes after.
+   * Without them such an archive fails with code 'needs_input_shapes'. */
+  inputShapes?: number[][];
 }
 
 /** Reads any model file, told by its content: a torch.export archive (.pt2),
- * a TorchScript archive (straight-line code, as tracing writes it), or an
- * exported graph's JSON document with its weights. `source` may also be a
- * File or Blob. */
+ * a TorchScript archive (traced, or scripted code whose control flow the
+ * input shapes decide), or an exported graph's JSON document with its
+ * weights. `source` may also be a File or Blob. */
 export function loadModel(source: Source | Blob, options?: LoadModelOptions): Promise<TracedGraph>;
 
 /** Reads an exported graph; `json` may also be the document's text. */

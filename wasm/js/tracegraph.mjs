@@ -247,18 +247,26 @@ export async function loadModel(source, options = {}) {
     return loadGraph(bytes, weights, { ...options, jsonName: name, weightsName: options.weightsName ?? sourceName(weights, 'weights.safetensors') });
   }
   if (kind !== 'zip') throw new TracegraphError('parse', `${name}: neither a .pt2 archive nor an exported graph's JSON document`);
+  const shapes = options.inputShapes ?? [];
+  if (!Array.isArray(shapes) || !shapes.every((s) => Array.isArray(s) && s.every((d) => Number.isInteger(d) && d >= 0)))
+    throw new TracegraphError('bad_shape', `${name}: inputShapes: expected an array of shapes (arrays of non-negative integers)`);
   const core = new Core(await init(options));
   const m = core.m;
-  let p = 0, n = 0;
+  let p = 0, n = 0, rp = 0, dp = 0;
   let handle;
   try {
+    const dims = shapes.flat();
+    rp = core.alloc(4 * Math.max(shapes.length, 1), 'loadModel');
+    dp = core.alloc(4 * Math.max(dims.length, 1), 'loadModel');
+    shapes.forEach((s, i) => { core.i32[(rp >> 2) + i] = s.length; });
+    dims.forEach((d, i) => { core.i32[(dp >> 2) + i] = d; });
     p = core.copyIn(bytes, name);
     n = core.cString(String(name));
     const owned = p;
     p = 0;  // _tg_load_archive owns the bytes from here on, also when it fails
-    handle = m._tg_load_archive(owned, bytes.byteLength, n);
+    handle = m._tg_load_archive(owned, bytes.byteLength, n, shapes.length, rp, dp);
   } finally {
-    for (const q of [p, n]) if (q) m._tg_free(q);
+    for (const q of [p, n, rp, dp]) if (q) m._tg_free(q);
   }
   try {
     core.check(handle);

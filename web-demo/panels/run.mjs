@@ -8,7 +8,7 @@ const MEAN = [0.485, 0.456, 0.406];
 const STD = [0.229, 0.224, 0.225];
 const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
 
-function parseShapes(text) {
+export function parseShapes(text) {
   return text.split(';').map((s) => s.trim()).filter(Boolean).map((s) => s.split(/[ ,x×]+/).filter(Boolean).map(Number));
 }
 
@@ -26,7 +26,7 @@ function randomNormal(n, seed = 42) {
 }
 
 // The float32 tensors of a safetensors file: { name: { shape, data } }.
-function readSafetensors(buffer) {
+export function readSafetensors(buffer) {
   const view = new DataView(buffer);
   const n = Number(view.getBigUint64(0, true));
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, n)));
