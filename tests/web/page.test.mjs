@@ -281,6 +281,21 @@ test('a traced TorchScript file opens by the picker and runs within 1e-4 of torc
   assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
 });
 
+// A scripted UNet whose code branches and loops on its input's shape
+// (instance norm's rank, F.interpolate's dims): read for its test input's shapes.
+test('a scripted TorchScript file opens with its test input and runs within 1e-4 of torch', async () => {
+  const zoo = join(root, 'build', 'zoo');
+  const name = 'unet2d_in_relu_bilinear_log_softmax_scripted';
+  await page.setInputFiles('#file', [join(zoo, `${name}.ts`), join(zoo, `${name}.io.safetensors`)]);
+  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, name, { timeout: 60000 });
+  assert.match(await page.textContent('#summary-activation'), /log_softmax/);
+  await page.click('[data-tab=run]');
+  assert.equal(await page.inputValue('#run-input'), 'test');
+  await page.click('#run');
+  await page.waitForSelector('#run-error-0', { timeout: 60000 });
+  assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
+});
+
 test('a scripted TorchScript file that loops on its input says which line and what to do', async () => {
   await page.setInputFiles('#file', [join(root, 'build', 'native', 'models', 'loop_on_values.ts')]);
   await page.waitForSelector('#error:not([hidden])');
