@@ -9,7 +9,7 @@
 #   scripts/fuzz.sh --table SECONDS JOBS   (docs/fuzzing.md again from the last run's logs)
 #
 # The backend fuzzer edits the exported test models: the native preset's
-# tests make them (this script runs export_test_models and export_zoo_models).
+# tests make them (this script runs export_test_models and export_zoo_small_models).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 TABLE_ONLY=0
@@ -62,7 +62,7 @@ source scripts/env.sh
 
 cmake --preset native >/dev/null
 cmake --build --preset native
-ctest --test-dir build/native -R '^(make_test_models|make_old_test_models|export_test_models|make_exported_programs|make_zoo_small|export_zoo_models)$' --output-on-failure
+ctest --test-dir build/native -R '^(make_test_models|make_old_test_models|export_test_models|make_exported_programs|make_zoo_small|export_zoo_small_models)$' --output-on-failure
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: bootstrap, then each
 # preset's configure + build + test workflow. Prints one closing line with
-# the totals. Set TRACEGRAPH_FUZZ_SECONDS to change how long each fuzzer runs.
+# the totals and the seconds each part took. Set TRACEGRAPH_FUZZ_SECONDS to
+# change how long each fuzzer runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./scripts/bootstrap.sh
 source scripts/env.sh
+# Seconds per part for the closing line (bash's SECONDS counts from the start).
+timings=" bootstrap ${SECONDS}s"
+mark=$SECONDS
+# timed NAME: adds "NAME Ns" to the timings, the seconds since the last mark.
+timed() {
+  timings+=" $1 $((SECONDS - mark))s"
+  mark=$SECONDS
+}
 
 LOGS=build/test-logs
 mkdir -p "$LOGS"
@@ -36,22 +45,26 @@ step() {
     echo "[test] $name ran no ctest summary" >&2
     status=1
   fi
+  timed "$name"
 }
 
 step native cmake --workflow --preset native
-# CUDA code paths compile and link against the same torch wheel; they run
-# where a GPU is (scripts/cuda_check.sh), not here.
-printf '\n==== native-cuda (configure and build) ====\n'
-if (cmake --preset native-cuda && cmake --build --preset native-cuda) 2>&1 | tee "$LOGS/native-cuda.log"; then
-  echo "[test] native-cuda: configured, built and linked; its CUDA tests need a GPU (scripts/cuda_check.sh)"
+# The CUDA build links libtorch_cuda from the same torch wheel: the tool is
+# built and linked that way here (the sources are the native preset's, compiled
+# above; what differs is the link). The CUDA tests run where a GPU is
+# (scripts/cuda_check.sh builds the whole preset there), not here.
+printf '\n==== native-cuda (configure, build and link the tool) ====\n'
+if (cmake --preset native-cuda && cmake --build --preset native-cuda --target tracegraph) 2>&1 | tee "$LOGS/native-cuda.log"; then
+  echo "[test] native-cuda: the tool configured, built and linked against libtorch_cuda; its CUDA tests need a GPU (scripts/cuda_check.sh)"
 else
   echo "[test] native-cuda: the build failed" >&2
   status=1
 fi
+timed native-cuda
 step sanitize cmake --workflow --preset sanitize
 step wasm cmake --workflow --preset wasm
 step fuzz cmake --workflow --preset fuzz
 
 echo
-echo "tracegraph: $passed passed, $failed failed, $skipped skipped"
+echo "tracegraph: $passed passed, $failed failed, $skipped skipped in $((SECONDS / 60)) min;$timings"
 exit $status

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/bootstrap.sh
 source scripts/env.sh
-cmake --preset native
+cmake --preset native -DTRACEGRAPH_ZOO_LARGE=ON
 cmake --build --preset native
 ctest --test-dir build/native -L zoo_large --output-on-failure "$@"
 # and in wasm under Node, single-threaded and with two threads

@@ -8,6 +8,7 @@ import { human } from './model_stats.mjs';
 export class ModelOpener {
   constructor(app, samples) {
     this.app = app;
+    this.samples = samples;
     for (const s of samples) $('samples').append(new Option(s.label, s.name));
     $('samples').addEventListener('change', (e) => { if (e.target.value) this.openSample(e.target.value); e.target.value = ''; });
     $('file').addEventListener('change', (e) => { if (e.target.files.length) this.openFiles(e.target.files); e.target.value = ''; });
@@ -17,13 +18,17 @@ export class ModelOpener {
     canvas.addEventListener('drop', (e) => { e.preventDefault(); $('drop-hint').hidden = true; this.openFiles(e.dataTransfer.files); });
   }
 
+  // A sample's model file is samples.json's "file" (a .pt2 or .ts, read
+  // whole) or, by default, NAME.json with its NAME.safetensors.
   async openSample(name) {
     await this.guarded(async () => {
-      const base = `/models/${name}/${name}`;
-      const responses = await Promise.all([fetch(`${base}.json`), fetch(`${base}.safetensors`)]);
+      const dir = `/models/${name}`;
+      const file = this.samples.find((s) => s.name === name)?.file ?? `${name}.json`;
+      const urls = file.endsWith('.json') ? [`${dir}/${file}`, `${dir}/${name}.safetensors`] : [`${dir}/${file}`];
+      const responses = await Promise.all(urls.map((u) => fetch(u)));
       for (const r of responses) if (!r.ok) throw new Error(`${r.url} answered ${r.status}`);
-      const [json, weights] = await this.readAll(responses.map((r) => ({ stream: r.body, size: Number(r.headers.get('content-length')) || 0 })), `Downloading ${name}`);
-      await this.app.open(json, weights, `${name}.json`, `${name}.safetensors`, name);
+      const [model, weights] = await this.readAll(responses.map((r) => ({ stream: r.body, size: Number(r.headers.get('content-length')) || 0 })), `Downloading ${name}`);
+      await this.app.open(model, weights ?? null, file, weights ? `${name}.safetensors` : null, name);
     });
   }
 

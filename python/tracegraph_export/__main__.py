@@ -1,10 +1,12 @@
-"""python -m tracegraph_export MODULE:FACTORY --example 1,1,44,44,44 [--example ...] -o DIR [--name NAME]
-python -m tracegraph_export PROGRAM.pt2 -o DIR [--name NAME]
+"""python -m tracegraph_export MODULE:FACTORY --example 1,1,44,44,44 [--example ...] -o DIR [--name NAME] [--method auto|export|fx] [--decompose]
 
 MODULE:FACTORY names a function (or class) that returns the torch module,
 imported from MODULE (a module name, or a path to a .py file). Each
 --example is one input's shape; the inputs are seeded random float32 tensors.
-Writes DIR/NAME.json and DIR/NAME.safetensors and prints what it wrote."""
+Writes DIR/NAME.pt2 (the torch.export program; --decompose: in core ATen),
+or, for a module torch.export refuses, DIR/NAME.json and DIR/NAME.safetensors
+(its fx trace), and prints what it wrote. A .pt2 needs no export: tracegraph
+opens it as it is."""
 from __future__ import annotations
 
 import argparse
@@ -36,27 +38,28 @@ def _load_factory(spec: str):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tracegraph_export", description=__doc__.split("\n\n")[1])
-    p.add_argument("model", help="MODULE:FACTORY, or a .pt2 file from torch.export.save")
+    p.add_argument("model", help="MODULE:FACTORY")
     p.add_argument("--example", action="append", default=[], help="an input shape, e.g. 1,1,44,44,44 (one per input)")
     p.add_argument("-o", "--out", required=True, help="the output directory")
-    p.add_argument("--name", help="the file name (default: the factory's or the file's name)")
+    p.add_argument("--name", help="the file name (default: the factory's name)")
+    p.add_argument("--method", choices=("auto", "export", "fx"), default="auto",
+                   help="auto: torch.export, else the fx trace (default)")
+    p.add_argument("--decompose", action="store_true", help="save the program in core ATen (run_decompositions())")
     a = p.parse_args(argv)
     torch.manual_seed(0)
     try:
         if a.model.endswith(".pt2"):
-            model, inputs = a.model, None
-            name = a.name or os.path.splitext(os.path.basename(a.model))[0]
-        else:
-            model = _load_factory(a.model)()
-            inputs = tuple(torch.randn([int(d) for d in s.split(",")]) for s in a.example)
-            name = a.name or a.model.rpartition(":")[2]
-        doc = export(model, inputs, os.path.join(a.out, name))
+            raise ExportError(f"{a.model}: a saved program needs no export; tracegraph reads it as it is "
+                              f"(tracegraph inspect {a.model})")
+        model = _load_factory(a.model)()
+        inputs = tuple(torch.randn([int(d) for d in s.split(",")]) for s in a.example)
+        name = a.name or a.model.rpartition(":")[2]
+        written = export(model, inputs, os.path.join(a.out, name), method=a.method, decompose=a.decompose)
     except (ExportError, ValueError) as e:
         print(f"tracegraph_export: error: {e}", file=sys.stderr)
         return 1
-    g = doc["graph"]
-    print(f"wrote {os.path.join(a.out, name)}.json and .safetensors: {len(g['nodes'])} nodes, "
-          f"{sum(1 for v in g['values'] if 'constant' in v)} weights ({doc['metadata']['reader']})")
+    also = f" and {os.path.splitext(written.path)[0]}.safetensors" if written.reader == "fx" else ""
+    print(f"wrote {written.path}{also} ({written.reader})")
     return 0
 
 

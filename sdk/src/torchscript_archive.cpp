@@ -463,6 +463,19 @@ class Reader {
     // What shape queries left behind (sizes read for a branch that is gone).
     TransformContext dce(std::nullopt, nullptr, 0);
     dead_code_elimination(graph(), dce);
+    // The shapes followed from the input shapes, on the values (as the native
+    // reader's probe gives them): what the activation's channel ranges and
+    // the page's shapes read.
+    // Nodes made since (the scatters of writes in place) follow from theirs.
+    if (!input_shapes_.empty()) {
+      for (NodeId id : graph().nodes()) {
+        const Node& n = graph().node(id);
+        if (std::any_of(n.outputs.begin(), n.outputs.end(), [&](ValueId v) { return !shapes_.count(v); })) record(id);
+      }
+    }
+    for (const auto& [v, shape] : shapes_) {
+      if (graph().is_live(v) && !graph().value(v).shape) graph().set_value_type(v, graph().value(v).dtype, symbolic(shape));
+    }
     out_.metadata["reader"] = "torchscript archive";
     out_.metadata["source"] = zip_.source();
     // Control flow decided by the input shapes' sizes (not only their ranks),
@@ -1503,10 +1516,29 @@ class Reader {
       auto it = numbers_.find(*list);
       return it == numbers_.end() ? std::nullopt : std::optional<std::vector<double>>(std::vector<double>{static_cast<double>(it->second.size())});
     }
-    if (input("self") || input("input")) return std::nullopt;  // a tensor op
+    const auto one = [](double x) { return std::optional<std::vector<double>>(std::vector<double>{x}); };
+    // A traced shape computation: sizes as 0-dim tensors (prim::NumToTensor),
+    // their arithmetic on tensors (the crop offset (a - b) // 2 of a skip
+    // connection), read back by aten::Int.
+    if (n.op == "prim::NumToTensor") {
+      const auto a = number("a");
+      return a ? one(*a) : std::nullopt;
+    }
+    if (const auto self = input("self")) {
+      const auto x = number_of(*self);
+      const auto y = number("other");
+      if (!x || !y || (known_of(*self).shape && !known_of(*self).shape->empty())) return std::nullopt;
+      const double alpha = number("alpha").value_or(1);
+      if (op == "add") return one(*x + alpha * *y);
+      if (op == "sub") return one(*x - alpha * *y);
+      if (op == "mul") return one(*x * *y);
+      if (op == "div") return *y == 0 ? std::nullopt : one(*x / *y);
+      if (op == "floor_divide") return *y == 0 ? std::nullopt : one(std::floor(*x / *y));
+      return std::nullopt;
+    }
+    if (input("input")) return std::nullopt;  // a tensor op
     const auto a = number("a");
     if (!a) return std::nullopt;
-    const auto one = [](double x) { return std::optional<std::vector<double>>(std::vector<double>{x}); };
     if (op == "neg") return one(-*a);
     if (op == "floor") return one(std::floor(*a));
     if (op == "Int") return one(std::trunc(*a));

@@ -203,7 +203,10 @@ const std::set<std::string, std::less<>>& same_shape_ops() {
       "instance_norm", "group_norm", "layer_norm", "neg", "exp", "log", "sqrt", "rsqrt", "abs", "erf", "sin", "cos",
       "reciprocal", "sign", "floor", "ceil", "round", "to", "type_as", "_to_copy", "bernoulli", "zeros_like", "ones_like",
       "empty_like", "full_like", "rand_like", "randn_like", "logical_not", "bitwise_not", "square", "exp2", "log1p",
-      "expm1", "log2", "log10", "trunc", "frac", "cumsum", "cumprod", "nan_to_num", "channel_shuffle", "pixel_unshuffle_"};
+      "expm1", "log2", "log10", "trunc", "frac", "cumsum", "cumprod", "nan_to_num", "channel_shuffle", "pixel_unshuffle_",
+      // writes into self (in place, or made functional): self's shape
+      "slice_scatter", "select_scatter", "diagonal_scatter", "index_put", "index_copy", "index_fill", "index_add",
+      "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "copy", "fill", "zero"};
   return kOps;
 }
 const std::set<std::string, std::less<>>& broadcast_ops() {
@@ -216,6 +219,8 @@ const std::set<std::string, std::less<>>& broadcast_ops() {
 }  // namespace
 
 std::optional<Shape> infer_shape(const Node& node, std::size_t output, const KnownOf& known) {
+  // A number as a 0-dim tensor: what a traced shape computation makes of x.size(2).
+  if (node.op == "prim::NumToTensor") return output == 0 ? std::optional<Shape>(Shape{}) : std::nullopt;
   if (node.op.rfind("aten::", 0) != 0) return std::nullopt;
   std::string op = node.op.substr(6);
   if (op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0) op.pop_back();  // relu_ is relu's shape

@@ -73,7 +73,7 @@ std::vector<Model>& models() {
     std::sort(out.begin(), out.end(), [](const Model& a, const Model& b) { return a.name < b.name; });
     if (out.empty()) {
       std::fprintf(stderr, "fuzz_backends: no exported test models in '%s': run the native preset's tests first "
-                           "(export_test_models, export_zoo_models) or set TRACEGRAPH_FUZZ_MODELS\n", dirs.c_str());
+                           "(export_test_models, export_zoo_small_models) or set TRACEGRAPH_FUZZ_MODELS\n", dirs.c_str());
       std::abort();
     }
     return out;

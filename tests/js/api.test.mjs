@@ -11,10 +11,12 @@ const { loadGraph, TracegraphError } = api;
 
 // The page downloads it. 2 MiB until the page read .pt2 and TorchScript
 // archives itself (the zip reader and inflater, the unpickler, the two
-// readers and LibTorch's schema table: about 250 KB, compiled -Os).
-test('the single-threaded wasm stays under 2.5 MiB', () => {
+// readers and LibTorch's schema table: about 250 KB, compiled -Os); 2.5 MiB
+// until the portable kernels of PyTorch's op set (scatters, index_put,
+// einsum, pooling with indices: 2.50 MiB with them, December 2026).
+test('the single-threaded wasm stays under 2.75 MiB', () => {
   const bytes = statSync(join(jsDir, 'tracegraph.wasm')).size;
-  assert.ok(bytes < 2.5 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
+  assert.ok(bytes < 2.75 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
 });
 
 test('the single-threaded build runs one thread whatever is asked', async () => {

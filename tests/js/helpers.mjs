@@ -15,14 +15,28 @@ if (!existsSync(exportedDir)) throw new Error(`no exported test models in ${expo
 
 export const api = await import(join(jsDir, 'tracegraph.mjs'));
 
+// The exported models: a graph's NAME.json (with NAME.safetensors), or the
+// model file its facts name ("file": a .pt2 the Python exporter saved).
 export function models() {
-  return readdirSync(exportedDir).filter((m) => existsSync(join(exportedDir, m, `${m}.json`))).sort();
+  return readdirSync(exportedDir).filter((m) => existsSync(join(exportedDir, m, `${m}.expected.json`)) &&
+    existsSync(modelPath(m, JSON.parse(readFileSync(join(exportedDir, m, `${m}.expected.json`), 'utf8')))))
+    .sort();
+}
+
+function modelPath(model, expected) {
+  return join(exportedDir, model, expected.file ?? `${model}.json`);
 }
 
 export function modelFiles(model) {
   const dir = join(exportedDir, model);
-  return { json: join(dir, `${model}.json`), weights: join(dir, `${model}.safetensors`),
-           expected: JSON.parse(readFileSync(join(dir, `${model}.expected.json`), 'utf8')), io: readTensors(join(dir, `${model}.io.safetensors`)) };
+  const expected = JSON.parse(readFileSync(join(dir, `${model}.expected.json`), 'utf8'));
+  return { file: modelPath(model, expected), json: join(dir, `${model}.json`), weights: join(dir, `${model}.safetensors`),
+           expected, io: readTensors(join(dir, `${model}.io.safetensors`)) };
+}
+
+// A model of modelFiles() by its file: the JSON pair through loadGraph, a .pt2 through loadModel.
+export function loadFiles(f, options = {}) {
+  return f.file.endsWith('.json') ? api.loadGraph(f.json, f.weights, options) : api.loadModel(f.file, options);
 }
 
 // { name: { data: Float32Array, shape } } of a float32 safetensors file.

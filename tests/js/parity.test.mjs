@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { api, assertOutputsMatch, inputsOf, modelFiles, models, outputsOf, relativeError } from './helpers.mjs';
+import { assertOutputsMatch, inputsOf, loadFiles, modelFiles, models, outputsOf, relativeError } from './helpers.mjs';
 
 const all = models();
 
@@ -16,7 +16,7 @@ test('every readable test model is exported', () => {
 for (const model of all) {
   test(`${model} on the threaded build, two threads, matches LibTorch within 1e-4`, async () => {
     const f = modelFiles(model);
-    const g = await api.loadGraph(f.json, f.weights, { threads: true });
+    const g = await loadFiles(f, { threads: true });
     try {
       g.optimize();
       assert.equal(g.finalize({ threads: 2 }), 2);
@@ -32,7 +32,7 @@ for (const model of all) {
   for (const optimized of [false, true]) {
     test(`${model}${optimized ? ' optimized' : ''} matches LibTorch within 1e-4`, async () => {
       const f = modelFiles(model);
-      const g = await api.loadGraph(f.json, f.weights);
+      const g = await loadFiles(f);
       try {
         if (optimized) {
           const report = g.optimize();

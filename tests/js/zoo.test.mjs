@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { api, assertOutputsMatch, inputsOf, modelFiles, models } from './helpers.mjs';
+import { assertOutputsMatch, inputsOf, loadFiles, modelFiles, models } from './helpers.mjs';
 
 const all = models();
 
@@ -24,7 +24,7 @@ for (const model of all) {
   for (const threads of [1, 2]) {
     test(`${model} optimized, ${threads} thread(s), matches its module within 1e-4`, async () => {
       const f = modelFiles(model);
-      const g = await api.loadGraph(f.json, f.weights, { threads: threads > 1 });
+      const g = await loadFiles(f, { threads: threads > 1 });
       try {
         g.optimize();
         assert.equal(g.finalize({ threads }), threads);

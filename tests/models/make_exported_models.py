@@ -1,7 +1,9 @@
 """Exports some of the test models with tracegraph_export (python/), through
-torch.export (NAME_export) and through the fx trace (NAME_fx), in the layout
-the exported TorchScript models have: OUT/NAME/NAME.{json,safetensors} plus the
-module's own outputs (NAME.io.safetensors) and facts (NAME.expected.json).
+torch.export (NAME_export: OUT/NAME/NAME.pt2, as torch.export gives it or in
+core ATen) and through the fx trace (NAME_fx: OUT/NAME/NAME.{json,safetensors}),
+in the layout the exported TorchScript models have, plus the module's own
+outputs (NAME.io.safetensors) and facts (NAME.expected.json, whose "file"
+names the model file).
 The weights and inputs are make_test_models.py's, seeded the same way, so each
 equals the TorchScript model it names in "torchscript".
 
@@ -29,24 +31,25 @@ def scripted_unet_then_sigmoid():
     return nn.Sequential(torch.jit.script(tm.UNet3d()), nn.Sigmoid())
 
 
-# name -> (the TorchScript test model with the same weights, constructor, method)
+# name -> (the TorchScript test model with the same weights, constructor, method,
+# whether the program is saved in core ATen)
 EXPORTED = {
-    "unet3d_sigmoid_export": ("unet3d_sigmoid_traced", None, "export"),
-    "unet3d_two_heads_export": ("unet3d_two_heads", None, "export"),
-    "unet3d_dict_out_export": ("unet3d_dict_out", None, "export"),
-    "unet3d_softmax_export": ("unet3d_softmax", None, "export"),
-    "unet3d_clamp_export": ("unet3d_clamp", None, "export"),
-    "unet2d_export": ("unet2d", None, "export"),
-    "resnet18_export": ("resnet18_traced", None, "export"),
-    "mobilenet_v2_export": ("mobilenet_v2_traced", None, "export"),
-    "unet3d_sigmoid_fx": ("unet3d_sigmoid_traced", scripted_unet_then_sigmoid, "fx"),
-    "unet3d_dict_out_fx": ("unet3d_dict_out", None, "fx"),
-    "unet2d_fx": ("unet2d", None, "fx"),
+    "unet3d_sigmoid_export": ("unet3d_sigmoid_traced", None, "export", False),
+    "unet3d_two_heads_export": ("unet3d_two_heads", None, "export", True),
+    "unet3d_dict_out_export": ("unet3d_dict_out", None, "export", False),
+    "unet3d_softmax_export": ("unet3d_softmax", None, "export", True),
+    "unet3d_clamp_export": ("unet3d_clamp", None, "export", False),
+    "unet2d_export": ("unet2d", None, "export", True),
+    "resnet18_export": ("resnet18_traced", None, "export", False),
+    "mobilenet_v2_export": ("mobilenet_v2_traced", None, "export", True),
+    "unet3d_sigmoid_fx": ("unet3d_sigmoid_traced", scripted_unet_then_sigmoid, "fx", False),
+    "unet3d_dict_out_fx": ("unet3d_dict_out", None, "fx", False),
+    "unet2d_fx": ("unet2d", None, "fx", False),
 }
 
 
 def make(name, out_dir):
-    torchscript, ctor, method = EXPORTED[name]
+    torchscript, ctor, method, decompose = EXPORTED[name]
     base_ctor, shapes, _, activation = tm.MODELS[torchscript]
     torch.manual_seed(1234)
     model = (ctor or base_ctor)().eval()
@@ -59,13 +62,13 @@ def make(name, out_dir):
         outputs = model(*inputs)
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
-    doc = export(model, inputs, os.path.join(d, name), method=method)
+    written = export(model, inputs, os.path.join(d, name), method=method, decompose=decompose)
     flat = tm.leaves(outputs)
     tm.write_safetensors(os.path.join(d, name + ".io.safetensors"),
                          [(f"input.{i}", t) for i, t in enumerate(inputs)] + [(f"output.{i}", t) for i, t in enumerate(flat)])
-    facts = {"name": name, "torchscript": torchscript, "reader": doc["metadata"]["reader"],
-             "input_shapes": [list(s) for s in shapes], "output_shapes": [list(t.shape) for t in flat],
-             "activation": activation, "out_spec": json.dumps(doc["out_spec"])}
+    facts = {"name": name, "torchscript": torchscript, "reader": written.reader, "file": os.path.basename(written.path),
+             "core_aten": decompose, "input_shapes": [list(s) for s in shapes],
+             "output_shapes": [list(t.shape) for t in flat], "activation": activation, "out_spec": written.out_spec}
     with open(os.path.join(d, name + ".expected.json"), "w") as f:
         json.dump(facts, f, indent=1, sort_keys=True)
 

@@ -15,8 +15,10 @@
 #include <cmath>
 
 #include "tracegraph/activation.h"
+#include "tracegraph/exported_graph.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/native/aten_interop.h"
+#include "tracegraph/pt2.h"
 #include "tracegraph/safetensors.h"
 
 namespace tracegraph::testing {
@@ -47,6 +49,15 @@ inline const std::vector<std::string> kExportedPrograms = {
 // DIR/NAME/NAME.json, .io.safetensors, .expected.json
 inline std::string exported_path(const std::string& name, const std::string& suffix) {
   return std::string(TRACEGRAPH_EXPORTED_DIR) + "/" + name + "/" + name + suffix;
+}
+// What the Python exporter wrote for one of kExportedPrograms, as its facts
+// name it: NAME.pt2 (a torch.export program, read by the core's .pt2 reader)
+// or NAME.json (an fx trace in the exported format).
+inline ExportedGraph read_exported_program(const std::string& name) {
+  std::ifstream in(exported_path(name, ".expected.json"));
+  if (!in) throw std::runtime_error("missing " + exported_path(name, ".expected.json") + ": run the make_exported_programs fixture");
+  const std::string file = std::string(TRACEGRAPH_EXPORTED_DIR) + "/" + name + "/" + nlohmann::json::parse(in).at("file").get<std::string>();
+  return file.ends_with(".pt2") ? load_pt2(file) : load_graph(file);
 }
 #endif
 

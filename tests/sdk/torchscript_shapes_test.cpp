@@ -100,5 +100,24 @@ TEST_F(ShapeRules, BroadcastsAndSizesGivenAsValues) {
   EXPECT_EQ(shape("aten::some_op_without_a_rule", {x}, {"self"}, {}), std::nullopt);
 }
 
+// What writes in place become (a scatter into self), and the 0-dim tensor a
+// traced size computation makes of a number.
+TEST_F(ShapeRules, ScattersKeepSelfsShapeAndNumbersBecomeScalars) {
+  const ValueId x = tensor({1, 3, 4, 5, 3}), src = tensor({1, 1, 4, 5, 3});
+  Attributes slice;
+  slice.set("dim", std::int64_t{1});
+  slice.set("start", std::int64_t{0});
+  slice.set("end", std::int64_t{1});
+  EXPECT_EQ(shape("aten::slice_scatter", {x, src}, {"self", "src"}, slice), (Shape{1, 3, 4, 5, 3}));
+  const ValueId mask = tensor({1, 1, 4, 1, 3});
+  Attributes fill;
+  fill.set("value", 0.0);
+  EXPECT_EQ(shape("aten::masked_fill", {x, mask}, {"self", "mask"}, fill), (Shape{1, 3, 4, 5, 3}));
+  const ValueId number = g_.add_input("n");
+  known_[number].ints = std::vector<std::int64_t>{7};
+  EXPECT_EQ(shape("prim::NumToTensor", {number}, {"a"}, {}), Shape{});
+  EXPECT_EQ(shape("prim::SomethingElse", {number}, {"a"}, {}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tracegraph::detail

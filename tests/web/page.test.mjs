@@ -142,6 +142,20 @@ test('mobilenet_v2 lays out and runs; the summary counts parameters and FLOPs', 
   assert.match(await page.textContent('#run-result'), /top classes/);
 });
 
+// The torch.export sample: a .pt2 the Python exporter saved, fetched as one
+// file and read by the core's .pt2 reader, run on its test input.
+test('the torch.export sample opens as its .pt2 and runs within 1e-4 of torch', async () => {
+  const sample = JSON.parse(readFileSync(join(root, 'web-demo', 'samples.json'), 'utf8')).find((s) => s.from === 'torch.export');
+  assert.match(sample.file, /\.pt2$/);
+  await openSample(sample.name);
+  assert.match(await page.textContent('#summary-activation'), /sigmoid/);
+  await page.click('[data-tab=run]');
+  assert.equal(await page.inputValue('#run-input'), 'test');
+  await page.click('#run');
+  await page.waitForSelector('#run-error-0', { timeout: 60000 });
+  assert.ok(Number(await page.getAttribute('#run-error-0', 'data-error')) <= 1e-4);
+});
+
 test('a 900-node graph lays out and draws (time printed, not asserted)', async () => {
   const r = await page.evaluate(async (n) => {
     // mobilenet-like: conv, batch norm, clip in a chain, a residual add every tenth node
@@ -173,6 +187,8 @@ test('a corrupt file gives a clear message and the page keeps working', async ()
   const good = join(exportedDir, 'unet2d', 'unet2d.json');
   const text = readFileSync(good, 'utf8');
   writeFileSync(join(dir, 'broken.json'), text.slice(0, Math.floor(text.length / 2)));
+  const before = await page.evaluate(() => window.__tracegraph.state.name);
+  assert.ok(before);
   await page.setInputFiles('#file', [join(dir, 'broken.json'), join(exportedDir, 'unet2d', 'unet2d.safetensors')]);
   await page.waitForSelector('#error:not([hidden])');
   const message = await page.textContent('#error-text');
@@ -180,7 +196,7 @@ test('a corrupt file gives a clear message and the page keeps working', async ()
   assert.match(message, /broken\.json/);
   await page.screenshot({ path: join(shots, 'corrupt-file.png') });
   // the model shown before is still there, and another opens fine
-  assert.equal(await page.evaluate(() => window.__tracegraph.state.name), 'mobilenet_v2_traced');
+  assert.equal(await page.evaluate(() => window.__tracegraph.state.name), before);
   await page.click('#error-close');
   await openSample('unet2d');
   assert.equal(await page.isVisible('#error'), false);

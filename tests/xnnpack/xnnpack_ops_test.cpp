@@ -677,6 +677,108 @@ std::vector<OpCase> op_cases() {
     const ValueId m = b.op("fmod", "Scalar", {{"self", r}}, attrs({{"other", 3.0}}));
     b.g.set_outputs({b.op("add", "Tensor", {{"self", b.op("mul", "Tensor", {{"self", x}, {"other", m}})}, {"other", f}}, attrs({{"alpha", std::int64_t{1}}}))});
   }});
+  // The portable kernels of issue 33, each alone, on odd shapes.
+  out.push_back({"unbatched_conv2d_conv1d_and_same_padding", [](Builder& b) {
+    const ValueId x = b.input({3, 5, 7});  // [C, H, W]: no batch dim
+    const ValueId c2 = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({5, 3, 2, 3})}, {"bias", b.constant({5})}},
+                            attrs({{"stride", Ints{1, 2}}, {"padding", Ints{1, 0}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}));
+    const ValueId c1 = b.op("conv1d", "", {{"input", b.input({3, 9})}, {"weight", b.constant({2, 3, 4})}},
+                            attrs({{"stride", Ints{1}}, {"padding", Ints{2}}, {"dilation", Ints{1}}, {"groups", std::int64_t{1}}}));
+    // 'same' with an even kernel (one more padding after) and dilation.
+    const ValueId same = b.op("conv2d", "padding", {{"input", b.input({1, 3, 6, 5})}, {"weight", b.constant({5, 3, 4, 3})}},
+                              attrs({{"stride", Ints{1, 1}}, {"padding", std::string("same")}, {"dilation", Ints{1, 2}}, {"groups", std::int64_t{1}}}));
+    b.g.set_outputs({c2, c1, same});
+  }});
+  out.push_back({"max_pool_with_indices_1d_2d_3d", [](Builder& b) {
+    auto indices_as_float = [&](ValueId v) {
+      return b.op("to", "dtype", {{"self", v}}, attrs({{"dtype", std::int64_t{6}}, {"non_blocking", false}, {"copy", false}}));
+    };
+    const auto p1 = b.ops("max_pool1d_with_indices", {{"self", b.input({2, 3, 10})}},
+                          attrs({{"kernel_size", Ints{3}}, {"stride", Ints{2}}, {"padding", Ints{1}}, {"dilation", Ints{2}}, {"ceil_mode", true}}), 2);
+    const auto p2 = b.ops("max_pool2d_with_indices", {{"self", b.input({3, 7, 5})}},  // no batch dim
+                          attrs({{"kernel_size", Ints{3, 2}}, {"stride", Ints{2, 1}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 1}}, {"ceil_mode", false}}), 2);
+    const auto p3 = b.ops("max_pool3d_with_indices", {{"self", b.input({1, 2, 5, 4, 3})}},
+                          attrs({{"kernel_size", Ints{2, 2, 2}}, {"stride", Ints{2, 2, 2}}, {"padding", Ints{0, 1, 1}}, {"dilation", Ints{1, 1, 1}}, {"ceil_mode", true}}), 2);
+    const auto ad = b.ops("adaptive_max_pool2d", {{"self", b.input({1, 3, 7, 5})}}, attrs({{"output_size", Ints{3, 2}}}), 2);
+    b.g.set_outputs({p1[0], indices_as_float(p1[1]), p2[0], indices_as_float(p2[1]), p3[0], indices_as_float(p3[1]), ad[0], indices_as_float(ad[1])});
+  }});
+  // Padding past what XNNPACK's deconvolution takes: the portable kernel, 2D and 3D, grouped, dilated.
+  out.push_back({"conv_transpose_padding_xnnpack_refuses", [](Builder& b) {
+    const ValueId t2 = b.op("conv_transpose2d", "input", {{"input", b.input({1, 3, 4, 5})}, {"weight", b.constant({3, 3, 3, 3})}, {"bias", b.constant({3})}},
+                            attrs({{"stride", Ints{2, 2}}, {"padding", Ints{2, 2}}, {"output_padding", Ints{1, 1}},
+                                   {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1}}}));
+    const ValueId t3 = b.op("conv_transpose3d", "input", {{"input", b.input({3, 4, 4, 4})}, {"weight", b.constant({3, 3, 3, 3, 3})}},
+                            attrs({{"stride", Ints{2, 2, 2}}, {"padding", Ints{2, 2, 2}}, {"output_padding", Ints{1, 1, 1}},
+                                   {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1, 1}}}));
+    const ValueId tg = b.op("conv_transpose2d", "input", {{"input", b.input({2, 2, 4, 4})}, {"weight", b.constant({2, 2, 4, 5})}, {"bias", b.constant({4})}},
+                            attrs({{"stride", Ints{3, 2}}, {"padding", Ints{1, 2}}, {"output_padding", Ints{2, 3}},
+                                   {"groups", std::int64_t{2}}, {"dilation", Ints{4, 4}}}));
+    b.g.set_outputs({t2, t3, tg});
+  }});
+  out.push_back({"avg_pool2d_divisor_override_unbatched", [](Builder& b) {
+    b.g.set_outputs({b.op("avg_pool2d", "", {{"self", b.input({3, 7, 5})}},
+                          attrs({{"kernel_size", Ints{3, 2}}, {"stride", Ints{2, 2}}, {"padding", Ints{1, 1}}, {"ceil_mode", true},
+                                 {"count_include_pad", true}, {"divisor_override", std::int64_t{5}}}))});
+  }});
+  out.push_back({"scatter_src_value_and_reduce", [](Builder& b) {
+    const ValueId x = b.input({5, 3}), src = b.input({4, 3});
+    const ValueId idx = b.g.add_constant("idx", native::from_aten(at::tensor({4, 0, 2, 1, 3, 0, 3, 2, 1}, at::kLong).reshape({3, 3})));
+    const ValueId plain = b.op("scatter", "src", {{"self", x}, {"index", idx}, {"src", src}}, attrs({{"dim", std::int64_t{0}}}));
+    const ValueId value = b.op("scatter", "value", {{"self", x}, {"index", idx}}, attrs({{"dim", std::int64_t{0}}, {"value", 2.5}}));
+    const ValueId add = b.op("scatter_add", "", {{"self", x}, {"index", idx}, {"src", src}}, attrs({{"dim", std::int64_t{0}}}));
+    std::vector<ValueId> outs{plain, value, add};
+    for (const char* r : {"sum", "prod", "mean", "amax", "amin"})
+      for (bool self : {true, false})
+        outs.push_back(b.op("scatter_reduce", "two", {{"self", x}, {"index", idx}, {"src", src}},
+                            attrs({{"dim", std::int64_t{0}}, {"reduce", std::string(r)}, {"include_self", self}})));
+    b.g.set_outputs(outs);
+  }});
+  out.push_back({"index_add_copy_fill_along_dim_1", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 3}), source = b.input({2, 3, 3});
+    const ValueId idx = b.g.add_constant("idx", native::from_aten(at::tensor({4, 0, 2}, at::kLong)));
+    b.g.set_outputs({b.op("index_add", "", {{"self", x}, {"index", idx}, {"source", source}}, attrs({{"dim", std::int64_t{1}}, {"alpha", 0.5}})),
+                     b.op("index_copy", "", {{"self", x}, {"index", idx}, {"source", source}}, attrs({{"dim", std::int64_t{1}}})),
+                     b.op("index_fill", "int_Scalar", {{"self", x}, {"index", idx}}, attrs({{"dim", std::int64_t{-2}}, {"value", -3.0}}))});
+  }});
+  out.push_back({"index_put_indices_none_and_mask", [](Builder& b) {
+    const ValueId x = b.input({4, 3, 5});
+    const ValueId rows = b.g.add_constant("rows", native::from_aten(at::tensor({3, 0}, at::kLong)));
+    const ValueId cols = b.g.add_constant("cols", native::from_aten(at::tensor({4, 1}, at::kLong)));
+    // x[rows, :, cols] = v (indices apart: their dim first), accumulated; x[:, :, cols] = v.
+    Attributes apart = attrs({{"accumulate", true}});
+    apart.set("indices", std::vector<bool>{true, false, true});
+    const ValueId put = b.op("index_put", "", {{"self", x}, {"indices", rows}, {"indices", cols}, {"values", b.input({2, 3})}}, apart);
+    Attributes last = attrs({{"accumulate", false}});
+    last.set("indices", std::vector<bool>{false, false, true});
+    const ValueId put2 = b.op("index_put", "", {{"self", x}, {"indices", cols}, {"values", b.input({1, 3, 1})}}, last);
+    const ValueId mask = b.g.add_constant("mask", native::from_aten(at::tensor({1, 0, 1, 1}, at::kLong).to(at::kBool)));
+    const ValueId masked = b.op("index_put", "", {{"self", x}, {"indices", mask}, {"values", b.input({5})}}, attrs({{"accumulate", false}}));
+    b.g.set_outputs({put, put2, masked});
+  }});
+  out.push_back({"repeat_interleave_einsum_and_nearest_exact", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5});
+    const ValueId flat = b.op("repeat_interleave", "self_int", {{"self", x}}, attrs({{"repeats", std::int64_t{2}}}));
+    const ValueId reps = b.g.add_constant("reps", native::from_aten(at::tensor({1, 0, 3}, at::kLong)));
+    const ValueId per = b.op("repeat_interleave", "self_Tensor", {{"self", x}, {"repeats", reps}}, attrs({{"dim", std::int64_t{1}}}));
+    // A diagonal, a sum over one operand, an ellipsis and three operands.
+    Attributes e1 = attrs({{"equation", std::string("ii->i")}});
+    const ValueId diag = b.op("einsum", "", {{"tensors", b.input({3, 3})}}, e1);
+    const ValueId y = b.input({5, 4}), z = b.input({4});
+    Attributes e2 = attrs({{"equation", std::string("...jk,kl,l->...j")}});
+    const ValueId three = b.op("einsum", "", {{"tensors", x}, {"tensors", y}, {"tensors", z}}, e2);
+    const ValueId near = b.op("_upsample_nearest_exact2d", "vec", {{"input", b.input({1, 2, 5, 3})}}, attrs({{"output_size", Ints{7, 2}}}));
+    b.g.set_outputs({flat, per, diag, three, near});
+  }});
+  out.push_back({"addmm_general_rsub_and_masked_fill_of_tensors", [](Builder& b) {
+    const ValueId self = b.input({1, 3}), m1 = b.input({5, 2}), m2 = b.input({2, 3});
+    const ValueId addmm = b.op("addmm", "", {{"self", self}, {"mat1", m1}, {"mat2", m2}}, attrs({{"beta", 0.5}, {"alpha", -2.0}}));
+    const ValueId a = b.input({4, 1}), c = b.input({3});
+    const ValueId rsub = b.op("rsub", "Tensor", {{"self", a}, {"other", c}}, attrs({{"alpha", 3.0}}));
+    const ValueId mask = b.op("gt", "Scalar", {{"self", a}}, attrs({{"other", 0.0}}));
+    const ValueId value = b.op("sum", "", {{"self", c}});
+    const ValueId fill = b.op("masked_fill", "Tensor", {{"self", b.input({4, 3})}, {"mask", mask}, {"value", value}});
+    b.g.set_outputs({addmm, rsub, fill});
+  }});
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "native/test_models.h"
 #include "native/zoo_models.h"
 #include "tracegraph/native/torchscript.h"
+#include "tracegraph/torchscript_archive.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
 
@@ -62,6 +63,22 @@ TEST_P(XnnpackZooTest, RunsWithinToleranceAsReadAndOptimized) {
                 v.optimized ? "optimized" : "as read", g.graph().nodes().size(), on_xnnpack, winograd, on_portable,
                 total > 0 ? 100 * portable / total : 0.0, total);
   }
+}
+
+// What the page and the JS API run: the core's TorchScript reader (no
+// LibTorch; scripted code read for the input shapes) and XNNPACK.
+TEST_P(XnnpackZooTest, RunsWithinToleranceAsTheCoreReaderReadsIt) {
+  const std::string model = GetParam();
+  const auto io = tracegraph::testing::read_model_io(zoo_path(model + ".io.safetensors"));
+  std::vector<Shape> shapes;
+  for (const Tensor& t : io.inputs) shapes.push_back(t.shape());
+  TracedGraph g = TracedGraph::from_exported(load_torchscript_archive(zoo_path(model + ".ts"), {}, shapes), std::make_unique<XnnpackBackend>(Options{1, true}));
+  g.set_input_shapes(shapes);
+  g.optimize();
+  g.finalize();
+  const std::vector<Tensor> out = g.run(io.inputs);
+  ASSERT_EQ(out.size(), io.outputs.size());
+  for (std::size_t i = 0; i < out.size(); ++i) EXPECT_LE(max_relative_error(out[i], io.outputs[i]), 1e-4) << "output " << i;
 }
 
 #ifndef TRACEGRAPH_ZOO_LARGE

@@ -41,6 +41,49 @@ i64 pixel_fold(i64 channels, i64 kernel_w, i64 stride_w, i64 out_w) {
   return best;
 }
 
+namespace {
+
+// The convolution's input and its padding in `padding` (before each spatial
+// dim, the same after): torch's numbers, or its padding='valid' (none) and
+// 'same' (dilation * (kernel - 1) in all, stride 1). Where 'same' pads an odd
+// amount, the one more after is zeros added to a copy of the input, returned.
+int as_padded(Context& cx, const Node& n, int x, const std::vector<i64>& kernel, const std::vector<i64>& stride,
+              const std::vector<i64>& dilation, std::vector<i64>& padding) {
+  const std::size_t rank = kernel.size();
+  const AttributeValue* p = n.attributes.find("padding");
+  if (!p || !std::holds_alternative<std::string>(*p)) {
+    padding = cx.spatial_arg(n, "padding", rank, 0);
+    return x;
+  }
+  const std::string& mode = std::get<std::string>(*p);
+  padding.assign(rank, 0);
+  if (mode == "valid") return x;
+  if (mode != "same") fail(ErrorCode::kInvalidArgument, cx.where(n) + ": padding '" + mode + "' (torch knows 'same' and 'valid')");
+  std::vector<i64> extra(rank, 0);
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (stride[i] != 1) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": padding 'same' with stride " + shape_str(stride) + " (torch needs 1)");
+    const i64 total = dilation[i] * (kernel[i] - 1);
+    padding[i] = total / 2;
+    extra[i] = total - 2 * padding[i];
+  }
+  if (std::all_of(extra.begin(), extra.end(), [](i64 e) { return e == 0; })) return x;
+  x = cx.as_layout(x, false);
+  const Shape shape = cx.slot(x).shape;
+  if (shape.size() < rank) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(shape) + " for a " + std::to_string(rank) + "D convolution");
+  std::vector<i64> before(shape.size(), 0), after(shape.size(), 0);
+  Shape padded = shape;
+  for (std::size_t i = 0; i < rank; ++i) {
+    after[shape.size() - rank + i] = extra[i];
+    padded[shape.size() - rank + i] += extra[i];
+  }
+  const int out = cx.new_tensor(padded, false);
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, x, out, shape, before, after] { portable::pad(cx.ptr(x), cx.ptr(out), shape, before, after, portable::PadMode::kConstant, 0.0f); };
+  return out;
+}
+
+}  // namespace
+
 void lower_conv(Context& cx, const Node& n, NodeState& st) {
   const std::string base = base_op(n.op);
   const Tensor& w = cx.constant_arg(n, "weight", 1, true);
@@ -50,16 +93,17 @@ void lower_conv(Context& cx, const Node& n, NodeState& st) {
   if (w.dim() == 3 && !transposed) return lower_conv1d(cx, n, st);
   if (w.dim() != 4 && w.dim() != 5) fail(ErrorCode::kUnsupported, cx.where(n) + ": only 1D, 2D and 3D convolutions and 2D and 3D transposed ones run here (weight " + shape_str(w.shape()) + ")");
   const std::size_t rank = static_cast<std::size_t>(w.dim() - 2);
-  const int x = cx.as_layout(cx.tensor_arg(n, "input", 0), true);
-  const Shape xs = cx.slot(x).shape;
-  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D convolution (unbatched input is not supported)");
-  if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
+  const int x0 = cx.tensor_arg(n, "input", 0);
+  if (cx.slot(x0).shape.size() == rank + 1) return lower_as_batch_of_one(cx, n, st, &lower_conv, "input", 0);
   const auto stride = cx.spatial_arg(n, "stride", rank, 1);
-  const auto padding = cx.spatial_arg(n, "padding", rank, 0);
   const auto dilation = cx.spatial_arg(n, "dilation", rank, 1);
   const auto output_padding = cx.spatial_arg(n, "output_padding", rank, 0);
   const std::vector<i64> kernel(w.shape().begin() + 2, w.shape().end());
+  std::vector<i64> padding;
+  int x = as_padded(cx, n, x0, kernel, stride, dilation, padding);
+  x = cx.as_layout(x, true);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D convolution");
   cx.within_geometry(n, {{"stride", &stride}, {"padding", &padding}, {"dilation", &dilation}, {"output_padding", &output_padding}, {"kernel", &kernel}});
   const i64 groups = cx.int_arg(n, "groups").value_or(1);
   const i64 in_channels = xs[1];
@@ -294,10 +338,32 @@ void lower_conv(Context& cx, const Node& n, NodeState& st) {
     cx.reserve_indirection(n, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0), kh * kw);
   }
   std::size_t oh = 0, ow = 0;
-  cx.check(xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
-                                             static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), u32(output_padding[h]),
-                                             u32(output_padding[h + 1]), &oh, &ow, cx.pool()),
-        n, "reshaping a transposed convolution");
+  const xnn_status reshaped = xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
+                                                                  static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), u32(output_padding[h]),
+                                                                  u32(output_padding[h + 1]), &oh, &ow, cx.pool());
+  if (reshaped == xnn_status_invalid_parameter) {
+    // A geometry XNNPACK's operator refuses (padding past what its output
+    // size rule takes): the portable kernel, in torch's layout.
+    portable::ConvTranspose c;
+    c.batch = xs[0], c.in_channels = in_channels, c.out_channels = out_channels, c.groups = groups;
+    Shape out_shape{xs[0], out_channels};
+    for (std::size_t i = 0; i < rank; ++i) {
+      c.in.push_back(xs[2 + i]);
+      c.out.push_back(shape_rules::transposed_output(xs[2 + i], kernel[i], stride[i], padding[i], dilation[i], output_padding[i]));
+      if (c.out.back() <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": output size " + std::to_string(c.out.back()));
+      out_shape.push_back(c.out.back());
+    }
+    c.kernel = kernel, c.stride = stride, c.padding = padding, c.dilation = dilation;
+    cx.within_budget(out_shape);
+    const int out = cx.new_tensor(out_shape, false);
+    const float* wp = w.data_as<float>();
+    const float* bp = b.defined() ? b.data_as<float>() : nullptr;
+    cx.portable_map(x, out, [c, wp, bp](const float* in, float* y) { portable::conv_transpose(c, in, wp, bp, y); });
+    post_clamp(cx, n, st, 3, fused, out);  // numbers of their own: the XNNPACK paths' are 1 and 2
+    post_activation(cx, n, st, 4, fused, out);
+    return cx.define(n.outputs[0], out);
+  }
+  cx.check(reshaped, n, "reshaping a transposed convolution");
   if (rank == 2) {
     const int out = cx.new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
     Step& step = cx.add_step({x}, {out});
@@ -603,9 +669,13 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
 void lower_conv1d(Context& cx, const Node& n, NodeState& st) {
   const Tensor& w = cx.constant_arg(n, "weight", 1, true);
   const Tensor& b = cx.constant_arg(n, "bias", 2, false);
-  const int x = cx.tensor_arg(n, "input", 0);
+  const int x0 = cx.tensor_arg(n, "input", 0);
+  if (cx.slot(x0).shape.size() == 2 && w.dim() == 3) return lower_as_batch_of_one(cx, n, st, &lower_conv1d, "input", 0);
+  if (w.dim() != 3) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(w.shape()) + " for a 1D convolution");
+  std::vector<i64> padding;
+  const int x = as_padded(cx, n, x0, {w.shape()[2]}, cx.spatial_arg(n, "stride", 1, 1), cx.spatial_arg(n, "dilation", 1, 1), padding);
   const Shape xs = cx.slot(x).shape;
-  if (xs.size() != 3 || w.dim() != 3) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + ", weight " + shape_str(w.shape()) + " for a 1D convolution");
+  if (xs.size() != 3) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + ", weight " + shape_str(w.shape()) + " for a 1D convolution");
   portable::Conv1d c{};
   c.batch = xs[0];
   c.in_channels = xs[1];
@@ -615,9 +685,7 @@ void lower_conv1d(Context& cx, const Node& n, NodeState& st) {
   c.groups = cx.int_arg(n, "groups").value_or(1);
   c.stride = cx.spatial_arg(n, "stride", 1, 1)[0];
   c.dilation = cx.spatial_arg(n, "dilation", 1, 1)[0];
-  if (const AttributeValue* p = n.attributes.find("padding"); p && std::holds_alternative<std::string>(*p))
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": padding '" + std::get<std::string>(*p) + "' (give explicit padding)");
-  c.padding = cx.spatial_arg(n, "padding", 1, 0)[0];
+  c.padding = padding[0];
   if (c.groups <= 0 || c.in_channels % c.groups || c.out_channels % c.groups || w.shape()[1] * c.groups != c.in_channels)
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(w.shape()) + " with groups=" + std::to_string(c.groups) + " for " + std::to_string(c.in_channels) + " input channels");
   if (c.stride <= 0 || c.dilation <= 0 || c.padding < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": stride, dilation must be positive and padding not negative");

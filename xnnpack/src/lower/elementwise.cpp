@@ -331,6 +331,22 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
   }
   const int x = cx.tensor_arg(n, "self", 0);
   const Slot xs = cx.slot(x);  // a copy: new_tensor may move the slots
+  if (auto tensor = base == "rsub" ? run_time_tensor(cx, n, "other") : std::nullopt) {
+    // rsub of two tensors: other - alpha * self, broadcast.
+    const int y = broadcast_to(cx, cx.held_tensor_slot(n, *tensor), broadcast_shape(cx, n, xs.shape, cx.slot_of(*tensor).shape));
+    const Shape shape = cx.slot(y).shape;
+    const int xb = broadcast_to(cx, x, shape), r = cx.new_tensor(shape, false);
+    const auto alpha = static_cast<float>(cx.float_arg(n, "alpha").value_or(1));
+    const i64 total = numel(shape);
+    Step& step = cx.add_step({xb, y}, {r});
+    step.run = [&cx, xb, y, r, alpha, total] {
+      const float* a = cx.ptr(xb);
+      const float* b = cx.ptr(y);
+      float* c = cx.ptr(r);
+      for (i64 k = 0; k < total; ++k) c[k] = b[k] - alpha * a[k];
+    };
+    return cx.define(n.outputs[0], r);
+  }
   const int out = inplace_op && !xs.constant ? x : cx.new_tensor(xs.shape, xs.channels_last);
   const i64 count = numel(xs.shape);
   std::function<void(const float*, float*)> f;
@@ -381,7 +397,7 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
     f = [exponent, count](const float* a, float* b) { portable::pow_scalar(a, b, count, exponent); };
   } else if (base == "rsub") {
     auto other = cx.float_arg(n, "other");
-    if (!other) fail(ErrorCode::kUnsupported, cx.where(n) + ": rsub of two tensors");
+    if (!other) fail(ErrorCode::kSchema, cx.where(n) + ": rsub without 'other'");
     const double o = *other, alpha = cx.float_arg(n, "alpha").value_or(1);
     f = [o, alpha, count](const float* a, float* b) { portable::rsub_scalar(a, b, count, o, alpha); };
   } else {
@@ -445,6 +461,14 @@ int broadcast_to(Context& cx, int s, const Shape& to) {
   Step& step = cx.add_step({s}, {out});
   step.run = [&cx, s, out, from, to] { portable::broadcast(cx.ptr(s), cx.ptr(out), from, to); };
   return out;
+}
+
+std::optional<ValueId> run_time_tensor(const Context& cx, const Node& n, std::string_view name) {
+  auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max());
+  if (!v) return std::nullopt;
+  const Slot& s = cx.slot_of(*v);
+  if (s.kind != Kind::kTensor || Context::constant_number(s)) return std::nullopt;
+  return v;
 }
 
 double number_arg(const Context& cx, const Node& n, std::string_view name) {
@@ -519,7 +543,6 @@ void lower_compare(Context& cx, const Node& n, NodeState&) {
 void lower_masked_fill(Context& cx, const Node& n, NodeState&) {
   const int x = cx.tensor_arg(n, "self", 0);
   const int mask = cx.tensor_arg(n, "mask", 1);
-  const float value = static_cast<float>(number_arg(cx, n, "value"));
   const Shape shape = cx.slot(x).shape;
   if (broadcast_shape(cx, n, shape, cx.slot(mask).shape) != shape)
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": a mask of shape " + shape_str(cx.slot(mask).shape) +
@@ -527,6 +550,16 @@ void lower_masked_fill(Context& cx, const Node& n, NodeState&) {
   const int xi = cx.as_layout(x, false), mi = broadcast_to(cx, mask, shape);
   const int out = cx.new_tensor(shape, false);
   const i64 count = numel(shape);
+  if (auto tensor = run_time_tensor(cx, n, "value")) {
+    // A 0-dim tensor computed in the graph: where(mask, value, self).
+    const int v = cx.as_layout(cx.held_tensor_slot(n, *tensor), false);
+    if (numel(cx.slot(v).shape) != 1)
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": 'value' " + shape_str(cx.slot(v).shape) + " must have one element");
+    Step& step = cx.add_step({xi, mi, v}, {out});
+    step.run = [&cx, xi, mi, v, out, count] { portable::masked_fill(cx.ptr(xi), cx.ptr(mi), cx.ptr(v)[0], cx.ptr(out), count); };
+    return cx.define(n.outputs[0], out);
+  }
+  const float value = static_cast<float>(number_arg(cx, n, "value"));
   Step& step = cx.add_step({xi, mi}, {out});
   step.run = [&cx, xi, mi, value, out, count] { portable::masked_fill(cx.ptr(xi), cx.ptr(mi), value, cx.ptr(out), count); };
   cx.define(n.outputs[0], out);

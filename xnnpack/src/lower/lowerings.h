@@ -1,7 +1,8 @@
 // The lowerings: each turns a node into steps on the planning context
 // (runtime/context.h), one file per op family (conv.cpp, conv_winograd.cpp,
-// elementwise.cpp, matrix.cpp, norm.cpp, pool.cpp, resize.cpp, shape.cpp),
-// each found by the node's op in table.cpp. Private to xnnpack/src.
+// elementwise.cpp, index.cpp, matrix.cpp, norm.cpp, pool.cpp, resize.cpp,
+// scatter.cpp, shape.cpp), each found by the node's op in table.cpp. Private
+// to xnnpack/src.
 #pragma once
 
 #include "runtime/context.h"
@@ -81,6 +82,9 @@ void lower_full(Context& cx, const Node& n, NodeState&);
 Shape broadcast_shape(const Context& cx, const Node& n, const Shape& a, const Shape& b);
 // Slot `s` in torch layout with shape `to` (broadcast by a step of ours when it differs).
 int broadcast_to(Context& cx, int s, const Shape& to);
+// The argument `name` where it is a tensor input whose values only the run
+// knows (not an attribute, a number or a one-element constant), else nullopt.
+std::optional<ValueId> run_time_tensor(const Context& cx, const Node& n, std::string_view name);
 // A number argument: an attribute or an input known before the run.
 // A one-element constant tensor (fill.Tensor's value) counts as a number.
 double number_arg(const Context& cx, const Node& n, std::string_view name);
@@ -120,8 +124,11 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
 
 // ---- norm.cpp ------------------------------------------------------
 
+// Batch norm with running statistics folded into a scale and shift; in
+// training mode, the batch's own (lower_norm).
 void lower_batch_norm(Context& cx, const Node& n, NodeState& st);
-// group_norm, instance_norm (statistics of the input), layer_norm.
+// group_norm, instance_norm (statistics of the input), layer_norm, batch
+// norm in training mode.
 void lower_norm(Context& cx, const Node& n, NodeState&);
 void lower_softmax(Context& cx, const Node& n, NodeState& st);
 void lower_prelu(Context& cx, const Node& n, NodeState& st);
@@ -131,6 +138,10 @@ void lower_prelu(Context& cx, const Node& n, NodeState& st);
 // torch's pooling output size, with ceil_mode.
 i64 pooled(i64 in, i64 k, i64 s, i64 p, i64 d, bool ceil_mode);
 void lower_max_pool(Context& cx, const Node& n, NodeState& st);
+// Max pooling over 1 to 3 spatial dims on the portable kernel, with the
+// maxima's positions where the graph reads them (*_with_indices), with or
+// without a batch dim.
+void lower_max_pool_portable(Context& cx, const Node& n, NodeState&);
 void lower_avg_pool(Context& cx, const Node& n, NodeState& st);
 void avg_pool_step(Context& cx, const Node& n, NodeState& st, int x, const Shape& xs, const std::vector<i64>& kernel,
                    const std::vector<i64>& stride, const std::vector<i64>& padding, bool ceil_mode);
@@ -163,8 +174,10 @@ int fully_connected(Context& cx, const Node& n, NodeState& st, std::size_t index
 // creates the one for some output columns, out's row stride `columns`).
 void gemm_step(Context& cx, const Node& n, NodeState& st, std::size_t index, int x, int out, i64 rows, i64 depth, i64 columns,
                const std::function<void(i64, i64, xnn_operator_t*)>& make);
-// addmm(self, mat1, mat2): mat1 @ mat2 + self, with mat2 a weight [K, N]
-// (torch.export's linear: addmm(bias, x, permute(weight))).
+// addmm(self, mat1, mat2, beta, alpha): beta * self + alpha * (mat1 @ mat2).
+// With mat2 a weight [K, N], self its bias and both factors 1 (torch.export's
+// linear: addmm(bias, x, permute(weight))) one fully connected operator, the
+// weights packed once; else a batch matrix multiply and a step of ours.
 void lower_addmm(Context& cx, const Node& n, NodeState& st);
 // matmul / mm / bmm on XNNPACK's batch matrix multiply: [..., m, k] @
 // [..., k, n], batch dims broadcast (numpy rules), 1-D operands as torch
@@ -217,6 +230,10 @@ void lower_reshape_dims(Context& cx, const Node& n, NodeState&);
 void lower_expand(Context& cx, const Node& n, NodeState&);
 // repeat(self, repeats): tiled (portable::repeat).
 void lower_repeat(Context& cx, const Node& n, NodeState&);
+// repeat_interleave(self, repeats, dim): each slice along dim (of the
+// flattened tensor without one) repeated in place; repeats a number or a
+// constant tensor of one per slice.
+void lower_repeat_interleave(Context& cx, const Node& n, NodeState&);
 void lower_flip(Context& cx, const Node& n, NodeState&);
 // tril, triu of the last two dims.
 void lower_triangle(Context& cx, const Node& n, NodeState&);
@@ -228,6 +245,10 @@ void lower_slice_scatter(Context& cx, const Node& n, NodeState&);
 // torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
 void lower_roll(Context& cx, const Node& n, NodeState&);
 void lower_identity(Context& cx, const Node& n, NodeState&);
+// Runs `lower` on a node whose input `arg` has no batch dim (torch's unbatched
+// convolutions and poolings) as on a batch of one: the input read as [1, ...],
+// each tensor output read back without its leading 1. The same bytes: no copy.
+void lower_as_batch_of_one(Context& cx, const Node& n, NodeState& st, Lowering lower, std::string_view arg, std::size_t position);
 // copy(self, src): src broadcast to self's shape.
 void lower_copy(Context& cx, const Node& n, NodeState&);
 // as_strided over the input's contiguous storage (portable::as_strided).
@@ -253,10 +274,21 @@ void lower_cast(Context& cx, const Node& n, NodeState&);
 // arange, full, scalar_tensor, zeros, ones: constants made while planning.
 void lower_factory(Context& cx, const Node& n, NodeState&);
 
+// ---- scatter.cpp ---------------------------------------------------
+
+// scatter (src or value, with reduce), scatter_add, scatter_reduce (sum, prod,
+// mean, amax, amin; include_self).
+void lower_scatter(Context& cx, const Node& n, NodeState&);
+// index_add (alpha), index_copy, index_fill along a dim, by a 1-D index.
+void lower_index_along(Context& cx, const Node& n, NodeState&);
+// index_put(self, indices, values, accumulate): at advanced indices (Nones
+// kept whole), or under a boolean mask over the leading dims.
+void lower_index_put(Context& cx, const Node& n, NodeState&);
+
 // ---- resize.cpp ----------------------------------------------------
 
 void lower_resize(Context& cx, const Node& n, NodeState&);
-// Linear, bilinear, trilinear, bicubic and 1D nearest resizes, torch layout.
+// Linear, bilinear, trilinear, bicubic, 1D nearest and nearest-exact resizes, torch layout.
 void lower_resize_portable(Context& cx, const Node& n, NodeState&);
 
 

@@ -97,21 +97,63 @@ void gemm_step(Context& cx, const Node& n, NodeState& st, std::size_t index, int
   };
 }
 
+namespace {
+
+// addmm in general: beta * self (broadcast) + alpha * (mat1 @ mat2), on
+// XNNPACK's batch matrix multiply and a step of ours.
+void addmm_general(Context& cx, const Node& n, NodeState& st, int x, int m, double alpha, double beta) {
+  const Shape xs = cx.slot(x).shape, ms = cx.slot(m).shape;
+  const int product = batch_matmul(cx, n, st, x, m, {}, {}, xs[0], xs[1], ms[1], {xs[0], ms[1]});
+  const Shape shape = cx.slot(product).shape;
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape);
+  const auto a = static_cast<float>(alpha), b = static_cast<float>(beta);
+  if (b == 0) {  // torch reads nothing of self then (its NaNs stay out)
+    Step& step = cx.add_step({product}, {out});
+    step.run = [&cx, product, out, count, a] {
+      const float* p = cx.ptr(product);
+      float* y = cx.ptr(out);
+      for (i64 i = 0; i < count; ++i) y[i] = a * p[i];
+    };
+  } else {
+    auto self = input_for_arg(n, "self", 0);
+    const int c = broadcast_to(cx, cx.held_tensor_slot(n, *self), broadcast_shape(cx, n, cx.slot_of(*self).shape, shape));
+    if (cx.slot(c).shape != shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": 'self' " + shape_str(cx.slot_of(*self).shape) + " for a product of " + shape_str(shape));
+    Step& step = cx.add_step({product, c}, {out});
+    step.run = [&cx, product, c, out, count, a, b] {
+      const float* p = cx.ptr(product);
+      const float* q = cx.ptr(c);
+      float* y = cx.ptr(out);
+      for (i64 i = 0; i < count; ++i) y[i] = b * q[i] + a * p[i];
+    };
+  }
+  const Fused fused = cx.fused_of(n);
+  post_clamp(cx, n, st, 1, fused, out);
+  post_activation(cx, n, st, 2, fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+}  // namespace
+
 void lower_addmm(Context& cx, const Node& n, NodeState& st) {
-  if (cx.float_arg(n, "beta").value_or(1) != 1 || cx.float_arg(n, "alpha").value_or(1) != 1)
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": addmm with alpha or beta other than 1");
+  const double alpha = cx.float_arg(n, "alpha").value_or(1), beta = cx.float_arg(n, "beta").value_or(1);
   const int x = cx.as_layout(cx.tensor_arg(n, "mat1", 1), false);
   const int m = cx.as_layout(cx.tensor_arg(n, "mat2", 2), false);
   const float* weights = cx.slot(m).constant;  // copied: new_tensor() below may move the slots
   const Shape ms = cx.slot(m).shape;
-  if (!weights) fail(ErrorCode::kUnsupported, cx.where(n) + ": 'mat2' must be a constant (weights are packed once, at finalize)");
   const Shape xs = cx.slot(x).shape;
   if (ms.size() != 2 || xs.size() != 2 || xs[1] != ms[0])
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": mat1 " + shape_str(xs) + " and mat2 " + shape_str(ms));
   const i64 in_features = ms[0], out_features = ms[1];
-  const Tensor& b = cx.constant_arg(n, "self", 0, true);
-  if (b.numel() != out_features || b.dim() > 2 || (b.dim() == 2 && b.shape()[0] != 1))
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": 'self' " + shape_str(b.shape()) + " is not a bias of " + std::to_string(out_features));
+  // torch.export's linear, addmm(bias, x, weight^T), is one fully connected
+  // operator with the weights packed once; anything else the general form.
+  auto self = input_for_arg(n, "self", 0);
+  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+  const Value& bias = cx.graph().value(*self);
+  const bool is_bias = bias.is_constant() && bias.data.dtype() == DType::kFloat32 && bias.data.numel() == out_features &&
+                       (bias.data.dim() == 1 || (bias.data.dim() == 2 && bias.data.shape()[0] == 1));
+  if (alpha != 1 || beta != 1 || !weights || !is_bias) return addmm_general(cx, n, st, x, m, alpha, beta);
+  const Tensor& b = bias.data;
   const Fused fused = cx.fused_of(n);
   const int out = cx.new_tensor(Shape{xs[0], out_features}, false);
   gemm_step(cx, n, st, 0, x, out, xs[0], in_features, out_features, [&](i64 first, i64 count, xnn_operator_t* op) {
@@ -202,6 +244,110 @@ int permuted(Context& cx, int x, const std::vector<std::size_t>& perm) {
   return cx.transposed(x, in_shape, perm, out_shape, false);
 }
 
+namespace {
+
+// einsum in any form torch takes (any number of operands, an ellipsis
+// broadcast, a letter repeated in one operand for a diagonal, sums over one
+// operand) on the portable kernel: a plain loop over every letter.
+void einsum_portable(Context& cx, const Node& n, const std::string& eq, const std::vector<ValueId>& operands) {
+  const std::size_t arrow = eq.find("->");
+  std::vector<std::string> subs;
+  const std::string lhs = eq.substr(0, arrow);
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = lhs.find(',', at);
+    subs.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (subs.size() != operands.size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": einsum '" + eq + "' names " + std::to_string(subs.size()) + " operands for " + std::to_string(operands.size()));
+  std::vector<int> slots;
+  for (ValueId v : operands) slots.push_back(cx.as_layout(cx.held_tensor_slot(n, v), false));
+  // The ellipsis as letters of its own ('0' onwards, right-aligned across operands).
+  std::size_t ellipsis = 0;
+  auto letters_of = [&](const std::string& sub, std::size_t dots) {
+    const std::size_t at = sub.find("...");
+    if (at == std::string::npos) return sub;
+    std::string filler;
+    for (std::size_t i = 0; i < dots; ++i) filler += static_cast<char>('0' + (ellipsis - dots + i));
+    return sub.substr(0, at) + filler + sub.substr(at + 3);
+  };
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    const std::size_t at = subs[i].find("...");
+    if (at == std::string::npos) continue;
+    const std::size_t named = subs[i].size() - 3, rank = cx.slot(slots[i]).shape.size();
+    if (rank < named) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + subs[i] + "' for an operand of rank " + std::to_string(rank));
+    ellipsis = std::max(ellipsis, rank - named);
+  }
+  if (ellipsis > 10) fail(ErrorCode::kLimitExceeded, cx.where(n) + ": an ellipsis over " + std::to_string(ellipsis) + " dims");
+  std::map<char, i64> size;
+  std::vector<std::string> expanded;
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    const Shape& shape = cx.slot(slots[i]).shape;
+    const std::size_t dots = subs[i].find("...") == std::string::npos ? 0 : shape.size() - (subs[i].size() - 3);
+    const std::string letters = letters_of(subs[i], dots);
+    if (letters.size() != shape.size())
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + subs[i] + "' for an operand of shape " + shape_str(shape));
+    for (std::size_t d = 0; d < letters.size(); ++d) {
+      const char c = letters[d];
+      if (!std::isalnum(static_cast<unsigned char>(c))) fail(ErrorCode::kSchema, cx.where(n) + ": '" + eq + "' has '" + std::string(1, c) + "'");
+      auto [it, fresh] = size.emplace(c, shape[d]);
+      if (fresh || it->second == shape[d]) continue;
+      // A size 1 broadcasts under an ellipsis; otherwise the sizes must agree.
+      if (std::isdigit(static_cast<unsigned char>(c)) && (it->second == 1 || shape[d] == 1)) it->second = std::max(it->second, shape[d]);
+      else fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + std::string(1, c) + "' is " + std::to_string(it->second) + " and " + std::to_string(shape[d]) + " in '" + eq + "'");
+    }
+    expanded.push_back(letters);
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = letters_of(eq.substr(arrow + 2), eq.find("...", arrow) == std::string::npos ? 0 : ellipsis);
+  } else {  // implicit: the ellipsis, then the letters used once, in alphabetical order
+    std::string all;
+    for (const std::string& e : expanded) all += e;
+    for (std::size_t i = 0; i < ellipsis; ++i) out += static_cast<char>('0' + i);
+    std::string once;
+    for (char c : all)
+      if (std::isalpha(static_cast<unsigned char>(c)) && std::count(all.begin(), all.end(), c) == 1) once += c;
+    std::sort(once.begin(), once.end());
+    out += once;
+  }
+  portable::Einsum e;
+  std::string order;  // the output's letters, then the summed ones
+  for (char c : out) {
+    if (!size.count(c)) fail(ErrorCode::kSchema, cx.where(n) + ": output letter '" + std::string(1, c) + "' is in no operand");
+    if (std::count(out.begin(), out.end(), c) > 1) fail(ErrorCode::kSchema, cx.where(n) + ": output letter '" + std::string(1, c) + "' twice");
+    order += c;
+  }
+  e.out_letters = order.size();
+  for (const auto& [c, s] : size)
+    if (order.find(c) == std::string::npos) order += c;
+  Shape out_shape;
+  for (char c : order) e.sizes.push_back(size[c]);
+  out_shape.assign(e.sizes.begin(), e.sizes.begin() + static_cast<std::ptrdiff_t>(e.out_letters));
+  for (std::size_t i = 0; i < expanded.size(); ++i) {
+    const Shape& shape = cx.slot(slots[i]).shape;
+    std::vector<i64> stride(order.size(), 0);
+    i64 step = 1;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] != 1) stride[order.find(expanded[i][d])] += step;  // a broadcast 1 stays 0; a repeat adds up: the diagonal
+      step *= shape[d];
+    }
+    e.strides.push_back(std::move(stride));
+  }
+  cx.within_budget(out_shape);
+  const int y = cx.new_tensor(out_shape, false);
+  Step& step = cx.add_step(slots, {y});
+  step.run = [&cx, e, slots, y] {
+    std::vector<const float*> x;
+    for (int s : slots) x.push_back(cx.ptr(s));
+    portable::einsum(e, x, cx.ptr(y));
+  };
+  cx.define(n.outputs[0], y);
+}
+
+}  // namespace
+
 void lower_einsum(Context& cx, const Node& n, NodeState& st) {
   std::string eq;
   for (char c : n.attributes.get_string("equation").value_or("")) {
@@ -210,10 +356,14 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
   std::vector<ValueId> operands = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
   const std::size_t arrow = eq.find("->");
   const std::size_t comma = eq.find(',');
-  if (operands.size() != 2 || comma == std::string::npos || eq.find(',', comma + 1) != std::string::npos)
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' of " + std::to_string(operands.size()) + " operands (two are supported)");
-  if (eq.find('.') != std::string::npos) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum with an ellipsis");
+  // Two operands without an ellipsis or a diagonal: one batch matrix
+  // multiply; any other form on the portable kernel.
+  if (operands.size() != 2 || comma == std::string::npos || eq.find(',', comma + 1) != std::string::npos || eq.find('.') != std::string::npos)
+    return einsum_portable(cx, n, eq, operands);
   const std::string sa = eq.substr(0, comma), sb = eq.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1);
+  for (const std::string* letters : {&sa, &sb})
+    for (char c : *letters)
+      if (std::count(letters->begin(), letters->end(), c) > 1) return einsum_portable(cx, n, eq, operands);
   std::string so;
   if (arrow != std::string::npos) {
     so = eq.substr(arrow + 2);
@@ -231,7 +381,6 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
     for (std::size_t i = 0; i < letters.size(); ++i) {
       const char c = letters[i];
       if (!std::isalpha(static_cast<unsigned char>(c))) fail(ErrorCode::kSchema, cx.where(n) + ": '" + eq + "' has '" + std::string(1, c) + "'");
-      if (std::count(letters.begin(), letters.end(), c) > 1) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' repeats a letter in one operand");
       auto [it, fresh] = size.emplace(c, shape[i]);
       if (!fresh && it->second != shape[i])
         fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + std::string(1, c) + "' is " + std::to_string(it->second) + " and " + std::to_string(shape[i]) + " in '" + eq + "'");
@@ -248,11 +397,11 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
   }
   for (char c : sa) {
     if (in(so, c)) continue;
-    if (!in(sb, c)) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+    if (!in(sb, c)) return einsum_portable(cx, n, eq, operands);  // summed over one operand only
     summed += c;
   }
   for (char c : sb)
-    if (!in(so, c) && !in(sa, c)) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' sums '" + std::string(1, c) + "' over one operand only");
+    if (!in(so, c) && !in(sa, c)) return einsum_portable(cx, n, eq, operands);
   auto order = [](const std::string& letters, const std::string& want) {
     std::vector<std::size_t> perm;
     for (char c : want) perm.push_back(letters.find(c));

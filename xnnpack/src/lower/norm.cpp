@@ -7,7 +7,9 @@ void lower_batch_norm(Context& cx, const Node& n, NodeState& st) {
   const int x0 = cx.tensor_arg(n, "input", 0);
   const Shape xs = cx.slot(x0).shape;
   if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " has no channel dim");
-  if (cx.int_arg(n, "training").value_or(0)) fail(ErrorCode::kUnsupported, cx.where(n) + ": batch norm in training mode");
+  // Training mode normalizes by the batch's own statistics (lower_norm); the
+  // running statistics it would update are not outputs of the forward.
+  if (cx.int_arg(n, "training").value_or(0)) return lower_norm(cx, n, st);
   const i64 channels = xs[1];
   if (st.data.empty()) {
     const Tensor& w = cx.constant_arg(n, "weight", 1, false);
@@ -132,11 +134,13 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
   }
   if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " has no channel dim");
   const i64 batch = xs[0], channels = xs[1], inner = prod(xs, 2, xs.size());
-  if (base == "_native_batch_norm_legit") {
-    // (input, weight, bias, [running_mean, running_var,] training, momentum, eps): the
-    // no_stats overload in training mode, the batch's own statistics; output 0.
-    if (input_for_arg(n, "running_mean", std::numeric_limits<std::size_t>::max()) || !cx.int_arg(n, "training").value_or(0))
-      fail(ErrorCode::kUnsupported, cx.where(n) + ": only the no_stats overload in training mode (torch.export's instance norm)");
+  if (base == "_native_batch_norm_legit" || base == "batch_norm" || base == "native_batch_norm") {
+    // (input, weight, bias, [running_mean, running_var,] training, momentum, eps)
+    // in training mode: the batch's own statistics (torch.export's instance
+    // norm is the no_stats overload); output 0. The running statistics are
+    // read by nothing here (their update is not an output of the forward).
+    if (!cx.int_arg(n, "training").value_or(0))
+      fail(ErrorCode::kUnsupported, cx.where(n) + ": _native_batch_norm_legit outside training mode (its running statistics are lowered as batch_norm)");
     // The weight and bias may be computed (instance norm's, repeated per sample).
     auto affine = [&](std::string_view name, std::size_t position) {
       auto v = input_for_arg(n, name, position);

@@ -8,15 +8,45 @@ i64 pooled(i64 in, i64 k, i64 s, i64 p, i64 d, bool ceil_mode) {
   return shape_rules::window_output(in, k, s, p, d, ceil_mode).value_or(0);
 }
 
+namespace {
+
+// Whether the graph reads `v` (a node's input or a graph output).
+bool used(const Graph& g, ValueId v) {
+  const auto& outs = g.outputs();
+  return !g.value(v).users.empty() || std::find(outs.begin(), outs.end(), v) != outs.end();
+}
+
+// The spatial rank an op's name gives ("max_pool3d_with_indices": 3), else `fallback`.
+std::size_t named_rank(std::string_view base, std::size_t fallback) {
+  for (std::size_t r : {1, 2, 3})
+    if (base.find(std::to_string(r) + "d") != std::string_view::npos) return r;
+  return fallback;
+}
+
+// A pooling's stride: the kernel's when none is given, one number for every dim.
+std::vector<i64> pool_stride(const Context& cx, const Node& n, const std::vector<i64>& kernel) {
+  std::vector<i64> stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
+  if (stride.empty()) stride = kernel;
+  if (stride.size() == 1) stride.assign(kernel.size(), stride[0]);
+  if (stride.size() != kernel.size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": stride " + shape_str(stride) + " for " + std::to_string(kernel.size()) + " spatial dims");
+  return stride;
+}
+
+}  // namespace
+
 void lower_max_pool(Context& cx, const Node& n, NodeState& st) {
   const std::size_t rank = base_op(n.op).rfind("max_pool3d", 0) == 0 ? 3 : 2;
-  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), true);
-  const Shape xs = cx.slot(x).shape;
-  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+  const int x0 = cx.tensor_arg(n, "self", 0);
   const auto kernel = cx.spatial_arg(n, "kernel_size", rank, 1);
-  auto stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
-  if (stride.empty()) stride = kernel;
-  if (stride.size() == 1) stride.assign(rank, stride[0]);
+  // No batch dim, the maxima's positions asked for, or a window XNNPACK has no
+  // operator for: the portable kernel.
+  if (cx.slot(x0).shape.size() != rank + 2 || (n.outputs.size() > 1 && used(cx.graph(), n.outputs[1])) ||
+      kernel[rank - 2] * kernel[rank - 1] <= 1)
+    return lower_max_pool_portable(cx, n, st);
+  const int x = cx.as_layout(x0, true);
+  const Shape xs = cx.slot(x).shape;
+  const auto stride = pool_stride(cx, n, kernel);
   const auto padding = cx.spatial_arg(n, "padding", rank, 0);
   const auto dilation = cx.spatial_arg(n, "dilation", rank, 1);
   cx.within_geometry(n, {{"kernel_size", &kernel}, {"stride", &stride}, {"padding", &padding}, {"dilation", &dilation}});
@@ -29,7 +59,6 @@ void lower_max_pool(Context& cx, const Node& n, NodeState& st) {
     if (out_shape.back() <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " is smaller than the kernel");
   }
   const std::size_t h = rank - 2;
-  if (kernel[h] * kernel[h + 1] <= 1) fail(ErrorCode::kUnsupported, cx.where(n) + ": a 1x1 pooling window in H and W");
   // ceil_mode: more padding after, so that XNNPACK's floor gives PyTorch's
   // ceil (XNNPACK's max pooling never reads padding, as PyTorch's -inf).
   i64 extra[2] = {0, 0};
@@ -85,21 +114,22 @@ void lower_max_pool(Context& cx, const Node& n, NodeState& st) {
 }
 
 void lower_avg_pool(Context& cx, const Node& n, NodeState& st) {
-  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), true);
-  const Shape xs = cx.slot(x).shape;
-  if (xs.size() != 4) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+  const int x0 = cx.tensor_arg(n, "self", 0);
   const auto kernel = cx.spatial_arg(n, "kernel_size", 2, 1);
-  auto stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
-  if (stride.empty()) stride = kernel;
-  if (stride.size() == 1) stride.assign(2, stride[0]);
+  const auto stride = pool_stride(cx, n, kernel);
   const auto padding = cx.spatial_arg(n, "padding", 2, 0);
   cx.within_geometry(n, {{"kernel_size", &kernel}, {"stride", &stride}, {"padding", &padding}});
-  if (cx.int_arg(n, "divisor_override")) fail(ErrorCode::kUnsupported, cx.where(n) + ": divisor_override");
   const bool ceil_mode = cx.int_arg(n, "ceil_mode").value_or(0) != 0;
-  if ((padding[0] || padding[1]) && cx.int_arg(n, "count_include_pad").value_or(1)) {
+  const bool counts_padding = (padding[0] || padding[1]) && cx.int_arg(n, "count_include_pad").value_or(1);
+  // No batch dim, a divisor override, or ceil mode with counted padding
+  // (windows XNNPACK's operator does not make): the portable kernel.
+  if (cx.slot(x0).shape.size() != 4 || cx.int_arg(n, "divisor_override").value_or(0) || (counts_padding && ceil_mode))
+    return lower_avg_pool_portable(cx, n, st);
+  const int x = cx.as_layout(x0, true);
+  const Shape xs = cx.slot(x).shape;
+  if (counts_padding) {
     // XNNPACK averages the valid pixels only; PyTorch counts the padding:
     // pad with zeros first (channels-last, a portable kernel), then pool unpadded.
-    if (ceil_mode) fail(ErrorCode::kUnsupported, cx.where(n) + ": ceil_mode average pooling that counts the padding");
     const Shape padded_shape{xs[0], xs[1], xs[2] + 2 * padding[0], xs[3] + 2 * padding[1]};
     const int p = cx.new_tensor(padded_shape, true);
     const std::vector<i64> phys{xs[0], xs[2], xs[3], xs[1]};
@@ -147,36 +177,80 @@ void lower_adaptive_pool(Context& cx, const Node& n, NodeState& st) {
   std::string base = base_op(n.op);
   if (base.front() == '_') base.erase(0, 1);  // torch.export's _adaptive_avg_pool2d
   const bool max = base.rfind("adaptive_max", 0) == 0;
-  const std::size_t rank = base.back() == 'd' && base[base.size() - 2] == '3' ? 3 : 2;
+  const std::size_t rank = named_rank(base, 2);
   const int x0 = cx.tensor_arg(n, "self", 0);
   const Shape xs = cx.slot(x0).shape;
-  if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " (unbatched input is not supported)");
+  if (xs.size() != rank + 1 && xs.size() != rank + 2)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D adaptive pooling");
+  const std::size_t lead = xs.size() - rank;  // [N, C] or, without a batch dim, [C]
   const auto size = cx.spatial_arg(n, "output_size", rank, 1);
   bool global = true, same = true, divides = true;
   for (std::size_t i = 0; i < rank; ++i) {
     global = global && size[i] == 1;
-    same = same && size[i] == xs[2 + i];
-    divides = divides && size[i] > 0 && xs[2 + i] % size[i] == 0;
+    same = same && size[i] == xs[lead + i];
+    divides = divides && size[i] > 0 && xs[lead + i] % size[i] == 0;
   }
   for (i64 d : size)
     if (d <= 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": output_size " + shape_str(size) + " must be positive");
-  if (max && n.outputs.size() > 1) cx.define(n.outputs[1], cx.new_slot(Slot{}));  // indices: not computed
-  if (same) return cx.define(n.outputs[0], x0);
+  const bool indices = max && n.outputs.size() > 1 && used(cx.graph(), n.outputs[1]);
+  if (max && n.outputs.size() > 1 && !indices) cx.define(n.outputs[1], cx.new_slot(Slot{}));  // indices: read by nothing
+  if (same && !indices) return cx.define(n.outputs[0], x0);
   std::vector<i64> axes;
-  for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<i64>(2 + i));
+  for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<i64>(lead + i));
   if (!max && global) return reduce_step(cx, n, x0, axes, true);
-  if (!max && rank == 2 && divides) {
+  if (!max && rank == 2 && lead == 2 && divides) {
     const std::vector<i64> k{xs[2] / size[0], xs[3] / size[1]};
     return avg_pool_step(cx, n, st, cx.as_layout(x0, true), xs, k, k, {0, 0}, false);
   }
-  Shape out_shape{xs[0], xs[1]};
+  Shape out_shape(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(lead));
   out_shape.insert(out_shape.end(), size.begin(), size.end());
   cx.within_budget(out_shape);
-  const Shape in(xs.begin() + 2, xs.end());
-  const i64 planes = xs[0] * xs[1];
+  const Shape in(xs.begin() + static_cast<std::ptrdiff_t>(lead), xs.end());
+  const i64 planes = prod(xs, 0, lead);
   const int out = cx.new_tensor(out_shape, false);
-  cx.portable_map(x0, out, [planes, in, size, max](const float* a, float* y) { portable::adaptive_pool(a, y, planes, in, size, max); });
+  if (!indices) {
+    cx.portable_map(x0, out, [planes, in, size, max](const float* a, float* y) { portable::adaptive_pool(a, y, planes, in, size, max); });
+    return cx.define(n.outputs[0], out);
+  }
+  const int at = cx.new_tensor(out_shape, false);
+  std::vector<int> ins{x0};
+  Step& step = cx.portable_step(ins, {out, at});
+  step.run = [&cx, xi = ins[0], out, at, planes, in, size] { portable::adaptive_pool(cx.ptr(xi), cx.ptr(out), planes, in, size, true, cx.ptr(at)); };
   cx.define(n.outputs[0], out);
+  cx.define(n.outputs[1], at);
+}
+
+void lower_max_pool_portable(Context& cx, const Node& n, NodeState&) {
+  const std::size_t rank = named_rank(base_op(n.op), 2);
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != rank + 1 && xs.size() != rank + 2)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D max pooling");
+  portable::MaxPool p;
+  p.kernel = cx.spatial_arg(n, "kernel_size", rank, 1);
+  p.stride = pool_stride(cx, n, p.kernel);
+  p.padding = cx.spatial_arg(n, "padding", rank, 0);
+  p.dilation = cx.spatial_arg(n, "dilation", rank, 1);
+  cx.within_geometry(n, {{"kernel_size", &p.kernel}, {"stride", &p.stride}, {"padding", &p.padding}, {"dilation", &p.dilation}});
+  const bool ceil_mode = cx.int_arg(n, "ceil_mode").value_or(0) != 0;
+  Shape out_shape(xs.begin(), xs.end() - static_cast<std::ptrdiff_t>(rank));
+  p.planes = prod(xs, 0, xs.size() - rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (!shape_rules::pool_padding_fits(p.kernel[i], p.padding[i]))
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": padding " + shape_str(p.padding) + " larger than half the kernel " + shape_str(p.kernel));
+    const i64 in = xs[xs.size() - rank + i];
+    p.in.push_back(in);
+    p.out.push_back(pooled_length(cx, n, in, p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], ceil_mode));
+    out_shape.push_back(p.out.back());
+  }
+  const bool indices = n.outputs.size() > 1 && used(cx.graph(), n.outputs[1]);
+  const int out = cx.new_tensor(out_shape, false);
+  const int at = indices ? cx.new_tensor(out_shape, false) : -1;
+  std::vector<int> ins{x};
+  Step& step = cx.portable_step(ins, indices ? std::vector<int>{out, at} : std::vector<int>{out});
+  step.run = [&cx, xi = ins[0], out, at, p] { portable::max_pool(p, cx.ptr(xi), cx.ptr(out), at >= 0 ? cx.ptr(at) : nullptr); };
+  cx.define(n.outputs[0], out);
+  if (n.outputs.size() > 1) cx.define(n.outputs[1], indices ? at : cx.new_slot(Slot{}));
 }
 
 // mean and sum over dims (all of them when none are given).
@@ -256,23 +330,6 @@ void lower_pool1d(Context& cx, const Node& n, NodeState&) {
   const i64 length = xs.back(), planes = numel(xs) / std::max<i64>(length, 1);
   Shape out_shape = xs;
   std::vector<int> ins{x};
-  if (base.rfind("adaptive", 0) == 0) {
-    const auto size = cx.spatial_arg(n, "output_size", 1, 1);
-    if (size[0] <= 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": output size " + std::to_string(size[0]));
-    out_shape.back() = size[0];
-    const int out = cx.new_tensor(out_shape, false);
-    const i64 o = size[0];
-    const bool max = base == "adaptive_max_pool1d";
-    Step& step = cx.portable_step(ins, {out});
-    const int xi = ins[0];
-    step.run = [&cx, xi, out, planes, length, o, max] {
-      if (max) portable::adaptive_max_pool1d(cx.ptr(xi), cx.ptr(out), planes, length, o);
-      else portable::adaptive_avg_pool1d(cx.ptr(xi), cx.ptr(out), planes, length, o);
-    };
-    cx.define(n.outputs[0], out);
-    if (max && n.outputs.size() > 1) cx.define(n.outputs[1], cx.new_slot(Slot{}));  // indices: not computed
-    return;
-  }
   const i64 kernel = cx.spatial_arg(n, "kernel_size", 1, 1)[0];
   auto stride_v = cx.ints_arg(n, "stride");
   const i64 stride = stride_v && !stride_v->empty() ? (*stride_v)[0] : kernel;
@@ -358,11 +415,8 @@ void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&) {
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D average pooling");
   portable::AvgPool p;
   p.kernel = cx.spatial_arg(n, "kernel_size", rank, 1);
-  p.stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
-  if (p.stride.empty()) p.stride = p.kernel;
-  if (p.stride.size() == 1) p.stride.assign(rank, p.stride[0]);
+  p.stride = pool_stride(cx, n, p.kernel);
   p.padding = cx.spatial_arg(n, "padding", rank, 0);
-  if (p.stride.size() != rank) fail(ErrorCode::kSchema, cx.where(n) + ": stride " + shape_str(p.stride) + " for " + std::to_string(rank) + " spatial dims");
   const bool ceil_mode = cx.int_arg(n, "ceil_mode").value_or(0) != 0;
   p.count_include_pad = cx.int_arg(n, "count_include_pad").value_or(1) != 0;
   p.divisor_override = cx.int_arg(n, "divisor_override").value_or(0);

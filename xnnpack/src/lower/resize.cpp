@@ -114,7 +114,8 @@ void lower_resize_portable(Context& cx, const Node& n, NodeState&) {
   Step& step = cx.portable_step(ins, {y});
   const int xi = ins[0];
   if (base.find("nearest") != std::string::npos) {
-    step.run = [&cx, xi, y, planes, in, out, scale] { portable::resize_nearest(cx.ptr(xi), cx.ptr(y), planes, in, out, scale); };
+    const bool exact = base.find("nearest_exact") != std::string::npos;
+    step.run = [&cx, xi, y, planes, in, out, scale, exact] { portable::resize_nearest(cx.ptr(xi), cx.ptr(y), planes, in, out, scale, exact); };
   } else if (base.find("bicubic") != std::string::npos) {
     step.run = [&cx, xi, y, planes, in, out, scale, align_corners] {
       portable::resize_bicubic(cx.ptr(xi), cx.ptr(y), planes, in[0], in[1], out[0], out[1], scale[0], scale[1], align_corners);

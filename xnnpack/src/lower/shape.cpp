@@ -375,7 +375,8 @@ void lower_pad(Context& cx, const Node& n, NodeState& st) {
     const std::size_t d = in.size() - 1 - k;
     before[d] = (*pads)[2 * k];
     after[d] = (*pads)[2 * k + 1];
-    if (mode != portable::PadMode::kConstant && (before[d] < 0 || after[d] < 0))
+    // Negative padding crops (constant and replicate mode, as torch allows).
+    if ((mode == portable::PadMode::kReflect || mode == portable::PadMode::kCircular) && (before[d] < 0 || after[d] < 0))
       fail(ErrorCode::kInvalidArgument, cx.where(n) + ": negative padding in " + mode_name + " mode");
     if (mode == portable::PadMode::kReflect && (before[d] >= in[d] || after[d] >= in[d]))
       fail(ErrorCode::kShapeMismatch, cx.where(n) + ": reflect padding " + std::to_string(std::max(before[d], after[d])) + " must be less than the dim's size " + std::to_string(in[d]));
@@ -467,6 +468,25 @@ void lower_roll(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_as_batch_of_one(Context& cx, const Node& n, NodeState& st, Lowering lower, std::string_view arg, std::size_t position) {
+  auto v = input_for_arg(n, arg, position);
+  if (!v) fail(ErrorCode::kSchema, cx.where(n) + ": missing tensor argument '" + std::string(arg) + "'");
+  const int unbatched = cx.tensor_slot(n, *v), x = cx.as_layout(unbatched, false);
+  Shape batched = cx.slot(x).shape;
+  batched.insert(batched.begin(), 1);
+  cx.define(*v, cx.alias(x, batched, false));
+  lower(cx, n, st);
+  cx.define(*v, unbatched);
+  for (ValueId o : n.outputs) {
+    if (!cx.defined(o) || cx.slot_of(o).kind != Kind::kTensor) continue;
+    const int y = cx.as_layout(cx.slot_index(o), false);
+    Shape shape = cx.slot(y).shape;
+    if (shape.empty() || shape[0] != 1) fail(ErrorCode::kInternal, cx.where(n) + ": output " + shape_str(shape) + " of a batch of one");
+    shape.erase(shape.begin());
+    cx.define(o, cx.alias(y, shape, false));
+  }
+}
+
 void lower_identity(Context& cx, const Node& n, NodeState&) {
   if (base_op(n.op).find("dropout") != std::string::npos && cx.int_arg(n, "train").value_or(0))
     fail(ErrorCode::kUnsupported, cx.where(n) + ": dropout in training mode");
@@ -523,6 +543,46 @@ void lower_repeat(Context& cx, const Node& n, NodeState&) {
   }
   const int out = cx.new_tensor(out_shape, false);
   cx.portable_map(x, out, [in, r = *repeats](const float* a, float* b) { portable::repeat(a, b, in, r); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_repeat_interleave(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  Shape shape = cx.slot(x).shape;
+  // No dim: over the flattened tensor.
+  const std::optional<i64> dim_arg = cx.int_arg(n, "dim");
+  if (!dim_arg) shape = {numel(shape)};
+  const std::size_t dim = static_cast<std::size_t>(normalize_dim(dim_arg.value_or(0), std::max<std::size_t>(shape.size(), 1), cx.where(n)));
+  if (shape.empty()) shape = {1};
+  const i64 size = shape[dim];
+  // repeats: one number for every slice, or a tensor known before the run with one per slice.
+  std::vector<i64> repeats;
+  auto v = input_for_arg(n, "repeats", std::numeric_limits<std::size_t>::max());
+  if (v && cx.graph().value(*v).is_constant() && cx.graph().value(*v).data.dtype() == DType::kInt64) {
+    const Tensor& data = cx.graph().value(*v).data;
+    const auto* r = data.data_as<std::int64_t>();
+    repeats.assign(r, r + data.numel());
+    if (repeats.size() == 1) repeats.assign(static_cast<std::size_t>(size), repeats[0]);
+  } else if (v && cx.slot_of(*v).kind == Kind::kTensor) {
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": 'repeats' is a tensor computed in the graph (the output's size would depend on its values)");
+  } else {
+    auto r = cx.int_arg(n, "repeats");
+    if (!r) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'repeats'");
+    repeats.assign(static_cast<std::size_t>(size), *r);
+  }
+  if (static_cast<i64>(repeats.size()) != size)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(repeats.size()) + " repeats for a dim of " + std::to_string(size));
+  i64 total = 0;
+  for (i64 r : repeats) {
+    if (r < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": repeats must not be negative (given " + std::to_string(r) + ")");
+    if (__builtin_add_overflow(total, r, &total)) fail(ErrorCode::kLimitExceeded, cx.where(n) + ": repeats add up past int64");
+  }
+  Shape out_shape = shape;
+  out_shape[dim] = total;
+  cx.within_budget(out_shape);
+  const i64 outer = prod(shape, 0, dim), inner = prod(shape, dim + 1, shape.size());
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [outer, inner, repeats](const float* a, float* b) { portable::repeat_interleave(a, b, outer, inner, repeats); });
   cx.define(n.outputs[0], out);
 }
 

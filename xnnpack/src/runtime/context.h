@@ -304,6 +304,7 @@ class Context {
     return value_slot_[v.index];
   }
   void define(ValueId v, int s) { value_slot_[v.index] = s; }
+  bool defined(ValueId v) const { return value_slot_[v.index] >= 0; }
 
   // ---- arguments ------------------------------------------------------
 

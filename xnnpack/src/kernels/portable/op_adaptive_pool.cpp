@@ -7,7 +7,8 @@
 
 namespace tracegraph::xnnpack::portable {
 
-void adaptive_pool(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out, bool max) {
+void adaptive_pool(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out, bool max,
+                   float* indices) {
   // As three dims, the missing leading ones of size 1.
   i64 id[3] = {1, 1, 1}, od[3] = {1, 1, 1};
   const std::size_t lead = 3 - in.size();
@@ -23,18 +24,21 @@ void adaptive_pool(const float* x, float* y, i64 planes, const std::vector<i64>&
         for (i64 c = 0; c < od[2]; ++c) {
           double sum = 0;
           float m = -std::numeric_limits<float>::infinity();
-          i64 count = 0;
+          i64 count = 0, at = (begin(a, id[0], od[0]) * id[1] + begin(b, id[1], od[1])) * id[2] + begin(c, id[2], od[2]);
           for (i64 i = begin(a, id[0], od[0]); i < end(a, id[0], od[0]); ++i) {
             for (i64 j = begin(b, id[1], od[1]); j < end(b, id[1], od[1]); ++j) {
               for (i64 k = begin(c, id[2], od[2]); k < end(c, id[2], od[2]); ++k) {
-                const float v = xp[(i * id[1] + j) * id[2] + k];
+                const i64 e = (i * id[1] + j) * id[2] + k;
+                const float v = xp[e];
                 sum += v;
-                if (v > m || std::isnan(v)) m = v;
+                if (v > m || std::isnan(v)) m = v, at = e;
                 ++count;
               }
             }
           }
-          yp[(a * od[1] + b) * od[2] + c] = max ? m : static_cast<float>(sum / static_cast<double>(std::max<i64>(count, 1)));
+          const i64 o = (a * od[1] + b) * od[2] + c;
+          yp[o] = max ? m : static_cast<float>(sum / static_cast<double>(std::max<i64>(count, 1)));
+          if (max && indices) indices[q * out_plane + o] = static_cast<float>(at);
         }
       }
     }

@@ -1,4 +1,4 @@
-// 1D max, average and adaptive pooling over the last dim.
+// 1D max and average pooling over the last dim.
 #include "kernels/portable/portable.h"
 
 #include <algorithm>
@@ -34,30 +34,6 @@ void avg_pool1d(const Pool1d& p, const float* x, float* y) {
       for (i64 i = start; i < end; ++i) sum += xr[i];
       const i64 divisor = p.count_include_pad ? pool_size : end - start;
       y[q * p.out_length + o] = divisor > 0 ? static_cast<float>(sum / static_cast<double>(divisor)) : 0.0f;
-    }
-  }
-}
-
-void adaptive_avg_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out) {
-  for (i64 q = 0; q < planes; ++q) {
-    for (i64 o = 0; o < out; ++o) {
-      const i64 start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
-      double sum = 0;
-      for (i64 i = start; i < end; ++i) sum += x[q * in + i];
-      y[q * out + o] = static_cast<float>(sum / static_cast<double>(std::max<i64>(end - start, 1)));
-    }
-  }
-}
-
-void adaptive_max_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out) {
-  for (i64 q = 0; q < planes; ++q) {
-    for (i64 o = 0; o < out; ++o) {
-      const i64 start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
-      float m = -std::numeric_limits<float>::infinity();
-      for (i64 i = start; i < end; ++i) {
-        if (x[q * in + i] > m || std::isnan(x[q * in + i])) m = x[q * in + i];
-      }
-      y[q * out + o] = m;
     }
   }
 }

@@ -1,4 +1,4 @@
-// repeat: a tensor tiled along each dim.
+// repeat: a tensor tiled along each dim; repeat_interleave: each slice along a dim repeated in place.
 #include "kernels/portable/portable.h"
 
 #include <cstring>
@@ -31,6 +31,16 @@ void repeat(const float* x, float* y, const std::vector<i64>& in_shape, const st
     return;
   }
   repeat_from(x, y, in_shape, repeats, 0);
+}
+
+void repeat_interleave(const float* x, float* y, i64 outer, i64 inner, const std::vector<i64>& repeats) {
+  const i64 size = static_cast<i64>(repeats.size());
+  for (i64 o = 0; o < outer; ++o) {
+    for (i64 i = 0; i < size; ++i) {
+      const float* from = x + (o * size + i) * inner;
+      for (i64 r = 0; r < repeats[static_cast<std::size_t>(i)]; ++r, y += inner) std::memcpy(y, from, static_cast<std::size_t>(inner) * sizeof(float));
+    }
+  }
 }
 
 }  // namespace tracegraph::xnnpack::portable

@@ -103,14 +103,16 @@ void resize_linear(const float* x, float* y, i64 planes, const std::vector<i64>&
 }
 
 void resize_nearest(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out,
-                    const std::vector<double>& scale) {
+                    const std::vector<double>& scale, bool exact) {
   const std::size_t rank = in.size();
-  // Per axis, the input index of each output index (PyTorch: floor(dst * scale) in float).
+  // Per axis, the input index of each output index (PyTorch: floor(dst * scale)
+  // in float; nearest-exact: floor((dst + 0.5) * scale)).
+  const float shift = exact ? 0.5f : 0.0f;
   std::vector<std::vector<i64>> src(rank);
   for (std::size_t a = 0; a < rank; ++a) {
     const float s = static_cast<float>(scale[a]);
     for (i64 o = 0; o < out[a]; ++o) {
-      src[a].push_back(std::min<i64>(static_cast<i64>(std::floor(static_cast<float>(o) * s)), in[a] - 1));
+      src[a].push_back(std::min<i64>(static_cast<i64>(std::floor((static_cast<float>(o) + shift) * s)), in[a] - 1));
     }
   }
   const i64 in_plane = product(in, 0, rank), out_plane = product(out, 0, rank);

@@ -34,9 +34,10 @@ void pad(const float* x, float* y, const std::vector<i64>& in_shape, const std::
 // area_pixel_compute_scale gives it (ignored with align_corners).
 void resize_linear(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out,
                    const std::vector<double>& scale, bool align_corners);
-// Nearest resize of [N*C] planes over any number of spatial dims (floor(dst * scale)).
+// Nearest resize of [N*C] planes over any number of spatial dims (floor(dst * scale);
+// `exact`, torch's nearest-exact: floor((dst + 0.5) * scale)).
 void resize_nearest(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out,
-                    const std::vector<double>& scale);
+                    const std::vector<double>& scale, bool exact = false);
 // Bicubic resize of [N*C] planes (A = -0.75, borders clamped), as PyTorch.
 void resize_bicubic(const float* x, float* y, i64 planes, i64 in_h, i64 in_w, i64 out_h, i64 out_w, double scale_h,
                     double scale_w, bool align_corners);
@@ -54,6 +55,14 @@ struct Conv1d {
   i64 batch, in_channels, in_length, out_channels, kernel, stride, padding, dilation, groups, out_length;
 };
 void conv1d(const Conv1d& c, const float* x, const float* w, const float* b, float* y);
+// A transposed convolution over 1 to 3 spatial dims, torch's layout and
+// weight [in_channels, out_channels / groups, k...]; the sizes torch gives
+// (`out` includes the output padding). b may be null.
+struct ConvTranspose {
+  i64 batch = 0, in_channels = 0, out_channels = 0, groups = 1;
+  std::vector<i64> in, out, kernel, stride, padding, dilation;
+};
+void conv_transpose(const ConvTranspose& c, const float* x, const float* w, const float* b, float* y);
 
 struct Pool1d {
   i64 planes, in_length, kernel, stride, padding, dilation, out_length;
@@ -61,13 +70,21 @@ struct Pool1d {
 };
 void max_pool1d(const Pool1d& p, const float* x, float* y);
 void avg_pool1d(const Pool1d& p, const float* x, float* y);
-// PyTorch's adaptive windows over the last of [planes, in] to [planes, out].
-void adaptive_avg_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out);
-void adaptive_max_pool1d(const float* x, float* y, i64 planes, i64 in, i64 out);
 
 // Adaptive average or max pooling of [planes, in...] to [planes, out...] over
 // 1 to 3 spatial dims, with torch's windows: [floor(o*in/out), ceil((o+1)*in/out)).
-void adaptive_pool(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out, bool max);
+// `indices` (max only, may be null): each maximum's flat position in its input plane.
+void adaptive_pool(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out, bool max,
+                   float* indices = nullptr);
+
+// Max pooling of [planes, in...] over 1 to 3 spatial dims to out, with torch's
+// windows (the padding never read, dilation); `indices` (may be null): each
+// maximum's flat position in its input plane, as torch's *_with_indices give.
+struct MaxPool {
+  i64 planes = 0;
+  std::vector<i64> in, out, kernel, stride, padding, dilation;
+};
+void max_pool(const MaxPool& p, const float* x, float* y, float* indices);
 
 // y = x > 0 ? x : w[c] * x, c the channel (dim 1) of [batch, channels, inner]; one weight for all when weights == 1.
 void prelu(const float* x, const float* w, float* y, i64 batch, i64 channels, i64 inner, i64 weights);
@@ -95,6 +112,42 @@ bool index(const float* x, float* y, const std::vector<i64>& x_shape, const std:
 // (index_shape no larger than x's but along dim). False at the first index out of range, its value in *bad.
 bool gather(const float* x, const float* index, float* y, const std::vector<i64>& x_shape, const std::vector<i64>& index_shape,
             std::size_t dim, double* bad);
+// einsum of any number of operands: letters of `sizes` (the output's first, in
+// its order, then the summed ones); per operand, its stride along each letter
+// (0 where it lacks the letter or broadcasts it; a letter it repeats has the
+// strides added: its diagonal). y = the sum over the summed letters of the
+// product of the operands, in double.
+struct Einsum {
+  std::vector<i64> sizes;
+  std::size_t out_letters = 0;
+  std::vector<std::vector<i64>> strides;
+};
+void einsum(const Einsum& e, const std::vector<const float*>& x, float* y);
+
+// Writes by index into y, which holds self (the caller copied it). Each
+// returns false at the first index out of range (y partly written), its
+// value in *bad; negative indices count from the end.
+enum class ScatterReduce { kNone, kSum, kProd, kMean, kAmax, kAmin };
+// torch.scatter / scatter_add / scatter_reduce along `dim`: y[..., index[..., i, ...], ...]
+// combined with src[..., i, ...] (or `value` where src is null), for every
+// position of index (no larger than src, nor than y but along dim). Without
+// include_self a position reached starts from the first value (mean: the
+// values' mean; with self, of them and self). Duplicates in kNone: the last wins.
+bool scatter(float* y, const std::vector<i64>& y_shape, const float* index, const std::vector<i64>& index_shape, const float* src,
+             const std::vector<i64>& src_shape, float value, std::size_t dim, ScatterReduce reduce, bool include_self, double* bad);
+// index_add / index_copy / index_fill: y [outer, size, inner]; slice index[k]
+// of the middle dim combined with alpha * source's slice k (source [outer,
+// count, inner]) or with `value` where source is null.
+bool index_along(float* y, i64 outer, i64 size, i64 inner, const float* index, i64 count, const float* source, float value, float alpha,
+                 ScatterReduce reduce, double* bad);
+// index_put at advanced indices (as portable::index reads them): `values`
+// already broadcast to the indexed result's shape; accumulate adds.
+bool index_put(float* y, const std::vector<i64>& y_shape, const std::vector<const float*>& indices, const std::vector<i64>& index_shape,
+               const float* values, bool accumulate, double* bad);
+// index_put under a boolean mask over y's leading dims: y [positions, inner];
+// each block whose mask is set gets `values` (one block, broadcast), or adds it.
+void mask_put(float* y, const float* mask, i64 positions, i64 inner, const float* values, bool accumulate);
+
 // pixel_shuffle of [planes, C * r * r, H, W] to [planes, C, H * r, W * r].
 void pixel_shuffle(const float* x, float* y, i64 planes, i64 channels, i64 h, i64 w, i64 r);
 // y = c != 0 ? a : b elementwise (all of one shape).
@@ -117,6 +170,9 @@ void nan_to_num(const float* x, float* y, i64 count, float nan, float posinf, fl
 // y = x tiled `repeats[d]` times along each dim d (in_shape already has as
 // many dims as repeats, leading 1s added).
 void repeat(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& repeats);
+// y = x [outer, repeats.size(), inner] with slice i along the middle dim
+// repeated repeats[i] times in place (torch.repeat_interleave).
+void repeat_interleave(const float* x, float* y, i64 outer, i64 inner, const std::vector<i64>& repeats);
 
 // A reduction over the dims marked in `reduced` of x [shape] into y (the
 // kept dims in order), accumulated in double: the vector norm of order p

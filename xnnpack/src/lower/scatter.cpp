@@ -1,0 +1,190 @@
+// Writes by index: scatter, scatter_add and scatter_reduce; index_add,
+// index_copy and index_fill along a dim; index_put at advanced indices or
+// under a boolean mask. Each writes a copy of self (the readers rewrite the
+// in-place spellings to these, inplace_to_functional); indices are held as
+// floats (index.cpp), and one out of range stops the run naming the node.
+#include "lower/lowerings.h"
+
+namespace tracegraph::xnnpack {
+namespace {
+
+// A step that copies self into `out` and then runs `write` on out's data.
+void copy_then(Context& cx, const Node& n, int self, int out, std::vector<int> reads, std::function<bool(double*)> write) {
+  reads.insert(reads.begin(), self);
+  Step& step = cx.add_step(reads, {out});
+  const i64 count = numel(cx.slot(out).shape);
+  step.run = [&cx, &n, self, out, count, write = std::move(write)] {
+    std::copy_n(cx.ptr(self), count, cx.ptr(out));
+    double bad = 0;
+    if (!write(&bad)) fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(bad) + " is out of range");
+  };
+}
+
+portable::ScatterReduce reduce_named(const Context& cx, const Node& n, const std::string& name) {
+  static const std::map<std::string, portable::ScatterReduce, std::less<>> kNames = {
+      {"add", portable::ScatterReduce::kSum},   {"sum", portable::ScatterReduce::kSum},   {"multiply", portable::ScatterReduce::kProd},
+      {"prod", portable::ScatterReduce::kProd}, {"mean", portable::ScatterReduce::kMean}, {"amax", portable::ScatterReduce::kAmax},
+      {"amin", portable::ScatterReduce::kAmin}};
+  auto it = kNames.find(name);
+  if (it == kNames.end()) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": reduce '" + name + "'");
+  return it->second;
+}
+
+// A tensor argument in torch layout (a one-element index constant included), or -1 when it is absent.
+int tensor_or_none(Context& cx, const Node& n, std::string_view name, std::size_t position) {
+  auto v = input_for_arg(n, name, position);
+  if (!v) return -1;
+  return cx.as_layout(cx.held_tensor_slot(n, *v), false);
+}
+
+// A 0-dim tensor read as [1] (torch scatters into one as into [1]).
+Shape at_least_1d(Shape s) { return s.empty() ? Shape{1} : s; }
+
+}  // namespace
+
+void lower_scatter(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape shape = cx.slot(x).shape, xs = at_least_1d(shape);
+  const std::size_t dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), xs.size(), cx.where(n)));
+  const int index = tensor_or_none(cx, n, "index", 2);
+  if (index < 0) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'index'");
+  const Shape is = at_least_1d(cx.slot(index).shape);
+  const int src = tensor_or_none(cx, n, "src", 3);
+  const Shape ss = src >= 0 ? at_least_1d(cx.slot(src).shape) : is;
+  const float value = src >= 0 ? 0.0f : static_cast<float>(number_arg(cx, n, "value"));
+  portable::ScatterReduce reduce = portable::ScatterReduce::kNone;
+  bool include_self = true;
+  if (base == "scatter_add") reduce = portable::ScatterReduce::kSum;
+  else if (auto name = n.attributes.get_string("reduce")) reduce = reduce_named(cx, n, *name);
+  if (base == "scatter_reduce") include_self = cx.int_arg(n, "include_self").value_or(1) != 0;
+  if (is.size() != xs.size() || ss.size() != xs.size())
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(is) + " and src " + shape_str(ss) + " for self " + shape_str(shape) + " (one rank)");
+  for (std::size_t d = 0; d < is.size(); ++d)
+    if (is[d] > ss[d] || (d != dim && is[d] > xs[d]))
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(is) + " larger than src " + shape_str(ss) + " or self " + shape_str(shape) + " in dim " + std::to_string(d));
+  const int out = cx.new_tensor(shape, false);
+  std::vector<int> reads{index};
+  if (src >= 0) reads.push_back(src);
+  copy_then(cx, n, x, out, reads, [&cx, out, xs, index, is, src, ss, value, dim, reduce, include_self](double* bad) {
+    return portable::scatter(cx.ptr(out), xs, cx.ptr(index), is, src >= 0 ? cx.ptr(src) : nullptr, ss, value, dim, reduce, include_self, bad);
+  });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_index_along(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape shape = cx.slot(x).shape, xs = at_least_1d(shape);
+  const std::size_t dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), xs.size(), cx.where(n)));
+  const int index = tensor_or_none(cx, n, "index", 2);
+  if (index < 0) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'index'");
+  if (cx.slot(index).shape.size() > 1) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(cx.slot(index).shape) + " must have at most one dim");
+  const i64 count = numel(cx.slot(index).shape);
+  const i64 outer = prod(xs, 0, dim), size = xs[dim], inner = prod(xs, dim + 1, xs.size());
+  int source = -1;
+  float value = 0, alpha = 1;
+  portable::ScatterReduce reduce = portable::ScatterReduce::kNone;
+  if (base == "index_fill") {
+    value = static_cast<float>(number_arg(cx, n, "value"));
+  } else {
+    source = tensor_or_none(cx, n, "source", 3);
+    if (source < 0) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'source'");
+    Shape want = xs;
+    want[dim] = count;
+    if (at_least_1d(cx.slot(source).shape) != want)
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": source " + shape_str(cx.slot(source).shape) + " for " + std::to_string(count) + " indices into " + shape_str(shape) + " along dim " + std::to_string(dim));
+    if (base == "index_add") {
+      reduce = portable::ScatterReduce::kSum;
+      alpha = static_cast<float>(cx.float_arg(n, "alpha").value_or(1));
+    }
+  }
+  const int out = cx.new_tensor(shape, false);
+  std::vector<int> reads{index};
+  if (source >= 0) reads.push_back(source);
+  copy_then(cx, n, x, out, reads, [&cx, out, outer, size, inner, index, count, source, value, alpha, reduce](double* bad) {
+    return portable::index_along(cx.ptr(out), outer, size, inner, cx.ptr(index), count, source >= 0 ? cx.ptr(source) : nullptr, value, alpha, reduce, bad);
+  });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_index_put(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape xs = cx.slot(x).shape;
+  const bool accumulate = cx.int_arg(n, "accumulate").value_or(0) != 0;
+  // indices: Tensor?[]; the `indices` attribute marks the Nones (as index.Tensor's).
+  std::vector<ValueId> given = inputs_for_arg(n, "indices");
+  std::vector<bool> present(given.size(), true);
+  if (const AttributeValue* mask = n.attributes.find("indices"))
+    if (const auto* p = std::get_if<std::vector<bool>>(mask)) present = *p;
+  if (static_cast<std::size_t>(std::count(present.begin(), present.end(), true)) != given.size() || given.empty())
+    fail(ErrorCode::kSchema, cx.where(n) + ": " + std::to_string(given.size()) + " index tensors for the entries that are not None");
+  if (present.size() > xs.size()) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(present.size()) + " indices for a tensor of rank " + std::to_string(xs.size()));
+  const int values0 = tensor_or_none(cx, n, "values", 2);
+  if (values0 < 0) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'values'");
+  // values broadcast to `to` (leading 1s dropped first: torch's broadcast goes both ways there).
+  auto values_as = [&](const Shape& to) {
+    Shape vs = cx.slot(values0).shape;
+    while (vs.size() > to.size() && vs.front() == 1) vs.erase(vs.begin());
+    const auto fits = shape_rules::broadcast(vs, to);
+    if (!fits || *fits != to)
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": values " + shape_str(cx.slot(values0).shape) + " do not broadcast to " + shape_str(to));
+    return broadcast_to(cx, cx.alias(values0, vs, false), to);
+  };
+  const int out = cx.new_tensor(xs, false);
+  const Value& first = cx.graph().value(given[0]);
+  if (first.dtype && *first.dtype == DType::kBool) {
+    // x[mask] = values: a mask over the leading dims, one block of values for every position set.
+    const int mask = tensor_or_none(cx, n, "indices", 1);
+    const Shape ms = cx.slot(mask).shape;
+    const bool leading = given.size() == 1 && present[0] && ms.size() <= xs.size() && std::equal(ms.begin(), ms.end(), xs.begin());
+    if (!leading) fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask " + shape_str(ms) + " that is not over the leading dims of " + shape_str(xs));
+    const Shape block(xs.begin() + static_cast<std::ptrdiff_t>(ms.size()), xs.end());
+    const int values = values_as(block);
+    const i64 positions = numel(ms), inner = numel(block);
+    copy_then(cx, n, x, out, {mask, values}, [&cx, out, mask, values, positions, inner, accumulate](double*) {
+      portable::mask_put(cx.ptr(out), cx.ptr(mask), positions, inner, cx.ptr(values), accumulate);
+      return true;
+    });
+    return cx.define(n.outputs[0], out);
+  }
+  std::vector<int> idx;
+  std::optional<Shape> index_shape;
+  for (ValueId v : given) {
+    const Value& value = cx.graph().value(v);
+    if (value.dtype && *value.dtype == DType::kBool)
+      fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask among integer indices");
+    idx.push_back(cx.as_layout(cx.held_tensor_slot(n, v), false));
+    const Shape s = cx.slot(idx.back()).shape;
+    index_shape = index_shape ? shape_rules::broadcast(*index_shape, s) : s;
+    if (!index_shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": the indices do not broadcast together");
+  }
+  for (int& s : idx) s = broadcast_to(cx, s, *index_shape);
+  // The indexed result's shape (lower_index's rule), which values broadcast to.
+  std::vector<std::size_t> indexed;
+  for (std::size_t d = 0; d < present.size(); ++d)
+    if (present[d]) indexed.push_back(d);
+  Shape result;
+  if (indexed.back() - indexed.front() + 1 == indexed.size()) {
+    result.assign(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(indexed.front()));
+    result.insert(result.end(), index_shape->begin(), index_shape->end());
+    result.insert(result.end(), xs.begin() + static_cast<std::ptrdiff_t>(indexed.back() + 1), xs.end());
+  } else {
+    result = *index_shape;
+    for (std::size_t d = 0; d < xs.size(); ++d)
+      if (d >= present.size() || !present[d]) result.push_back(xs[d]);
+  }
+  const int values = values_as(result);
+  std::vector<int> reads = idx;
+  reads.push_back(values);
+  copy_then(cx, n, x, out, reads, [&cx, out, xs, idx, present, shape = *index_shape, values, accumulate](double* bad) {
+    std::vector<const float*> pointers(present.size(), nullptr);
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < present.size(); ++d)
+      if (present[d]) pointers[d] = cx.ptr(idx[k++]);
+    return portable::index_put(cx.ptr(out), xs, pointers, shape, cx.ptr(values), accumulate, bad);
+  });
+  cx.define(n.outputs[0], out);
+}
+
+}  // namespace tracegraph::xnnpack
