@@ -285,8 +285,8 @@ std::optional<ValueId> scaled_input(const Graph& g, const Node& n, bool divides)
 
 // A sum with raw values in it is raw: a residual add (x + f(x)), a bias. A
 // sum of bounded values is bounded some other way (sigmoid + sigmoid lies in
-// (0, 2)), and so is the lerp a decomposed resize computes (x0 + (x1 - x0) * w):
-// unknown, never the activation of either side.
+// (0, 2)): unknown, never the activation of either side (a lerp, which is a
+// sum too, is read before this: from_lerp).
 ActivationKind sum_kind(const Graph& g, const Node& n, bool keeps_channels, int depth) {
   const std::optional<ValueId> self = input_for_arg(n, "self", 0);
   const std::optional<ValueId> other = input_for_arg(n, "other", 1);
@@ -299,6 +299,91 @@ ActivationKind sum_kind(const Graph& g, const Node& n, bool keeps_channels, int 
     if (classify(g, v, keeps_channels, depth + 1).kind == ActivationKind::kNone) return ActivationKind::kNone;
   }
   return ActivationKind::kUnknown;
+}
+
+// Whether `v` is known to lie in [0, 1]: a clamp to bounds inside it, seen
+// through ops that move values without changing them.
+bool in_unit_interval(const Graph& g, ValueId v) {
+  for (int step = 0; step < 16; ++step) {
+    const Value& value = g.value(v);
+    if (!value.producer) return false;
+    const Node& n = g.node(*value.producer);
+    const std::optional<CanonicalOp> c = canonical_op(n);
+    if (!c || n.inputs.empty()) return false;
+    bool keeps_channels = true;
+    if (passes_values(g, n, *c, keeps_channels)) {
+      v = n.inputs[0];
+      continue;
+    }
+    const auto lo = c->attributes.get_float("min");
+    const auto hi = c->attributes.get_float("max");
+    return c->name == "clip" && lo && hi && *lo >= 0.0 && *hi <= 1.0;
+  }
+  return false;
+}
+
+// The lerp a decomposed linear resize computes (torch's _upsample_linear
+// writes p + (q - p) * w, its weights w clamped to [0, 1]): each output a
+// convex combination of p and q.
+struct Lerp {
+  ValueId p, q, weight;
+};
+std::optional<Lerp> lerp_of(const Graph& g, const Node& add) {
+  if (arg_float(add, "alpha").value_or(1.0) != 1.0) return std::nullopt;
+  const std::optional<ValueId> self = input_for_arg(add, "self", 0);
+  const std::optional<ValueId> other = input_for_arg(add, "other", 1);
+  if (!self || !other) return std::nullopt;
+  auto producer_named = [&](ValueId v, std::string_view name) -> const Node* {
+    const Value& value = g.value(v);
+    if (!value.producer) return nullptr;
+    const Node& n = g.node(*value.producer);
+    const std::optional<CanonicalOp> c = canonical_op(n);
+    return c && c->name == name ? &n : nullptr;
+  };
+  for (const auto& [p, scaled] : {std::pair{*self, *other}, std::pair{*other, *self}}) {
+    const Node* mul = producer_named(scaled, "mul");
+    if (!mul) continue;
+    const std::optional<ValueId> a = input_for_arg(*mul, "self", 0);
+    const std::optional<ValueId> b = input_for_arg(*mul, "other", 1);
+    if (!a || !b) continue;
+    for (const auto& [difference, weight] : {std::pair{*a, *b}, std::pair{*b, *a}}) {
+      const Node* sub = producer_named(difference, "sub");
+      if (!sub || arg_float(*sub, "alpha").value_or(1.0) != 1.0 || !in_unit_interval(g, weight)) continue;
+      const std::optional<ValueId> q = input_for_arg(*sub, "self", 0);
+      const std::optional<ValueId> subtracted = input_for_arg(*sub, "other", 1);
+      if (q && subtracted && *subtracted == p) return Lerp{p, *q, weight};
+    }
+  }
+  return std::nullopt;
+}
+
+// A lerp of two values that end in one activation keeps it as a linear
+// resize does (named "lerp"; the lerps of one decomposed resize, one per
+// spatial dim, are named once). A softmax survives only weights that are one
+// per position (no extent in dims 0 and 1), as in a resize.
+Activation from_lerp(const Graph& g, const Node& n, const Lerp& lerp, ValueId out, int depth) {
+  Activation p = classify(g, lerp.p, false, depth + 1);
+  const Activation q = classify(g, lerp.q, false, depth + 1);
+  if (!same(p, q) || p.after != q.after) {
+    Activation unknown;
+    unknown.node = n.name;
+    unknown.op = n.op;
+    return unknown;
+  }
+  Resampling r;
+  r.how = Resampling::How::kConvex;
+  r.op = "lerp";
+  const auto& out_shape = g.value(out).shape;
+  const auto& w_shape = g.value(lerp.weight).shape;
+  r.spatial = out_shape && w_shape && w_shape->size() <= out_shape->size();
+  for (std::size_t i = 0; r.spatial && i < w_shape->size(); ++i) {
+    const std::size_t at = out_shape->size() - w_shape->size() + i;  // broadcast aligns the last dims
+    if (at < 2 && !((*w_shape)[i].is_static() && (*w_shape)[i].size == 1)) r.spatial = false;
+  }
+  const bool named = !p.after.empty() && p.after.back() == r.op;
+  p = through(std::move(p), r);
+  if (named && p.after.size() >= 2) p.after.pop_back();
+  return p;
 }
 
 // A stack of parts that all end in one activation ends in it.
@@ -386,6 +471,9 @@ Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, i
     } else if (op == "conv" || op == "conv_transpose" || op == "linear" || op == "matmul" || op == "batch_norm") {
       a.kind = ActivationKind::kNone;
     } else if (op == "add" || op == "sub") {
+      if (op == "add") {
+        if (auto lerp = lerp_of(g, n)) return from_lerp(g, n, *lerp, v, depth);
+      }
       a.kind = sum_kind(g, n, keeps_channels, depth);
     } else if (op == "stack") {
       return from_stack(g, n, depth);

@@ -114,23 +114,11 @@ TEST_P(Pt2Model, ReadsNamesItsActivationAndRunsOnLibTorch) {
     EXPECT_TRUE(op.rfind("aten.", 0) == 0 || op.rfind("aten::", 0) == 0 || op == "prim::ListConstruct") << op;
   }
   const auto activations = output_activation(read_.graph);
-  nlohmann::json want = facts_["activation"];
-  if (GetParam().core) {
-    // Core ATen has no linear resize: run_decompositions() writes it as
-    // index arithmetic (x0 + (x1 - x0) * w over aten._unsafe_index), which
-    // the analysis does not follow back to the activation before it. It says
-    // "unknown" there, never another activation.
-    std::set<std::string> ops;
-    for (NodeId id : read_.graph.nodes()) ops.insert(std::string(op_base(read_.graph.node(id).op)));
-    for (auto& w : want) {
-      for (const auto& op : w.value("after", std::vector<std::string>{})) {
-        if (!ops.count(op) && op.find("linear") != std::string::npos) w = {{"kind", "unknown"}};
-      }
-    }
-  }
+  const nlohmann::json want = facts_["activation"];
   testing::expect_activations(activations, want);
   for (std::size_t i = 0; i < activations.size() && i < want.size(); ++i) {
-    // Core ATen writes adaptive_avg_pool2d to (1, 1) as a mean.
+    // Core ATen writes adaptive_avg_pool2d to (1, 1) as a mean, a linear
+    // resize as lerps over gathers (named "lerp").
     const auto after = want[i].value("after", std::vector<std::string>{});
     if (GetParam().core) EXPECT_EQ(activations[i].after.size(), after.size()) << activations[i].str();
     else EXPECT_EQ(activations[i].after, after) << activations[i].str();

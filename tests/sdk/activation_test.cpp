@@ -356,5 +356,90 @@ TEST(OutputActivationTest, IndexingPicksValuesAndKeepsTheActivation) {
   EXPECT_EQ(m.result().kind, ActivationKind::kSigmoid);
 }
 
+// A linear resize in core ATen (torch's _upsample_linear, after
+// run_decompositions()): the input gathered at two neighbours, then
+//   p + (q - p) * w,   w = clamp(source index - its floor, 0, 1)
+// once per spatial dim. A convex combination: the activation before it holds.
+struct Lerps {
+  Model m;
+  ValueId source;
+  explicit Lerps(const std::string& activation, Attributes a = {}) {
+    source = m.then(activation, std::move(a));
+  }
+  // A weight of `shape`, clamped to [min, max].
+  ValueId weight(std::vector<std::int64_t> shape, double min = 0.0, double max = 1.0) {
+    const ValueId raw = m.g.add_constant("", Tensor::zeros(DType::kFloat32, shape));
+    return out("aten.clamp.default", {raw}, symbolic(shape), attrs({{"min", min}, {"max", max}}));
+  }
+  ValueId gather(ValueId v) {
+    const ValueId idx = m.g.add_constant("", Tensor::from_vector<std::int64_t>({0, 1}, {2}));
+    return out("aten._unsafe_index.Tensor", {v, idx}, symbolic({1, 4, 8, 8}));
+  }
+  // p + (q - p) * w; `subtracted` stands for p in the difference.
+  ValueId lerp(ValueId p, ValueId q, ValueId w, std::optional<ValueId> subtracted = std::nullopt) {
+    const SymbolicShape shape = symbolic({1, 4, 8, 8});
+    const ValueId d = out("aten.sub.Tensor", {q, subtracted.value_or(p)}, shape);
+    const ValueId scaled = out("aten.mul.Tensor", {d, w}, shape);
+    return out("aten.add.Tensor", {p, scaled}, shape);
+  }
+  ValueId out(const std::string& op, std::vector<ValueId> in, SymbolicShape shape, Attributes a = {}) {
+    return m.g.node(m.g.add_node(op, std::move(in), {NewValue("", DType::kFloat32, std::move(shape))}, std::move(a))).outputs[0];
+  }
+  Activation result(ValueId v) {
+    m.last = v;
+    return m.result();
+  }
+};
+
+TEST(OutputActivationTest, ADecomposedLinearResizeKeepsTheRange) {
+  {
+    Lerps l("aten::sigmoid");  // one spatial dim
+    const Activation a = l.result(l.lerp(l.gather(l.source), l.gather(l.source), l.weight({8})));
+    EXPECT_EQ(a.str(), "sigmoid, then lerp");
+    EXPECT_EQ(a.op, "aten::sigmoid");
+  }
+  {
+    Lerps l("aten::sigmoid");  // two (bilinear): three lerps, one resize
+    const ValueId wx = l.weight({8}), wy = l.weight({8, 1});
+    const ValueId top = l.lerp(l.gather(l.source), l.gather(l.source), wx);
+    const ValueId bottom = l.lerp(l.gather(l.source), l.gather(l.source), wx);
+    EXPECT_EQ(l.result(l.lerp(top, bottom, wy)).str(), "sigmoid, then lerp");
+  }
+  {
+    Lerps l("aten::softmax", attrs({{"dim", std::int64_t{1}}}));  // one weight per position
+    EXPECT_EQ(l.result(l.lerp(l.gather(l.source), l.gather(l.source), l.weight({8, 1}))).str(), "softmax(dim=1), then lerp");
+  }
+  {
+    Lerps l("aten::clamp", attrs({{"min", 0.0}, {"max", 1.0}}));  // logits clipped, then resized
+    EXPECT_EQ(l.result(l.lerp(l.gather(l.source), l.gather(l.source), l.weight({8}))).str(), "clip(min=0, max=1), then lerp");
+  }
+}
+
+TEST(OutputActivationTest, OnlyAConvexLerpIsReadAsOne) {
+  {
+    Lerps l("aten::sigmoid");  // weights that may leave [0, 1] extrapolate
+    EXPECT_EQ(l.result(l.lerp(l.gather(l.source), l.gather(l.source), l.weight({8}, -1.0, 1.0))).kind, ActivationKind::kUnknown);
+  }
+  {
+    Lerps l("aten::sigmoid");  // weights never clamped
+    const ValueId raw = l.m.g.add_constant("", Tensor::zeros(DType::kFloat32, {8}));
+    EXPECT_EQ(l.result(l.lerp(l.gather(l.source), l.gather(l.source), raw)).kind, ActivationKind::kUnknown);
+  }
+  {
+    Lerps l("aten::sigmoid");  // p + (q - r) * w: not a lerp of p and q
+    const ValueId p = l.gather(l.source), q = l.gather(l.source), r = l.gather(l.source);
+    EXPECT_EQ(l.result(l.lerp(p, q, l.weight({8}), r)).kind, ActivationKind::kUnknown);
+  }
+  {
+    Lerps l("aten::sigmoid");  // ends that differ: a sigmoid and raw logits
+    const ValueId raw = l.gather(l.m.g.node(*l.m.g.value(l.source).producer).inputs[0]);
+    EXPECT_EQ(l.result(l.lerp(l.gather(l.source), raw, l.weight({8}))).kind, ActivationKind::kUnknown);
+  }
+  {
+    Lerps l("aten::softmax", attrs({{"dim", std::int64_t{1}}}));  // weights that vary along the softmax dim
+    EXPECT_EQ(l.result(l.lerp(l.gather(l.source), l.gather(l.source), l.weight({4, 1, 1}))).kind, ActivationKind::kUnknown);
+  }
+}
+
 }  // namespace
 }  // namespace tracegraph

@@ -5,8 +5,9 @@
 // reshape, slice, permute, squeeze, contiguous, clone, detach, eval dropout,
 // casts to float) to the op that made the values, and through ops that keep
 // the activation's range (nearest and linear resizes, average and max pooling,
-// means: "sigmoid, then upsample_bilinear2d"; a bicubic resize overshoots and
-// is unknown; a softmax survives only averages across its distributions). A
+// means: "sigmoid, then upsample_bilinear2d"; core ATen's decomposed linear
+// resize, lerps of gathered neighbours with weights clamped to [0, 1], reads
+// as "sigmoid, then lerp"; a bicubic resize overshoots and is unknown; a softmax survives only averages across its distributions). A
 // concatenation along the channel dim of heads that end differently is
 // reported per channel range.
 // It never claims what it cannot see: kUnknown is an answer.
