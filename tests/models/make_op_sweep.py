@@ -32,7 +32,7 @@ SWEEP = [
     # Elementwise math and activations.
     "abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "exp", "expm1", "floor", "log", "log10", "log1p", "log2",
     "neg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
-    "logical_not", "bitwise_not", "nan_to_num",
+    "acosh", "asinh", "atanh", "isinf", "isnan", "isfinite", "logical_not", "bitwise_not", "nan_to_num",
     "nn.functional.relu", "nn.functional.relu6", "nn.functional.hardtanh", "nn.functional.gelu", "nn.functional.silu",
     "nn.functional.hardswish", "nn.functional.hardsigmoid", "nn.functional.leaky_relu", "nn.functional.elu",
     "nn.functional.mish", "nn.functional.softplus", "nn.functional.prelu", "clamp", "clamp_min", "clamp_max",
@@ -40,12 +40,13 @@ SWEEP = [
     "add", "sub", "mul", "div", "rsub", "pow", "fmod", "remainder", "minimum", "maximum", "atan2", "eq", "ne", "lt", "le",
     "gt", "ge", "logical_and", "logical_or", "where", "masked_fill",
     # Reductions.
-    "sum", "mean", "amax", "amin", "any", "all", "prod", "var", "std", "logsumexp", "argmax", "cumsum", "cumprod",
+    "sum", "mean", "amax", "amin", "max", "min", "any", "all", "prod", "var", "std", "logsumexp", "argmax", "cumsum", "cumprod",
     "linalg.vector_norm", "softmax", "log_softmax", "nn.functional.normalize",
     # Shapes and data movement.
     "view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
     "movedim", "expand", "expand_as", "cat", "stack", "split", "split_with_sizes", "chunk", "unbind", "narrow", "select",
-    "repeat", "tile", "repeat_interleave", "roll", "flip", "tril", "triu", "clone", "contiguous", "nn.functional.pad",
+    "repeat", "tile", "repeat_interleave", "roll", "flip", "tril", "triu", "diagonal", "select_scatter", "clone", "contiguous",
+    "nn.functional.pad",
     "nn.functional.pixel_shuffle",
     # Indexing.
     "index_select", "gather", "scatter", "index_add", "index_put", "nn.functional.embedding", "topk", "sort",
@@ -58,6 +59,7 @@ SWEEP = [
     "nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d", "nn.functional.adaptive_avg_pool2d",
     "nn.functional.adaptive_avg_pool3d", "nn.functional.adaptive_max_pool2d", "nn.functional.layer_norm",
     "nn.functional.group_norm", "nn.functional.instance_norm", "nn.functional.batch_norm", "nn.functional.interpolate",
+    "nn.functional.grid_sample",
     "nn.functional.scaled_dot_product_attention",
 ]
 
@@ -86,7 +88,10 @@ class OneOp(torch.nn.Module):
         for i, x in zip(self.slots, inputs):
             flat[i] = x
         args, kwargs = pytree.tree_unflatten(flat, self.spec)
-        return self.op(*args, **kwargs)
+        out = self.op(*args, **kwargs)
+        # sort, topk, max along a dim return torch.return_types, named tuples
+        # torch.export.save has no name for: the same outputs as a tuple.
+        return tuple(out) if isinstance(out, tuple) and type(out) is not tuple else out
 
 
 def file_name(info, k):

@@ -779,6 +779,73 @@ std::vector<OpCase> op_cases() {
     const ValueId fill = b.op("masked_fill", "Tensor", {{"self", b.input({4, 3})}, {"mask", mask}, {"value", value}});
     b.g.set_outputs({addmm, rsub, fill});
   }});
+  // The core ATen ops the first sweep found without a lowering, each on odd shapes.
+  out.push_back({"inverse_hyperbolics_and_checks", [](Builder& b) {
+    const ValueId x = b.input({2, 1, 5});
+    const ValueId cosh = b.op("cosh", "", {{"self", x}});  // >= 1
+    const ValueId half_tanh = b.op("mul", "Scalar", {{"self", b.op("tanh", "", {{"self", x}})}}, attrs({{"other", 0.5}}));
+    const ValueId logs = b.op("log", "", {{"self", x}});  // NaN below 0
+    const ValueId inverse = b.op("reciprocal", "", {{"self", b.op("relu", "", {{"self", x}})}});  // inf at 0
+    b.g.set_outputs({b.op("acosh", "", {{"self", cosh}}), b.op("asinh", "", {{"self", x}}), b.op("atanh", "", {{"self", half_tanh}}),
+                     b.op("isnan", "", {{"self", logs}}), b.op("isinf", "", {{"self", inverse}}), b.op("isfinite", "", {{"self", inverse}})});
+  }});
+  out.push_back({"bitwise_of_masks_and_integers", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 7}), y = b.input({1, 5, 7});
+    const ValueId positive = b.op("gt", "Scalar", {{"self", x}}, attrs({{"other", 0.0}}));
+    const ValueId below = b.op("lt", "Tensor", {{"self", y}, {"other", x}});
+    const ValueId both = b.op("bitwise_and", "Tensor", {{"self", positive}, {"other", below}});
+    const ValueId either = b.op("__or__", "Tensor", {{"self", positive}, {"other", below}});
+    const ValueId one = b.op("bitwise_xor", "Tensor", {{"self", positive}, {"other", below}});
+    const ValueId neither = b.op("bitwise_not", "", {{"self", either}});
+    // Integers: argmax's indices, their bits.
+    const ValueId at = b.op("argmax", "", {{"self", y}}, attrs({{"dim", std::int64_t{2}}, {"keepdim", true}}));
+    b.g.set_value_type(at, DType::kInt64, std::nullopt);
+    const ValueId bits = b.op("bitwise_and", "Scalar", {{"self", at}}, attrs({{"other", std::int64_t{5}}}));
+    const ValueId flipped = b.op("bitwise_not", "", {{"self", at}});
+    const ValueId mixed = b.op("bitwise_or", "Tensor", {{"self", at}, {"other", b.op("argmin", "", {{"self", y}}, attrs({{"dim", std::int64_t{2}}, {"keepdim", true}}))}});
+    b.g.set_outputs({both, either, one, neither, bits, flipped, mixed});
+  }});
+  out.push_back({"max_min_of_all_along_a_dim_and_of_two", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 7}), y = b.input({5, 1});
+    const auto along = b.ops("max", {{"self", x}}, attrs({{"dim", std::int64_t{2}}, {"keepdim", false}, {"overload", std::string("dim")}}), 2);
+    const auto kept = b.ops("min", {{"self", x}}, attrs({{"dim", std::int64_t{0}}, {"keepdim", true}, {"overload", std::string("dim")}}), 2);
+    const auto size_one = b.ops("max", {{"self", x}}, attrs({{"dim", std::int64_t{-2}}, {"keepdim", true}, {"overload", std::string("dim")}}), 2);
+    b.g.set_outputs({along[0], along[1], kept[0], kept[1], size_one[0], size_one[1], b.op("max", "", {{"self", x}}), b.op("min", "", {{"self", y}}),
+                     b.op("max", "other", {{"self", x}, {"other", y}}), b.op("min", "other", {{"self", y}, {"other", x}})});
+  }});
+  out.push_back({"sort_and_topk_along_dims", [](Builder& b) {
+    const ValueId x = b.input({3, 6, 5});
+    const auto up = b.ops("sort", {{"self", x}}, attrs({{"dim", std::int64_t{1}}, {"descending", false}}), 2);
+    const auto down = b.ops("sort", {{"self", x}}, attrs({{"dim", std::int64_t{-1}}, {"descending", true}}), 2);
+    const auto top = b.ops("topk", {{"self", x}}, attrs({{"k", std::int64_t{3}}, {"dim", std::int64_t{1}}, {"largest", true}, {"sorted", true}}), 2);
+    const auto least = b.ops("topk", {{"self", x}}, attrs({{"k", std::int64_t{1}}, {"dim", std::int64_t{0}}, {"largest", false}, {"sorted", true}}), 2);
+    b.g.set_outputs({up[0], up[1], down[0], down[1], top[0], top[1], least[0], least[1]});
+  }});
+  out.push_back({"diagonal_select_scatter_and_dropout", [](Builder& b) {
+    const ValueId x = b.input({3, 4, 1, 5});
+    const ValueId main = b.op("diagonal", "", {{"self", x}}, attrs({{"offset", std::int64_t{0}}, {"dim1", std::int64_t{0}}, {"dim2", std::int64_t{1}}}));
+    const ValueId above = b.op("diagonal", "", {{"self", x}}, attrs({{"offset", std::int64_t{2}}, {"dim1", std::int64_t{-1}}, {"dim2", std::int64_t{1}}}));
+    const ValueId below = b.op("diagonal", "", {{"self", x}}, attrs({{"offset", std::int64_t{-2}}, {"dim1", std::int64_t{3}}, {"dim2", std::int64_t{0}}}));
+    const ValueId scattered = b.op("select_scatter", "", {{"self", x}, {"src", b.input({3, 1, 5})}}, attrs({{"dim", std::int64_t{1}}, {"index", std::int64_t{-1}}}));
+    const auto dropped = b.ops("native_dropout", {{"input", x}}, attrs({{"p", 0.5}, {"train", false}}), 2);
+    b.g.set_outputs({main, above, below, scattered, dropped[0], dropped[1]});
+  }});
+  // Every interpolation and padding mode, both corner conventions, a grid
+  // that reaches past [-1, 1]; then a height of 1 (reflection over one row).
+  for (const Shape& in : {Shape{2, 3, 5, 7}, Shape{1, 1, 1, 4}}) {
+    out.push_back({"grid_sampler_2d_" + std::to_string(in[2]) + "x" + std::to_string(in[3]), [in](Builder& b) {
+      const ValueId x = b.input(in);
+      const ValueId raw = b.input({in[0], 4, 3, 2});
+      const ValueId grid = b.op("mul", "Scalar", {{"self", b.op("tanh", "", {{"self", raw}})}}, attrs({{"other", 1.3}}));
+      std::vector<ValueId> outs;
+      for (std::int64_t mode : {0, 1, 2})
+        for (std::int64_t padding : {0, 1, 2})
+          for (bool corners : {false, true})
+            outs.push_back(b.op("grid_sampler_2d", "", {{"input", x}, {"grid", grid}},
+                                attrs({{"interpolation_mode", mode}, {"padding_mode", padding}, {"align_corners", corners}})));
+      b.g.set_outputs(outs);
+    }});
+  }
   return out;
 }
 

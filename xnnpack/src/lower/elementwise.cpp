@@ -1,6 +1,8 @@
 // Elementwise ops: unary activations, binary arithmetic with broadcasting, numbers known before the run, comparisons, masks and fills.
 #include "lower/lowerings.h"
 
+#include <set>
+
 namespace tracegraph::xnnpack {
 
 void unary_step(Context& cx, const Node& n, xnn_operator_t op, int in, int out) {
@@ -362,7 +364,10 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
       {"log10", portable::Unary::kLog10}, {"logical_not", portable::Unary::kLogicalNot}, {"acos", portable::Unary::kAcos},
       {"arccos", portable::Unary::kAcos}, {"asin", portable::Unary::kAsin}, {"arcsin", portable::Unary::kAsin},
       {"atan", portable::Unary::kAtan}, {"arctan", portable::Unary::kAtan}, {"cosh", portable::Unary::kCosh},
-      {"sinh", portable::Unary::kSinh}};
+      {"sinh", portable::Unary::kSinh}, {"acosh", portable::Unary::kAcosh}, {"arccosh", portable::Unary::kAcosh},
+      {"asinh", portable::Unary::kAsinh}, {"arcsinh", portable::Unary::kAsinh}, {"atanh", portable::Unary::kAtanh},
+      {"arctanh", portable::Unary::kAtanh}, {"isinf", portable::Unary::kIsinf}, {"isnan", portable::Unary::kIsnan},
+      {"isfinite", portable::Unary::kIsfinite}};
   if (base == "softplus" && (cx.float_arg(n, "beta").value_or(1) != 1 || cx.float_arg(n, "threshold").value_or(20) != 20)) {
     const auto beta = static_cast<float>(cx.float_arg(n, "beta").value_or(1)), threshold = static_cast<float>(cx.float_arg(n, "threshold").value_or(20));
     f = [count, beta, threshold](const float* a, float* b) {
@@ -574,6 +579,70 @@ void lower_binary_portable(Context& cx, const Node& n, NodeState&) {
   auto a = input_for_arg(n, "self", 0), b = input_for_arg(n, "other", 1);
   if (it == kOps.end() || !a || !b) fail(ErrorCode::kSchema, cx.where(n) + ": two tensor operands");
   cx.define(n.outputs[0], portable_binary(cx, n, it->second, *a, *b));
+}
+
+namespace {
+
+// The dtype of `v`: the graph's, or where the file gave none, bool for what a
+// comparison or a logical op made.
+std::optional<DType> dtype_of(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (value.dtype || !value.producer) return value.dtype;
+  static const std::set<std::string, std::less<>> kMasks = {
+      "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite"};
+  const Node& p = g.node(*value.producer);
+  const std::string base = base_op(p.op);
+  if (kMasks.count(base)) return DType::kBool;
+  if (p.op.find("bitwise_") != std::string::npos || base.rfind("__", 0) == 0) {
+    if (auto self = input_for_arg(p, "self", 0)) return dtype_of(g, *self);  // a mask's bitwise op is a mask
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void lower_bitwise(Context& cx, const Node& n, NodeState&) {
+  std::string base = base_op(n.op);
+  const auto self = input_for_arg(n, "self", 0);
+  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+  // A mask or an integer (a float has no bitwise ops): not differs between them.
+  const std::optional<DType> dtype = dtype_of(cx.graph(), *self);
+  if (!dtype || is_floating(*dtype))
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of a " + (dtype ? std::string(dtype_name(*dtype)) : std::string("tensor of unknown dtype")) +
+                                      " (masks and integers only)");
+  const bool mask = *dtype == DType::kBool;
+  if (base == "bitwise_not" || base == "__invert__") {
+    const int x = cx.held_tensor_slot(n, *self);
+    const Slot xs = cx.slot(x);
+    const int out = cx.new_tensor(xs.shape, xs.channels_last);
+    const i64 count = numel(xs.shape);
+    const portable::Unary op = mask ? portable::Unary::kLogicalNot : portable::Unary::kBitwiseNotInt;
+    Step& step = cx.add_step({x}, {out});
+    step.run = [&cx, op, x, out, count] { portable::unary(op, cx.ptr(x), cx.ptr(out), count); };
+    return cx.define(n.outputs[0], out);
+  }
+  static const std::map<std::string, portable::Binary, std::less<>> kOps = {
+      {"bitwise_and", portable::Binary::kBitwiseAnd}, {"bitwise_or", portable::Binary::kBitwiseOr}, {"bitwise_xor", portable::Binary::kBitwiseXor},
+      {"__and__", portable::Binary::kBitwiseAnd},     {"__or__", portable::Binary::kBitwiseOr},     {"__xor__", portable::Binary::kBitwiseXor}};
+  const portable::Binary op = kOps.at(base);
+  const int x = cx.held_tensor_slot(n, *self);
+  int y = -1;
+  if (auto other = input_for_arg(n, "other", 1)) {
+    y = cx.held_tensor_slot(n, *other);
+  } else {
+    // A number written in the node (bitwise_and.Scalar).
+    const std::optional<double> value = cx.float_arg(n, "other");
+    if (!value || *value != std::trunc(*value)) fail(ErrorCode::kSchema, cx.where(n) + ": 'other' is neither a tensor nor an integer");
+    y = cx.planned_constant({}, {static_cast<float>(*value)});
+  }
+  const auto shape = shape_rules::broadcast(cx.slot(x).shape, cx.slot(y).shape);
+  if (!shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + shape_str(cx.slot(x).shape) + " and " + shape_str(cx.slot(y).shape) + " do not broadcast");
+  const int xb = broadcast_to(cx, x, *shape), yb = broadcast_to(cx, y, *shape);
+  const int out = cx.new_tensor(*shape, false);
+  const i64 count = numel(*shape);
+  Step& step = cx.add_step({xb, yb}, {out});
+  step.run = [&cx, op, xb, yb, out, count] { portable::binary(op, cx.ptr(xb), cx.ptr(yb), cx.ptr(out), count); };
+  cx.define(n.outputs[0], out);
 }
 
 int portable_binary(Context& cx, const Node& n, portable::Binary op, ValueId a, ValueId b) {

@@ -71,6 +71,10 @@ void portable_post(Context& cx, portable::Unary op, int out);
 void lower_compare(Context& cx, const Node& n, NodeState&);
 // maximum, minimum, logical_and/or/xor, atan2 of two tensors (broadcast), portable.
 void lower_binary_portable(Context& cx, const Node& n, NodeState&);
+// bitwise_not/and/or/xor (and TorchScript's __and__, __or__, __xor__,
+// __invert__) of masks and integers held as floats: the logical ops on a mask,
+// the integer ones otherwise; a number operand too.
+void lower_bitwise(Context& cx, const Node& n, NodeState&);
 // op(a, b) of two tensors (or values held as floats), broadcast, on a portable kernel: its output slot.
 int portable_binary(Context& cx, const Node& n, portable::Binary op, ValueId a, ValueId b);
 // masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
@@ -158,6 +162,11 @@ void lower_pool1d(Context& cx, const Node& n, NodeState&);
 // linalg_vector_norm, amax, amin over any dims (portable::reduce).
 void lower_reduce(Context& cx, const Node& n, NodeState&);
 void lower_cumsum(Context& cx, const Node& n, NodeState&);
+// max/min: of all elements (a 0-d tensor), along a dim (values and indices),
+// or of two tensors (maximum/minimum).
+void lower_max_min(Context& cx, const Node& n, NodeState&);
+// sort and topk along a dim: values and indices (portable::sort).
+void lower_sort(Context& cx, const Node& n, NodeState&);
 // avg_pool3d (XNNPACK has no 3D average pooling), portable.
 void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&);
 
@@ -242,9 +251,15 @@ void lower_list(Context& cx, const Node& n, NodeState&);
 // pad / constant_pad_nd / reflection_padNd / replication_padNd.
 void lower_pad(Context& cx, const Node& n, NodeState& st);
 void lower_slice_scatter(Context& cx, const Node& n, NodeState&);
+// select_scatter(self, src, dim, index): src written at one index of dim.
+void lower_select_scatter(Context& cx, const Node& n, NodeState&);
+// diagonal(self, offset, dim1, dim2): the diagonal as the last dim (a strided read).
+void lower_diagonal(Context& cx, const Node& n, NodeState&);
 // torch.roll: each (shift, dim) pair, or with no dims over the flattened tensor.
 void lower_roll(Context& cx, const Node& n, NodeState&);
 void lower_identity(Context& cx, const Node& n, NodeState&);
+// native_dropout in eval (train false): the input and a mask of ones.
+void lower_native_dropout(Context& cx, const Node& n, NodeState&);
 // Runs `lower` on a node whose input `arg` has no batch dim (torch's unbatched
 // convolutions and poolings) as on a batch of one: the input read as [1, ...],
 // each tensor output read back without its leading 1. The same bytes: no copy.
@@ -271,7 +286,8 @@ void lower_where(Context& cx, const Node& n, NodeState&);
 void lower_any_all(Context& cx, const Node& n, NodeState&);
 // _to_copy, to, type_as: a cast of the values held as floats.
 void lower_cast(Context& cx, const Node& n, NodeState&);
-// arange, full, scalar_tensor, zeros, ones: constants made while planning.
+// arange, full, scalar_tensor, zeros, ones: constants made while planning;
+// empty, empty_strided, new_empty as zeros (torch leaves their values unset).
 void lower_factory(Context& cx, const Node& n, NodeState&);
 
 // ---- scatter.cpp ---------------------------------------------------
@@ -287,6 +303,8 @@ void lower_index_put(Context& cx, const Node& n, NodeState&);
 
 // ---- resize.cpp ----------------------------------------------------
 
+// grid_sampler_2d (grid_sampler): an input read at a grid of points, portable.
+void lower_grid_sample(Context& cx, const Node& n, NodeState&);
 void lower_resize(Context& cx, const Node& n, NodeState&);
 // Linear, bilinear, trilinear, bicubic, 1D nearest and nearest-exact resizes, torch layout.
 void lower_resize_portable(Context& cx, const Node& n, NodeState&);

@@ -406,6 +406,81 @@ void lower_cumsum(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_max_min(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const bool is_max = base == "max";
+  const auto self = input_for_arg(n, "self", 0);
+  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+  if (auto other = input_for_arg(n, "other", 1)) {  // max.other: maximum of two tensors
+    return cx.define(n.outputs[0], portable_binary(cx, n, is_max ? portable::Binary::kMaximum : portable::Binary::kMinimum, *self, *other));
+  }
+  const int x = cx.held_tensor_slot(n, *self);
+  const Shape shape = cx.slot(x).shape;
+  const std::size_t rank = shape.size();
+  const std::optional<i64> dim = cx.int_arg(n, "dim");
+  if (!dim) {  // of every element: a 0-d tensor
+    if (numel(shape) == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " of an empty tensor " + shape_str(shape));
+    const int out = cx.new_tensor({}, false);
+    const std::vector<bool> reduced(rank, true);
+    const portable::Reduce op = is_max ? portable::Reduce::kAmax : portable::Reduce::kAmin;
+    cx.portable_map(x, out, [op, shape, reduced](const float* a, float* b) { portable::reduce(op, a, b, shape, reduced); });
+    return cx.define(n.outputs[0], out);
+  }
+  // Along one dim: the values and the index of the first of them (NaN wins, as torch's).
+  std::vector<bool> reduced(rank, false);
+  const i64 d = normalize_dim(*dim, rank, cx.where(n));
+  if (rank) {
+    reduced[static_cast<std::size_t>(d)] = true;
+    if (shape[static_cast<std::size_t>(d)] == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " over an empty dim of " + shape_str(shape));
+  }
+  const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
+  Shape out_shape;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (!reduced[i]) out_shape.push_back(shape[i]);
+    else if (keepdim) out_shape.push_back(1);
+  }
+  const int values = cx.new_tensor(out_shape, false), indices = cx.new_tensor(out_shape, false);
+  std::vector<int> ins{x};
+  Step& step = cx.portable_step(ins, {values, indices});
+  const portable::Reduce value_op = is_max ? portable::Reduce::kAmax : portable::Reduce::kAmin;
+  const portable::Reduce index_op = is_max ? portable::Reduce::kArgmax : portable::Reduce::kArgmin;
+  step.run = [&cx, xi = ins[0], values, indices, value_op, index_op, shape, reduced] {
+    portable::reduce(value_op, cx.ptr(xi), cx.ptr(values), shape, reduced);
+    portable::reduce(index_op, cx.ptr(xi), cx.ptr(indices), shape, reduced);
+  };
+  cx.define(n.outputs[0], values);
+  if (n.outputs.size() > 1) cx.define(n.outputs[1], indices);
+}
+
+void lower_sort(Context& cx, const Node& n, NodeState&) {
+  const bool topk = base_op(n.op) == "topk";
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  const std::size_t rank = std::max<std::size_t>(shape.size(), 1);  // a 0-d tensor is one line of one
+  const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(-1), rank, cx.where(n)));
+  const i64 size = shape.empty() ? 1 : shape[dim];
+  const i64 outer = prod(shape, 0, std::min(dim, shape.size())), inner = shape.empty() ? 1 : prod(shape, dim + 1, shape.size());
+  i64 k = size;
+  bool descending = cx.int_arg(n, "descending").value_or(0) != 0;
+  if (topk) {
+    const auto want = cx.int_arg(n, "k");
+    if (!want || *want < 0 || *want > size)
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": k " + (want ? std::to_string(*want) : std::string("missing")) + " for a dim of " + std::to_string(size));
+    k = *want;
+    descending = cx.int_arg(n, "largest").value_or(1) != 0;  // sorted=False may be in any order: sorted is one
+  }
+  Shape out_shape = shape;
+  if (!out_shape.empty()) out_shape[dim] = k;
+  const int values = cx.new_tensor(out_shape, false), indices = cx.new_tensor(out_shape, false);
+  std::vector<int> ins{x};
+  Step& step = cx.portable_step(ins, {values, indices});
+  step.run = [&cx, xi = ins[0], values, indices, outer, size, inner, k, descending] {
+    portable::sort(cx.ptr(xi), cx.ptr(values), cx.ptr(indices), outer, size, inner, k, descending);
+  };
+  cx.define(n.outputs[0], values);
+  if (n.outputs.size() > 1) cx.define(n.outputs[1], indices);
+}
+
 void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&) {
   const std::string base = base_op(n.op);
   const std::size_t rank = base.find("3d") != std::string::npos ? 3 : 2;

@@ -128,4 +128,25 @@ void lower_resize_portable(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], y);
 }
 
+void lower_grid_sample(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "input", 0);
+  const int grid = cx.tensor_arg(n, "grid", 1);
+  const Shape xs = cx.slot(x).shape, gs = cx.slot(grid).shape;
+  if (xs.size() != 4 || gs.size() != 4 || gs[0] != xs[0] || gs[3] != 2)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " and grid " + shape_str(gs) + " (a grid [N, H, W, 2] for an input [N, C, H, W])");
+  portable::GridSample g;
+  g.batch = xs[0], g.channels = xs[1], g.in_h = xs[2], g.in_w = xs[3], g.out_h = gs[1], g.out_w = gs[2];
+  const i64 mode = cx.int_arg(n, "interpolation_mode").value_or(0), padding = cx.int_arg(n, "padding_mode").value_or(0);
+  if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
+    fail(ErrorCode::kInvalidArgument, cx.where(n) + ": interpolation mode " + std::to_string(mode) + ", padding mode " + std::to_string(padding));
+  g.mode = static_cast<portable::GridMode>(mode);
+  g.padding = static_cast<portable::GridPadding>(padding);
+  g.align_corners = cx.int_arg(n, "align_corners").value_or(0) != 0;
+  const int out = cx.new_tensor({g.batch, g.channels, g.out_h, g.out_w}, false);
+  std::vector<int> ins{x, grid};
+  Step& step = cx.portable_step(ins, {out});
+  step.run = [&cx, g, xi = ins[0], gi = ins[1], out] { portable::grid_sample(g, cx.ptr(xi), cx.ptr(gi), cx.ptr(out)); };
+  cx.define(n.outputs[0], out);
+}
+
 }  // namespace tracegraph::xnnpack

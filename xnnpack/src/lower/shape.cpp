@@ -441,6 +441,58 @@ void lower_slice_scatter(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_select_scatter(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const int src = cx.tensor_arg(n, "src", 1);
+  const Shape shape = cx.slot(x).shape;
+  if (shape.empty()) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": scattering into a 0-d tensor");
+  const std::size_t dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), shape.size(), cx.where(n)));
+  const i64 size = shape[dim];
+  i64 index = cx.int_arg(n, "index").value_or(0);
+  if (index < -size || index >= size)
+    fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(index) + " for a dim of " + std::to_string(size));
+  if (index < 0) index += size;
+  Shape want = shape;
+  want.erase(want.begin() + static_cast<std::ptrdiff_t>(dim));
+  if (cx.slot(src).shape != want)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": src " + shape_str(cx.slot(src).shape) + " for a selection of shape " + shape_str(want));
+  // src is the slice [index, index + 1) of dim, without that dim: the same elements in the same order.
+  const i64 outer = prod(shape, 0, dim), inner = prod(shape, dim + 1, shape.size());
+  const int out = cx.new_tensor(shape, false);
+  std::vector<int> ins{x, src};
+  Step& step = cx.portable_step(ins, {out});
+  step.run = [&cx, xi = ins[0], si = ins[1], out, outer, size, inner, index] {
+    portable::slice_scatter(cx.ptr(xi), cx.ptr(si), cx.ptr(out), outer, size, inner, index, 1, 1);
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_diagonal(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape in = cx.slot(x).shape;
+  if (in.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": the diagonal of " + shape_str(in) + " (2 dims or more)");
+  const auto d1 = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim1").value_or(0), in.size(), cx.where(n)));
+  const auto d2 = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim2").value_or(1), in.size(), cx.where(n)));
+  if (d1 == d2) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": dim1 and dim2 are both " + std::to_string(d1));
+  const i64 offset = cx.int_arg(n, "offset").value_or(0);
+  std::vector<i64> stride(in.size(), 1);
+  for (std::size_t i = in.size() - 1; i > 0; --i) stride[i - 1] = stride[i] * in[i];
+  // Entries (i, i + offset) of the two dims, the others kept in order before them.
+  const i64 length = std::max<i64>(0, offset >= 0 ? std::min(in[d1], in[d2] - offset) : std::min(in[d1] + offset, in[d2]));
+  const i64 start = length == 0 ? 0 : offset >= 0 ? offset * stride[d2] : -offset * stride[d1];
+  std::vector<i64> size, steps;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (i == d1 || i == d2) continue;
+    size.push_back(in[i]);
+    steps.push_back(stride[i]);
+  }
+  size.push_back(length);
+  steps.push_back(stride[d1] + stride[d2]);
+  const int out = cx.new_tensor(size, false);
+  cx.portable_map(x, out, [size, steps, start](const float* a, float* b) { portable::as_strided(a, b, size, steps, start); });
+  cx.define(n.outputs[0], out);
+}
+
 void lower_roll(Context& cx, const Node& n, NodeState&) {
   const int x = cx.tensor_arg(n, "self", 0);
   const Shape shape = cx.slot(x).shape;
@@ -492,6 +544,18 @@ void lower_identity(Context& cx, const Node& n, NodeState&) {
     fail(ErrorCode::kUnsupported, cx.where(n) + ": dropout in training mode");
   if (n.inputs.empty()) fail(ErrorCode::kSchema, cx.where(n) + ": no input");
   cx.define(n.outputs[0], cx.tensor_slot(n, n.inputs[0]));
+}
+
+void lower_native_dropout(Context& cx, const Node& n, NodeState&) {
+  // train is optional: None (absent) means the module's mode, which an inference graph is not in.
+  if (cx.int_arg(n, "train").value_or(0) && cx.float_arg(n, "p").value_or(0) != 0)
+    fail(ErrorCode::kUnsupported, cx.where(n) + ": native_dropout in training mode (random)");
+  const int x = cx.tensor_arg(n, "input", 0);
+  cx.define(n.outputs[0], x);
+  if (n.outputs.size() > 1) {
+    const Shape shape = cx.slot(x).shape;
+    cx.define(n.outputs[1], cx.planned_constant(shape, std::vector<float>(static_cast<std::size_t>(numel(shape)), 1.0f)));
+  }
 }
 
 void lower_size(Context& cx, const Node& n, NodeState&) {

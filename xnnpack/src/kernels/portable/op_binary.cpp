@@ -26,6 +26,9 @@ void binary(Binary op, const float* a, const float* b, float* y, i64 count) {
       }
       case Binary::kFloorDivide: y[i] = std::floor(p / q); break;
       case Binary::kDivTrunc: y[i] = std::trunc(p / q); break;
+      case Binary::kBitwiseAnd: y[i] = static_cast<float>(std::llrint(p) & std::llrint(q)); break;
+      case Binary::kBitwiseOr: y[i] = static_cast<float>(std::llrint(p) | std::llrint(q)); break;
+      case Binary::kBitwiseXor: y[i] = static_cast<float>(std::llrint(p) ^ std::llrint(q)); break;
     }
   }
 }

@@ -108,6 +108,27 @@ void unary(Unary op, const float* x, float* y, i64 count) {
     case Unary::kLogicalNot:
       for (i64 i = 0; i < count; ++i) y[i] = x[i] == 0 ? 1.0f : 0.0f;
       break;
+    case Unary::kAcosh:
+      for (i64 i = 0; i < count; ++i) y[i] = std::acosh(x[i]);
+      break;
+    case Unary::kAsinh:
+      for (i64 i = 0; i < count; ++i) y[i] = std::asinh(x[i]);
+      break;
+    case Unary::kAtanh:
+      for (i64 i = 0; i < count; ++i) y[i] = std::atanh(x[i]);
+      break;
+    case Unary::kIsinf:
+      for (i64 i = 0; i < count; ++i) y[i] = std::isinf(x[i]) ? 1.0f : 0.0f;
+      break;
+    case Unary::kIsnan:
+      for (i64 i = 0; i < count; ++i) y[i] = std::isnan(x[i]) ? 1.0f : 0.0f;
+      break;
+    case Unary::kIsfinite:
+      for (i64 i = 0; i < count; ++i) y[i] = std::isfinite(x[i]) ? 1.0f : 0.0f;
+      break;
+    case Unary::kBitwiseNotInt:
+      for (i64 i = 0; i < count; ++i) y[i] = -x[i] - 1.0f;
+      break;
   }
 }
 

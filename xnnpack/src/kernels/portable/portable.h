@@ -16,7 +16,9 @@ enum class Unary {
   kHardsigmoid, kSilu, kGeluTanh, kMish, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kSquare, kErf,
   kSin, kCos, kTan, kFloor, kCeil, kRound, kTrunc, kReciprocal, kSign, kLog1p, kExpm1, kLog2, kLog10,
   kLogicalNot,  // a mask (1 where x is 0), held as float32
-  kAcos, kAsin, kAtan, kCosh, kSinh, kSoftplus,
+  kAcos, kAsin, kAtan, kCosh, kSinh, kSoftplus, kAcosh, kAsinh, kAtanh,
+  kIsinf, kIsnan, kIsfinite,  // masks, held as float32
+  kBitwiseNotInt,             // ~x of an integer held as float32 (-x - 1); of a mask it is kLogicalNot
 };
 // y = f(x) elementwise (in place when x == y).
 void unary(Unary op, const float* x, float* y, i64 count);
@@ -38,6 +40,19 @@ void resize_linear(const float* x, float* y, i64 planes, const std::vector<i64>&
 // `exact`, torch's nearest-exact: floor((dst + 0.5) * scale)).
 void resize_nearest(const float* x, float* y, i64 planes, const std::vector<i64>& in, const std::vector<i64>& out,
                     const std::vector<double>& scale, bool exact = false);
+// grid_sampler_2d: y [N, C, out_h, out_w] = x [N, C, in_h, in_w] read at
+// grid [N, out_h, out_w, 2]'s (x, y) in [-1, 1], bilinear, nearest or
+// bicubic, outside the input as zeros, the border or its reflection; torch's
+// modes and its arithmetic.
+enum class GridMode { kBilinear = 0, kNearest = 1, kBicubic = 2 };
+enum class GridPadding { kZeros = 0, kBorder = 1, kReflection = 2 };
+struct GridSample {
+  i64 batch = 0, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  GridMode mode = GridMode::kBilinear;
+  GridPadding padding = GridPadding::kZeros;
+  bool align_corners = false;
+};
+void grid_sample(const GridSample& g, const float* x, const float* grid, float* y);
 // Bicubic resize of [N*C] planes (A = -0.75, borders clamped), as PyTorch.
 void resize_bicubic(const float* x, float* y, i64 planes, i64 in_h, i64 in_w, i64 out_h, i64 out_w, double scale_h,
                     double scale_w, bool align_corners);
@@ -162,7 +177,12 @@ void flip(const float* x, float* y, const std::vector<i64>& shape, const std::ve
 void triangle(const float* x, float* y, i64 planes, i64 rows, i64 cols, i64 diagonal, bool lower);
 // y = op(a, b) with a and b of y's shape: maximum and minimum (NaN wins), logical and/or/xor (masks held as floats),
 // atan2, pow, fmod (C's), remainder (Python's), floor division and division rounded toward zero.
-enum class Binary { kMaximum, kMinimum, kLogicalAnd, kLogicalOr, kLogicalXor, kAtan2, kPow, kFmod, kRemainder, kFloorDivide, kDivTrunc };
+// The bitwise ops read integers and masks held as float32 (exact to 2^24) as
+// int64; on masks (0 and 1) they are the logical ones.
+enum class Binary {
+  kMaximum, kMinimum, kLogicalAnd, kLogicalOr, kLogicalXor, kAtan2, kPow, kFmod, kRemainder, kFloorDivide, kDivTrunc,
+  kBitwiseAnd, kBitwiseOr, kBitwiseXor,
+};
 void binary(Binary op, const float* a, const float* b, float* y, i64 count);
 // x with NaN as `nan`, +inf as `posinf`, -inf as `neginf`.
 void nan_to_num(const float* x, float* y, i64 count, float nan, float posinf, float neginf);
@@ -183,6 +203,12 @@ void repeat_interleave(const float* x, float* y, i64 outer, i64 inner, const std
 // row-major order (argmax/argmin of one dim or of all).
 enum class Reduce { kNorm, kAmax, kAmin, kAny, kAll, kProd, kVar, kLogSumExp, kArgmax, kArgmin };
 void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, const std::vector<bool>& reduced, double p = 2);
+
+// Each line of x [outer, size, inner] along its middle axis, ordered: its
+// first `k` values (k <= size; all of them for sort) ascending or descending,
+// and their indices in the line (held as float32). NaN orders above every
+// number, as torch's does; equal values keep their order (stable).
+void sort(const float* x, float* values, float* indices, i64 outer, i64 size, i64 inner, i64 k, bool descending);
 
 // y = the running sum (or product) of x [outer, size, inner] along its middle axis.
 void cumsum(const float* x, float* y, i64 outer, i64 size, i64 inner, bool product = false);
