@@ -762,7 +762,11 @@ class LibTorchBackend final : public Backend {
       step.fused_min = n.attributes.get_float("fused_min");
       step.fused_max = n.attributes.get_float("fused_max");
     }
-    step.unpack_list = schema.returns().size() == 1 && n.outputs.size() > 1 &&
+    // A kernel returning a list (split, unbind) for a node whose outputs are
+    // its tensors; one output is the list itself unless the graph says it is a
+    // tensor (a .pt2's split into one piece).
+    const bool one_tensor = n.outputs.size() == 1 && graph.value(n.outputs[0]).dtype.has_value();
+    step.unpack_list = schema.returns().size() == 1 && (n.outputs.size() > 1 || one_tensor) &&
                        schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
     if (!step.unpack_list && schema.returns().size() != n.outputs.size()) {
       fail(ErrorCode::kUnsupported, step.where + ": the kernel returns " + std::to_string(schema.returns().size()) +
