@@ -61,6 +61,12 @@ SWEEP = [
     "nn.functional.group_norm", "nn.functional.instance_norm", "nn.functional.batch_norm", "nn.functional.interpolate",
     "nn.functional.grid_sample",
     "nn.functional.scaled_dot_product_attention",
+    # What model libraries also call: activations, norms, distances, bags, folds, writes by index.
+    "nn.functional.glu", "nn.functional.logsigmoid", "nn.functional.selu", "nn.functional.celu", "nn.functional.softsign",
+    "nn.functional.hardshrink", "nn.functional.rms_norm", "nn.functional.pixel_unshuffle", "nn.functional.channel_shuffle",
+    "nn.functional.cosine_similarity", "nn.functional.pairwise_distance", "cdist", "nn.functional.pdist", "nn.functional.unfold",
+    "nn.functional.embedding_bag", "masked_scatter", "scatter_add", "scatter_reduce", "slice_scatter", "index_copy", "index_fill",
+    "lerp", "addcmul", "addcdiv", "baddbmm", "outer", "logit", "erfinv", "frac", "hypot", "argmin", "aminmax", "cummax",
 ]
 
 
@@ -68,6 +74,7 @@ WEIGHTED = {
     "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.conv_transpose2d",
     "nn.functional.conv_transpose3d", "nn.functional.linear", "nn.functional.layer_norm", "nn.functional.group_norm",
     "nn.functional.instance_norm", "nn.functional.batch_norm", "nn.functional.prelu", "nn.functional.embedding", "addmm",
+    "nn.functional.embedding_bag", "nn.functional.rms_norm",
 }
 
 

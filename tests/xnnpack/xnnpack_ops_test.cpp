@@ -830,6 +830,44 @@ std::vector<OpCase> op_cases() {
     const auto dropped = b.ops("native_dropout", {{"input", x}}, attrs({{"p", 0.5}, {"train", false}}), 2);
     b.g.set_outputs({main, above, below, scattered, dropped[0], dropped[1]});
   }});
+  out.push_back({"fold_and_unfold_odd_windows", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 7, 5});
+    const Attributes window = attrs({{"kernel_size", Ints{3, 2}}, {"dilation", Ints{1, 2}}, {"padding", Ints{1, 0}}, {"stride", Ints{2, 1}}});
+    const ValueId columns = b.op("im2col", "", {{"self", x}}, window);  // [2, 18, 4 * 3]
+    Attributes back = window;
+    back.set("output_size", Ints{7, 5});
+    const ValueId image = b.op("col2im", "", {{"self", columns}}, back);  // overlaps summed
+    const ValueId unbatched = b.op("im2col", "", {{"self", b.input({1, 4, 4})}},
+                                   attrs({{"kernel_size", Ints{2, 2}}, {"dilation", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"stride", Ints{2, 2}}}));
+    b.g.set_outputs({columns, image, unbatched});
+  }});
+  out.push_back({"cdist_and_pdist_of_every_order", [](Builder& b) {
+    const ValueId a = b.input({2, 1, 5, 3}), c = b.input({3, 4, 3});
+    std::vector<ValueId> outs;
+    for (double p : {0.0, 1.0, 2.0, 1.5, std::numeric_limits<double>::infinity()})
+      outs.push_back(b.op("cdist", "", {{"x1", a}, {"x2", c}}, attrs({{"p", p}})));
+    outs.push_back(b.op("_cdist_forward", "", {{"x1", b.input({1, 3})}, {"x2", b.input({6, 3})}}, attrs({{"p", 2.0}})));
+    outs.push_back(b.op("_pdist_forward", "", {{"self", b.input({5, 3})}}, attrs({{"p", 2.0}})));
+    outs.push_back(b.op("_pdist_forward", "", {{"self", b.input({4, 1})}}, attrs({{"p", 1.0}})));
+    b.g.set_outputs(outs);
+  }});
+  out.push_back({"masked_scatter_with_a_broadcast_mask", [](Builder& b) {
+    const ValueId mask = b.op("gt", "Scalar", {{"self", b.input({4, 1})}}, attrs({{"other", 0.0}}));
+    b.g.set_outputs({b.op("masked_scatter", "", {{"self", b.input({3, 4, 5})}, {"mask", mask}, {"source", b.input({7, 9})}})});
+  }});
+  out.push_back({"embedding_bag_sum_mean_max_and_weighted", [](Builder& b) {
+    const ValueId weight = b.constant({10, 3});
+    const ValueId indices = b.g.add_constant("idx", Tensor::from_vector<std::int64_t>({1, 2, 4, 5, 4, 3, 2, 9}, {8}));
+    const ValueId offsets = b.g.add_constant("offsets", Tensor::from_vector<std::int64_t>({0, 4, 4, 6}, {4}));  // bag 1 is empty
+    std::vector<ValueId> outs;
+    for (std::int64_t mode : {0, 1, 2})
+      outs.push_back(b.ops("_embedding_bag", {{"weight", weight}, {"indices", indices}, {"offsets", offsets}}, attrs({{"mode", mode}}), 4)[0]);
+    // Weighted, the last offset the end, row 2 the padding.
+    const ValueId ends = b.g.add_constant("ends", Tensor::from_vector<std::int64_t>({0, 3, 8}, {3}));
+    outs.push_back(b.ops("_embedding_bag", {{"weight", weight}, {"indices", indices}, {"offsets", ends}, {"per_sample_weights", b.input({8})}},
+                         attrs({{"mode", std::int64_t{0}}, {"include_last_offset", true}, {"padding_idx", std::int64_t{2}}}), 4)[0]);
+    b.g.set_outputs(outs);
+  }});
   // Every interpolation and padding mode, both corner conventions, a grid
   // that reaches past [-1, 1]; then a height of 1 (reflection over one row).
   for (const Shape& in : {Shape{2, 3, 5, 7}, Shape{1, 1, 1, 4}}) {

@@ -167,12 +167,16 @@ void lower_cumsum(Context& cx, const Node& n, NodeState&);
 void lower_max_min(Context& cx, const Node& n, NodeState&);
 // sort and topk along a dim: values and indices (portable::sort).
 void lower_sort(Context& cx, const Node& n, NodeState&);
+// im2col / col2im (F.unfold / F.fold), batched or not.
+void lower_fold(Context& cx, const Node& n, NodeState&);
 // avg_pool3d (XNNPACK has no 3D average pooling), portable.
 void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&);
 
 // ---- matrix.cpp ----------------------------------------------------
 
 void lower_linear(Context& cx, const Node& n, NodeState& st);
+// cdist (x1, x2 with broadcast batch dims) and pdist: p-norm distances of rows.
+void lower_distance(Context& cx, const Node& n, NodeState&);
 // y = x @ w^T + b over x's last dim ([..., in] -> [..., out]): XNNPACK's
 // fully connected op, the node's operator number `index` (weights packed
 // once, on the first plan).
@@ -304,6 +308,10 @@ void lower_index_put(Context& cx, const Node& n, NodeState&);
 // ---- resize.cpp ----------------------------------------------------
 
 // grid_sampler_2d (grid_sampler): an input read at a grid of points, portable.
+// masked_scatter(self, mask, source): source's elements, in order, where the mask is set.
+void lower_masked_scatter(Context& cx, const Node& n, NodeState&);
+// embedding_bag (and _embedding_bag): bags of rows summed, averaged or maxed; output 0 only.
+void lower_embedding_bag(Context& cx, const Node& n, NodeState&);
 void lower_grid_sample(Context& cx, const Node& n, NodeState&);
 void lower_resize(Context& cx, const Node& n, NodeState&);
 // Linear, bilinear, trilinear, bicubic, 1D nearest and nearest-exact resizes, torch layout.

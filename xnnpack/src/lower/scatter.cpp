@@ -187,4 +187,57 @@ void lower_index_put(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_masked_scatter(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape shape = cx.slot(x).shape;
+  int mask = tensor_or_none(cx, n, "mask", 1);
+  const int source = tensor_or_none(cx, n, "source", 2);
+  if (mask < 0 || source < 0) fail(ErrorCode::kSchema, cx.where(n) + ": missing the mask or the source");
+  if (!shape_rules::broadcast(cx.slot(mask).shape, shape) || *shape_rules::broadcast(cx.slot(mask).shape, shape) != shape)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": mask " + shape_str(cx.slot(mask).shape) + " for self " + shape_str(shape));
+  mask = broadcast_to(cx, mask, shape);
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape), source_count = numel(cx.slot(source).shape);
+  Step& step = cx.add_step({x, mask, source}, {out});
+  step.run = [&cx, &n, x, mask, source, out, count, source_count] {
+    i64 needed = 0;
+    if (!portable::masked_scatter(cx.ptr(x), cx.ptr(mask), cx.ptr(source), cx.ptr(out), count, source_count, &needed))
+      fail(ErrorCode::kOutOfRange, cx.where(n) + ": the mask selects " + std::to_string(needed) + " elements, the source has " + std::to_string(source_count));
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_embedding_bag(Context& cx, const Node& n, NodeState&) {
+  const int weight = cx.as_layout(cx.tensor_arg(n, "weight", 0), false);
+  const Shape ws = cx.slot(weight).shape;
+  const int indices = tensor_or_none(cx, n, "indices", 1);
+  const int offsets = tensor_or_none(cx, n, "offsets", 2);
+  if (ws.size() != 2 || indices < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " (2 dims) and indices");
+  const i64 mode = cx.int_arg(n, "mode").value_or(0);
+  if (mode < 0 || mode > 2) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": mode " + std::to_string(mode) + " (0 sum, 1 mean, 2 max)");
+  const int weights = tensor_or_none(cx, n, "per_sample_weights", 6);
+  if (weights >= 0 && mode != 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": per_sample_weights with a mode other than sum");
+  const bool include_last = cx.int_arg(n, "include_last_offset").value_or(0) != 0;
+  const i64 padding_idx = cx.int_arg(n, "padding_idx").value_or(-1);
+  const Shape is = cx.slot(indices).shape;
+  // F.embedding_bag flattens bags of one size: the op sees 1-dim indices and offsets.
+  if (is.size() != 1 || offsets < 0 || cx.slot(offsets).shape.size() != 1)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": indices " + shape_str(is) + " and offsets of 1 dim");
+  const i64 bags = cx.slot(offsets).shape[0] - (include_last ? 1 : 0);
+  if (bags < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": no offsets");
+  const i64 num = ws[0], dim = ws[1], count = numel(is);
+  const int out = cx.new_tensor({bags, dim}, false);
+  std::vector<int> reads{weight, indices, offsets};
+  if (weights >= 0) reads.push_back(weights);
+  Step& step = cx.add_step(reads, {out});
+  step.run = [&cx, &n, weight, indices, offsets, weights, out, num, dim, count, bags, mode, padding_idx] {
+    double bad = 0;
+    if (!portable::embedding_bag(cx.ptr(weight), num, dim, cx.ptr(indices), count, cx.ptr(offsets), bags, weights >= 0 ? cx.ptr(weights) : nullptr,
+                                 static_cast<int>(mode), padding_idx, cx.ptr(out), &bad))
+      fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(bad) + " is out of range for " + std::to_string(num) + " rows");
+  };
+  // The other outputs (offset2bag, bag sizes, max indices) are for the backward pass; a read of one names it.
+  cx.define(n.outputs[0], out);
+}
+
 }  // namespace tracegraph::xnnpack

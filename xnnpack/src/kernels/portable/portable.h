@@ -210,6 +210,36 @@ void reduce(Reduce op, const float* x, float* y, const std::vector<i64>& shape, 
 // number, as torch's does; equal values keep their order (stable).
 void sort(const float* x, float* values, float* indices, i64 outer, i64 size, i64 inner, i64 k, bool descending);
 
+// im2col / col2im (F.unfold / F.fold) of [batch, channels, h, w] images and
+// their columns [batch, channels * kh * kw, blocks]: im2col copies each
+// sliding window's pixels (0 in the padding); col2im adds each column back
+// into its window (overlaps summed).
+struct Fold {
+  i64 batch = 0, channels = 0, height = 0, width = 0;  // the image
+  i64 kernel[2] = {1, 1}, dilation[2] = {1, 1}, padding[2] = {0, 0}, stride[2] = {1, 1};
+  i64 blocks_h = 0, blocks_w = 0;  // the windows along each dim
+};
+void im2col(const Fold& f, const float* image, float* columns);
+void col2im(const Fold& f, const float* columns, float* image);
+
+// The p-norm distances of rows: cdist of x1 [batch, P, M] and x2 [batch, R, M]
+// to [batch, P, R]; pdist of x [N, M] to the N * (N - 1) / 2 pairs i < j in
+// order. p = 0 counts the coordinates that differ, p = inf takes the largest.
+void cdist(const float* x1, const float* x2, float* y, i64 batch, i64 rows1, i64 rows2, i64 cols, double p);
+void pdist(const float* x, float* y, i64 rows, i64 cols, double p);
+
+// embedding_bag: for each bag b, rows indices[offsets[b] .. offsets[b + 1])
+// of weight [num, dim] (scaled by per_sample_weights when given; padding_idx
+// rows left out) summed (mode 0), averaged (1) or maxed (2) into y [bags, dim];
+// an empty bag is zeros. False, with *bad the index, for one past the table.
+bool embedding_bag(const float* weight, i64 num, i64 dim, const float* indices, i64 count, const float* offsets, i64 bags,
+                   const float* per_sample_weights, int mode, i64 padding_idx, float* y, double* bad);
+
+// masked_scatter: y = x, with the positions where mask is set (row-major)
+// taking source's elements in order; *needed is how many source elements the
+// mask asked for, false when that is more than source_count (torch's error).
+bool masked_scatter(const float* x, const float* mask, const float* source, float* y, i64 count, i64 source_count, i64* needed);
+
 // y = the running sum (or product) of x [outer, size, inner] along its middle axis.
 void cumsum(const float* x, float* y, i64 outer, i64 size, i64 inner, bool product = false);
 
