@@ -868,6 +868,33 @@ std::vector<OpCase> op_cases() {
                          attrs({{"mode", std::int64_t{0}}, {"include_last_offset", true}, {"padding_idx", std::int64_t{2}}}), 4)[0]);
     b.g.set_outputs(outs);
   }});
+  out.push_back({"shrinks_selu_celu_logit_erfinv_frac_log_sigmoid", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 1, 5});
+    const ValueId unit = b.op("mul", "Scalar", {{"self", b.op("tanh", "", {{"self", x}})}}, attrs({{"other", 0.9}}));  // in (-0.9, 0.9)
+    const ValueId p = b.op("sigmoid", "", {{"self", x}});
+    b.g.set_outputs({b.op("hardshrink", "", {{"self", x}}, attrs({{"lambd", 0.3}})), b.op("softshrink", "", {{"self", x}}, attrs({{"lambd", 0.7}})),
+                     b.op("selu", "", {{"self", x}}), b.op("celu", "", {{"self", x}}, attrs({{"alpha", 1.7}})),
+                     b.op("logit", "", {{"self", p}}), b.op("logit", "", {{"self", p}}, attrs({{"eps", 0.2}})), b.op("erfinv", "", {{"self", unit}}),
+                     b.op("frac", "", {{"self", b.op("mul", "Scalar", {{"self", x}}, attrs({{"other", 3.0}}))}}), b.op("log_sigmoid", "", {{"self", x}})});
+  }});
+  out.push_back({"hypot_lerp_addcmul_addcdiv_broadcast", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 4}), y = b.input({5, 1}), w = b.input({1, 5, 4});
+    const ValueId positive = b.op("add", "Scalar", {{"self", b.op("abs", "", {{"self", y}})}}, attrs({{"other", 0.5}, {"alpha", std::int64_t{1}}}));
+    b.g.set_outputs({b.op("hypot", "", {{"self", x}, {"other", y}}), b.op("lerp", "Scalar", {{"self", x}, {"end", y}}, attrs({{"weight", 0.7}})),
+                     b.op("lerp", "Tensor", {{"self", x}, {"end", y}, {"weight", w}}),
+                     b.op("addcmul", "", {{"self", x}, {"tensor1", y}, {"tensor2", w}}, attrs({{"value", -0.5}})),
+                     b.op("addcdiv", "", {{"self", w}, {"tensor1", x}, {"tensor2", positive}}, attrs({{"value", 2.0}}))});
+  }});
+  out.push_back({"glu_outer_baddbmm_unshuffles", [](Builder& b) {
+    const ValueId x = b.input({2, 6, 3});
+    const ValueId glu = b.op("glu", "", {{"self", x}}, attrs({{"dim", std::int64_t{1}}}));
+    const ValueId outer = b.op("outer", "", {{"self", b.input({3})}, {"vec2", b.input({5})}});
+    const ValueId bmm = b.op("baddbmm", "", {{"self", b.input({1, 4})}, {"batch1", b.input({2, 3, 5})}, {"batch2", b.input({2, 5, 4})}},
+                             attrs({{"beta", 0.5}, {"alpha", -1.5}}));
+    const ValueId unshuffled = b.op("pixel_unshuffle", "", {{"self", b.input({1, 3, 6, 4})}}, attrs({{"downscale_factor", std::int64_t{2}}}));
+    const ValueId shuffled = b.op("channel_shuffle", "", {{"self", b.input({2, 6, 1, 3})}}, attrs({{"groups", std::int64_t{3}}}));
+    b.g.set_outputs({glu, outer, bmm, unshuffled, shuffled});
+  }});
   // Every interpolation and padding mode, both corner conventions, a grid
   // that reaches past [-1, 1]; then a height of 1 (reflection over one row).
   for (const Shape& in : {Shape{2, 3, 5, 7}, Shape{1, 1, 1, 4}}) {

@@ -309,6 +309,54 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
   cx.define(n.outputs[0], out);
 }
 
+namespace {
+
+// erfinv in double: a first guess refined by Newton's steps on erf.
+double erfinv(double y) {
+  if (!(y > -1 && y < 1)) return y == 1 ? INFINITY : y == -1 ? -INFINITY : NAN;
+  const double w = -std::log((1 - y) * (1 + y));
+  double x = y * (w < 5 ? 0.886 + w * (0.2 - w * 0.0015) : 1.4 + 0.2 * std::sqrt(w));  // within a few percent
+  for (int step = 0; step < 4; ++step) x -= (std::erf(x) - y) / (1.1283791670955126 * std::exp(-x * x));
+  return x;
+}
+
+// The elementwise functions with arguments (or none of XNNPACK's): f(x), in double.
+std::optional<std::function<float(float)>> parametric_unary(const Context& cx, const Node& n, const std::string& base) {
+  if (base == "erfinv") return [](float x) { return static_cast<float>(erfinv(x)); };
+  if (base == "frac") return [](float x) { return x - std::trunc(x); };
+  if (base == "logit") {
+    const std::optional<double> eps = cx.float_arg(n, "eps");
+    return [eps](float x) {
+      double z = x;
+      if (eps) z = std::clamp(z, *eps, 1 - *eps);
+      return static_cast<float>(std::log(z / (1 - z)));
+    };
+  }
+  if (base == "log_sigmoid" || base == "log_sigmoid_forward")
+    return [](float x) { return static_cast<float>(std::min(static_cast<double>(x), 0.0) - std::log1p(std::exp(-std::fabs(static_cast<double>(x))))); };
+  if (base == "selu") {
+    return [](float x) {
+      constexpr double kAlpha = 1.6732632423543772848170429916717, kScale = 1.0507009873554804934193349852946;
+      return static_cast<float>(kScale * (x > 0 ? static_cast<double>(x) : kAlpha * std::expm1(static_cast<double>(x))));
+    };
+  }
+  if (base == "celu") {
+    const double alpha = cx.float_arg(n, "alpha").value_or(1.0);
+    return [alpha](float x) { return static_cast<float>(x > 0 ? static_cast<double>(x) : alpha * std::expm1(x / alpha)); };
+  }
+  if (base == "hardshrink") {
+    const double lambd = cx.float_arg(n, "lambd").value_or(0.5);
+    return [lambd](float x) { return x >= -lambd && x <= lambd ? 0.0f : x; };
+  }
+  if (base == "softshrink") {
+    const double lambd = cx.float_arg(n, "lambd").value_or(0.5);
+    return [lambd](float x) { return static_cast<float>(x > lambd ? x - lambd : x < -lambd ? x + lambd : 0.0); };
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void lower_pointwise(Context& cx, const Node& n, NodeState&) {
   std::string base = base_op(n.op);
   const bool inplace_op = base.back() == '_';
@@ -386,6 +434,10 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
     const auto up = static_cast<float>(decimals > 0 ? scale : 1.0), down = static_cast<float>(decimals > 0 ? 1.0 : 1.0 / scale);
     f = [count, up, down, neg = decimals < 0](const float* a, float* b) {
       for (i64 k = 0; k < count; ++k) b[k] = neg ? std::nearbyint(a[k] / down) * down : std::nearbyint(a[k] * up) / up;
+    };
+  } else if (auto g = parametric_unary(cx, n, base)) {
+    f = [g = *g, count](const float* a, float* b) {
+      for (i64 k = 0; k < count; ++k) b[k] = g(a[k]);
     };
   } else if (auto it = kUnary.find(base); it != kUnary.end()) {
     const portable::Unary op = it->second;
@@ -574,7 +626,7 @@ void lower_binary_portable(Context& cx, const Node& n, NodeState&) {
   static const std::map<std::string, portable::Binary, std::less<>> kOps = {
       {"maximum", portable::Binary::kMaximum}, {"minimum", portable::Binary::kMinimum}, {"logical_and", portable::Binary::kLogicalAnd},
       {"logical_or", portable::Binary::kLogicalOr}, {"logical_xor", portable::Binary::kLogicalXor}, {"atan2", portable::Binary::kAtan2},
-      {"arctan2", portable::Binary::kAtan2}};
+      {"arctan2", portable::Binary::kAtan2}, {"hypot", portable::Binary::kHypot}};
   const auto it = kOps.find(base_op(n.op));
   auto a = input_for_arg(n, "self", 0), b = input_for_arg(n, "other", 1);
   if (it == kOps.end() || !a || !b) fail(ErrorCode::kSchema, cx.where(n) + ": two tensor operands");
@@ -656,6 +708,71 @@ int portable_binary(Context& cx, const Node& n, portable::Binary op, ValueId a, 
   Step& step = cx.add_step({x, y}, {out});
   step.run = [&cx, op, x, y, out, count] { portable::binary(op, cx.ptr(x), cx.ptr(y), cx.ptr(out), count); };
   return out;
+}
+
+void lower_ternary(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const bool lerp = base == "lerp";
+  // lerp(self, end, weight); addcmul/addcdiv(self, tensor1, tensor2, value): self + value * t1 op t2.
+  const auto self = input_for_arg(n, "self", 0);
+  const auto a = input_for_arg(n, lerp ? "end" : "tensor1", 1);
+  const auto b = input_for_arg(n, lerp ? "weight" : "tensor2", 2);
+  if (!self || !a) fail(ErrorCode::kSchema, cx.where(n) + ": missing an operand");
+  std::vector<int> ins{cx.held_tensor_slot(n, *self), cx.held_tensor_slot(n, *a)};
+  if (b) {
+    ins.push_back(cx.held_tensor_slot(n, *b));
+  } else {
+    const std::optional<double> weight = lerp ? cx.float_arg(n, "weight") : std::nullopt;
+    if (!weight) fail(ErrorCode::kSchema, cx.where(n) + ": missing an operand");
+    ins.push_back(cx.planned_constant({}, {static_cast<float>(*weight)}));
+  }
+  std::optional<Shape> shape = cx.slot(ins[0]).shape;
+  for (int s : ins) {
+    if (shape) shape = shape_rules::broadcast(*shape, cx.slot(s).shape);
+  }
+  if (!shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": operands that do not broadcast");
+  for (int& s : ins) s = cx.as_layout(broadcast_to(cx, s, *shape), false);
+  const int out = cx.new_tensor(*shape, false);
+  const i64 count = numel(*shape);
+  const auto value = static_cast<float>(lerp ? 1.0 : cx.float_arg(n, "value").value_or(1.0));
+  const int kind = lerp ? 0 : base == "addcmul" ? 1 : 2;
+  Step& step = cx.add_step(ins, {out});
+  step.run = [&cx, ins, out, count, value, kind] {
+    const float* x = cx.ptr(ins[0]);
+    const float* p = cx.ptr(ins[1]);
+    const float* q = cx.ptr(ins[2]);
+    float* y = cx.ptr(out);
+    for (i64 k = 0; k < count; ++k) {
+      if (kind == 0) {
+        // torch's two-sided form: exact at both ends.
+        const float w = q[k], d = p[k] - x[k];
+        y[k] = std::fabs(w) < 0.5f ? x[k] + w * d : p[k] - d * (1 - w);
+      } else {
+        y[k] = x[k] + value * (kind == 1 ? p[k] * q[k] : p[k] / q[k]);
+      }
+    }
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_glu(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape xs = cx.slot(x).shape;
+  if (xs.empty()) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": glu of a 0-d tensor");
+  const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(-1), xs.size(), cx.where(n)));
+  if (xs[dim] % 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": dim " + std::to_string(dim) + " of " + shape_str(xs) + " is odd (glu halves it)");
+  const i64 outer = prod(xs, 0, dim), half = xs[dim] / 2, inner = prod(xs, dim + 1, xs.size());
+  Shape out_shape = xs;
+  out_shape[dim] = half;
+  const int out = cx.new_tensor(out_shape, false);
+  cx.portable_map(x, out, [outer, half, inner](const float* a, float* y) {
+    for (i64 o = 0; o < outer; ++o) {
+      const float* first = a + o * 2 * half * inner;
+      const float* gate = first + half * inner;
+      for (i64 k = 0; k < half * inner; ++k) y[o * half * inner + k] = first[k] / (1.0f + std::exp(-gate[k]));
+    }
+  });
+  cx.define(n.outputs[0], out);
 }
 
 }  // namespace tracegraph::xnnpack

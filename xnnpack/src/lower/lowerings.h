@@ -71,6 +71,10 @@ void portable_post(Context& cx, portable::Unary op, int out);
 void lower_compare(Context& cx, const Node& n, NodeState&);
 // maximum, minimum, logical_and/or/xor, atan2 of two tensors (broadcast), portable.
 void lower_binary_portable(Context& cx, const Node& n, NodeState&);
+// lerp(self, end, weight), addcmul/addcdiv(self, tensor1, tensor2, value): three operands broadcast.
+void lower_ternary(Context& cx, const Node& n, NodeState&);
+// glu(self, dim): the first half times the sigmoid of the second.
+void lower_glu(Context& cx, const Node& n, NodeState&);
 // bitwise_not/and/or/xor (and TorchScript's __and__, __or__, __xor__,
 // __invert__) of masks and integers held as floats: the logical ops on a mask,
 // the integer ones otherwise; a number operand too.
@@ -175,6 +179,9 @@ void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&);
 // ---- matrix.cpp ----------------------------------------------------
 
 void lower_linear(Context& cx, const Node& n, NodeState& st);
+// outer(self, vec2); baddbmm(self, batch1, batch2, beta, alpha), portable.
+void lower_outer(Context& cx, const Node& n, NodeState&);
+void lower_baddbmm(Context& cx, const Node& n, NodeState&);
 // cdist (x1, x2 with broadcast batch dims) and pdist: p-norm distances of rows.
 void lower_distance(Context& cx, const Node& n, NodeState&);
 // y = x @ w^T + b over x's last dim ([..., in] -> [..., out]): XNNPACK's
@@ -312,6 +319,8 @@ void lower_index_put(Context& cx, const Node& n, NodeState&);
 void lower_masked_scatter(Context& cx, const Node& n, NodeState&);
 // embedding_bag (and _embedding_bag): bags of rows summed, averaged or maxed; output 0 only.
 void lower_embedding_bag(Context& cx, const Node& n, NodeState&);
+// pixel_unshuffle and channel_shuffle: strided reads.
+void lower_unshuffle(Context& cx, const Node& n, NodeState&);
 void lower_grid_sample(Context& cx, const Node& n, NodeState&);
 void lower_resize(Context& cx, const Node& n, NodeState&);
 // Linear, bilinear, trilinear, bicubic, 1D nearest and nearest-exact resizes, torch layout.

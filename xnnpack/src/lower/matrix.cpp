@@ -562,4 +562,53 @@ void lower_distance(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_outer(Context& cx, const Node& n, NodeState&) {
+  const int a = cx.as_layout(cx.tensor_arg(n, "self", 0), false), b = cx.as_layout(cx.tensor_arg(n, "vec2", 1), false);
+  const Shape as = cx.slot(a).shape, bs = cx.slot(b).shape;
+  if (as.size() != 1 || bs.size() != 1) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + shape_str(as) + " and " + shape_str(bs) + " (vectors)");
+  const i64 rows = as[0], cols = bs[0];
+  const int out = cx.new_tensor({rows, cols}, false);
+  Step& step = cx.add_step({a, b}, {out});
+  step.run = [&cx, a, b, out, rows, cols] {
+    const float* x = cx.ptr(a);
+    const float* y = cx.ptr(b);
+    float* o = cx.ptr(out);
+    for (i64 i = 0; i < rows; ++i)
+      for (i64 j = 0; j < cols; ++j) o[i * cols + j] = x[i] * y[j];
+  };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_baddbmm(Context& cx, const Node& n, NodeState&) {
+  // beta * self + alpha * (batch1 @ batch2), self broadcast to [B, N, P]; beta 0 ignores self (NaN too), as torch.
+  int self = cx.held_tensor_slot(n, *input_for_arg(n, "self", 0));
+  const int b1 = cx.as_layout(cx.tensor_arg(n, "batch1", 1), false), b2 = cx.as_layout(cx.tensor_arg(n, "batch2", 2), false);
+  const Shape s1 = cx.slot(b1).shape, s2 = cx.slot(b2).shape;
+  if (s1.size() != 3 || s2.size() != 3 || s1[0] != s2[0] || s1[2] != s2[1])
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": batch1 " + shape_str(s1) + " and batch2 " + shape_str(s2));
+  const i64 batch = s1[0], rows = s1[1], inner = s1[2], cols = s2[2];
+  const Shape shape{batch, rows, cols};
+  const auto fits = shape_rules::broadcast(cx.slot(self).shape, shape);
+  if (!fits || *fits != shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": self " + shape_str(cx.slot(self).shape) + " for " + shape_str(shape));
+  self = cx.as_layout(broadcast_to(cx, self, shape), false);
+  const auto beta = static_cast<float>(cx.float_arg(n, "beta").value_or(1.0)), alpha = static_cast<float>(cx.float_arg(n, "alpha").value_or(1.0));
+  const int out = cx.new_tensor(shape, false);
+  Step& step = cx.add_step({self, b1, b2}, {out});
+  step.run = [&cx, self, b1, b2, out, batch, rows, inner, cols, beta, alpha] {
+    const float* c = cx.ptr(self);
+    const float* x = cx.ptr(b1);
+    const float* y = cx.ptr(b2);
+    float* o = cx.ptr(out);
+    for (i64 b = 0; b < batch; ++b)
+      for (i64 i = 0; i < rows; ++i)
+        for (i64 j = 0; j < cols; ++j) {
+          double acc = 0;
+          for (i64 k = 0; k < inner; ++k) acc += static_cast<double>(x[(b * rows + i) * inner + k]) * y[(b * inner + k) * cols + j];
+          const i64 at = (b * rows + i) * cols + j;
+          o[at] = alpha * static_cast<float>(acc) + (beta == 0 ? 0.0f : beta * c[at]);
+        }
+  };
+  cx.define(n.outputs[0], out);
+}
+
 }  // namespace tracegraph::xnnpack

@@ -29,6 +29,7 @@ void binary(Binary op, const float* a, const float* b, float* y, i64 count) {
       case Binary::kBitwiseAnd: y[i] = static_cast<float>(std::llrint(p) & std::llrint(q)); break;
       case Binary::kBitwiseOr: y[i] = static_cast<float>(std::llrint(p) | std::llrint(q)); break;
       case Binary::kBitwiseXor: y[i] = static_cast<float>(std::llrint(p) ^ std::llrint(q)); break;
+      case Binary::kHypot: y[i] = std::hypot(p, q); break;
     }
   }
 }

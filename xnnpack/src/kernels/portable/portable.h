@@ -181,7 +181,7 @@ void triangle(const float* x, float* y, i64 planes, i64 rows, i64 cols, i64 diag
 // int64; on masks (0 and 1) they are the logical ones.
 enum class Binary {
   kMaximum, kMinimum, kLogicalAnd, kLogicalOr, kLogicalXor, kAtan2, kPow, kFmod, kRemainder, kFloorDivide, kDivTrunc,
-  kBitwiseAnd, kBitwiseOr, kBitwiseXor,
+  kBitwiseAnd, kBitwiseOr, kBitwiseXor, kHypot,
 };
 void binary(Binary op, const float* a, const float* b, float* y, i64 count);
 // x with NaN as `nan`, +inf as `posinf`, -inf as `neginf`.
