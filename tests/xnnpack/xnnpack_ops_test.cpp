@@ -959,6 +959,19 @@ TEST(XnnpackOpErrors, RefusedAtFinalizeNamingTheNode) {
   refused([](Builder& b) {
     b.g.set_outputs(b.ops("split_with_sizes", {{"self", b.input({2, 7})}}, attrs({{"split_sizes", Ints{3, 3}}, {"dim", std::int64_t{1}}}), 2));
   }, ErrorCode::kShapeMismatch, "split sizes [3, 3] for a dim of 7");
+  refused([](Builder& b) {  // a window wider than the padded image
+    b.g.set_outputs({b.op("im2col", "", {{"self", b.input({1, 2, 4, 4})}},
+                          attrs({{"kernel_size", Ints{5, 2}}, {"dilation", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"stride", Ints{1, 1}}}))});
+  }, ErrorCode::kShapeMismatch, "for 0 x 3 sliding windows");
+  refused([](Builder& b) {  // sizes past what any window holds, never multiplied out
+    b.g.set_outputs({b.op("im2col", "", {{"self", b.input({1, 2, 4, 4})}},
+                          attrs({{"kernel_size", Ints{std::int64_t{1} << 40, 2}}, {"dilation", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"stride", Ints{1, 1}}}))});
+  }, ErrorCode::kLimitExceeded, "'kernel_size'");
+  refused([](Builder& b) {  // a float has no bitwise ops
+    const ValueId x = b.input({3});
+    b.g.set_value_type(x, DType::kFloat32, symbolic({3}));
+    b.g.set_outputs({b.op("bitwise_not", "", {{"self", x}})});
+  }, ErrorCode::kUnsupported, "bitwise_not of a float32 (masks and integers only)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(op_cases()), [](const auto& info) { return info.param.name; });

@@ -518,6 +518,7 @@ void lower_fold(Context& cx, const Node& n, NodeState&) {
   portable::Fold f;
   const std::vector<i64> kernel = cx.spatial_arg(n, "kernel_size", 2, 1), dilation = cx.spatial_arg(n, "dilation", 2, 1);
   const std::vector<i64> padding = cx.spatial_arg(n, "padding", 2, 0), stride = cx.spatial_arg(n, "stride", 2, 1);
+  cx.within_geometry(n, {{"kernel_size", &kernel}, {"dilation", &dilation}, {"padding", &padding}, {"stride", &stride}});
   for (std::size_t i = 0; i < 2; ++i) {
     if (kernel[i] < 1 || dilation[i] < 1 || padding[i] < 0 || stride[i] < 1)
       fail(ErrorCode::kInvalidArgument, cx.where(n) + ": kernel " + shape_str(kernel) + ", dilation " + shape_str(dilation) + ", padding " +
@@ -539,8 +540,13 @@ void lower_fold(Context& cx, const Node& n, NodeState&) {
   } else {
     f.channels = xs[xs.size() - 3], f.height = xs[xs.size() - 2], f.width = xs[xs.size() - 1];
   }
-  f.blocks_h = (f.height + 2 * f.padding[0] - f.dilation[0] * (f.kernel[0] - 1) - 1) / f.stride[0] + 1;
-  f.blocks_w = (f.width + 2 * f.padding[1] - f.dilation[1] * (f.kernel[1] - 1) - 1) / f.stride[1] + 1;
+  // The windows along each dim; none where the dilated kernel is wider than the padded image.
+  auto windows = [](i64 size, i64 pad, i64 dilation, i64 kernel, i64 stride) {
+    const i64 room = size + 2 * pad - dilation * (kernel - 1) - 1;
+    return room < 0 ? i64{0} : room / stride + 1;
+  };
+  f.blocks_h = windows(f.height, f.padding[0], f.dilation[0], f.kernel[0], f.stride[0]);
+  f.blocks_w = windows(f.width, f.padding[1], f.dilation[1], f.kernel[1], f.stride[1]);
   if (f.blocks_h < 1 || f.blocks_w < 1 || (fold && f.blocks_h * f.blocks_w != xs.back()))
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for " + std::to_string(f.blocks_h) + " x " + std::to_string(f.blocks_w) +
                                         " sliding windows");

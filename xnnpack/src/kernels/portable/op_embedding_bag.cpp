@@ -11,9 +11,10 @@ bool embedding_bag(const float* weight, i64 num, i64 dim, const float* indices, 
                    const float* per_sample_weights, int mode, i64 padding_idx, float* y, double* bad) {
   for (i64 b = 0; b < bags; ++b) {
     float* out = y + b * dim;
-    // Offsets are held as floats: read, and clamped into the indices, as integers.
-    const i64 begin = std::clamp<i64>(static_cast<i64>(offsets[b]), 0, count);
-    const i64 end = b + 1 < bags ? std::clamp<i64>(static_cast<i64>(offsets[b + 1]), begin, count) : count;
+    // Offsets are held as floats: read as positions in the indices, clamped into them (NaN as 0).
+    auto position = [count](float v) { return v >= 0 ? (v < static_cast<float>(count) ? static_cast<i64>(v) : count) : i64{0}; };
+    const i64 begin = position(offsets[b]);
+    const i64 end = b + 1 < bags ? std::max(begin, position(offsets[b + 1])) : count;
     std::fill_n(out, dim, mode == 2 ? -std::numeric_limits<float>::infinity() : 0.0f);
     i64 taken = 0;
     for (i64 k = begin; k < end; ++k) {
