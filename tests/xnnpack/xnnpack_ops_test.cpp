@@ -895,6 +895,15 @@ std::vector<OpCase> op_cases() {
     const ValueId shuffled = b.op("channel_shuffle", "", {{"self", b.input({2, 6, 1, 3})}}, attrs({{"groups", std::int64_t{3}}}));
     b.g.set_outputs({glu, outer, bmm, unshuffled, shuffled});
   }});
+  out.push_back({"layout_numbers_known_while_planning", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5});
+    const ValueId numel = b.op("sym_numel", "", {{"self", x}});
+    const ValueId stride = b.op("sym_stride", "int", {{"self", x}}, attrs({{"dim", std::int64_t{1}}}));
+    const ValueId offset = b.op("sym_storage_offset", "", {{"self", x}});
+    const ValueId scaled = b.op("mul", "Scalar", {{"self", x}, {"other", numel}});
+    const ValueId shifted = b.op("add", "Scalar", {{"self", scaled}, {"other", stride}}, attrs({{"alpha", std::int64_t{1}}}));
+    b.g.set_outputs({b.op("sub", "Scalar", {{"self", shifted}, {"other", offset}}, attrs({{"alpha", std::int64_t{1}}}))});
+  }});
   // Every interpolation and padding mode, both corner conventions, a grid
   // that reaches past [-1, 1]; then a height of 1 (reflection over one row).
   for (const Shape& in : {Shape{2, 3, 5, 7}, Shape{1, 1, 1, 4}}) {

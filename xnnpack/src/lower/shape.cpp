@@ -563,7 +563,16 @@ void lower_size(Context& cx, const Node& n, NodeState&) {
   if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
   const Slot& s = cx.slot_of(*self);
   if (s.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, cx.where(n) + ": size of a non-tensor");
-  if (base_op(n.op) == "dim") return cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(s.shape.size())));
+  const std::string base = base_op(n.op);
+  if (base == "dim") return cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(s.shape.size())));
+  // The numbers of a tensor's layout as torch sees it (contiguous, no offset): known while planning.
+  if (base == "sym_numel") return cx.define(n.outputs[0], cx.int_slot(numel(s.shape)));
+  if (base == "sym_storage_offset") return cx.define(n.outputs[0], cx.int_slot(0));
+  if (base == "sym_is_contiguous") return cx.define(n.outputs[0], cx.int_slot(1));
+  if (base == "sym_stride") {
+    const auto d = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), s.shape.size(), cx.where(n)));
+    return cx.define(n.outputs[0], cx.int_slot(s.shape.empty() ? 1 : prod(s.shape, d + 1, s.shape.size())));
+  }
   if (auto dim = cx.int_arg(n, "dim")) {
     const i64 d = normalize_dim(*dim, s.shape.size(), cx.where(n));
     return cx.define(n.outputs[0], cx.int_slot(s.shape[static_cast<std::size_t>(d)]));

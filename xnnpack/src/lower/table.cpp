@@ -139,7 +139,7 @@ const std::unordered_map<std::string, Lowering>& lowering_table() {
       {&lower_as_strided,
        {"as_strided", "as_strided_copy"}},
       {&lower_size,
-       {"size", "sym_size", "dim"}},
+       {"size", "sym_size", "dim", "sym_numel", "sym_stride", "sym_storage_offset", "sym_is_contiguous"}},
       {&lower_getitem,
        {"__getitem__"}},
       {&lower_scalar_identity,
