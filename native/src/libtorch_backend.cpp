@@ -763,11 +763,14 @@ class LibTorchBackend final : public Backend {
       step.fused_max = n.attributes.get_float("fused_max");
     }
     // A kernel returning a list (split, unbind) for a node whose outputs are
-    // its tensors; one output is the list itself unless the graph says it is a
-    // tensor (a .pt2's split into one piece).
-    const bool one_tensor = n.outputs.size() == 1 && graph.value(n.outputs[0]).dtype.has_value();
-    step.unpack_list = schema.returns().size() == 1 && (n.outputs.size() > 1 || one_tensor) &&
-                       schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
+    // its tensors; one output is the list itself unless the list holds tensors
+    // and the graph says the output is one (a .pt2's split into one piece;
+    // never size's int[]).
+    const c10::TypePtr& returned = schema.returns().size() == 1 ? schema.returns()[0].type() : c10::TypePtr();
+    const auto list = returned ? returned->cast<c10::ListType>() : nullptr;
+    const bool one_tensor = n.outputs.size() == 1 && list && list->getElementType()->kind() == c10::TypeKind::TensorType &&
+                            graph.value(n.outputs[0]).dtype.has_value();
+    step.unpack_list = list && (n.outputs.size() > 1 || one_tensor);
     if (!step.unpack_list && schema.returns().size() != n.outputs.size()) {
       fail(ErrorCode::kUnsupported, step.where + ": the kernel returns " + std::to_string(schema.returns().size()) +
                                         " values, the node has " + std::to_string(n.outputs.size()) + " outputs");
