@@ -137,7 +137,14 @@ TEST(OpSweep, PyTorchsSamplesMatchOrAreRefusedByName) {
   std::ifstream committed(std::string(TRACEGRAPH_SOURCE_DIR) + "/docs/op_sweep.md");
   std::stringstream have;
   have << committed.rdbuf();
+#ifdef TRACEGRAPH_SANITIZED
+  // Under ASan the timings that pick an engine (conv3d: ours or XNNPACK's)
+  // differ from a release build's: the table is the native preset's to check.
+  // Every sample's answer is still checked above.
+  std::printf("[op sweep] docs/op_sweep.md is checked by the native preset (engines chosen by timing differ under ASan)\n");
+#else
   EXPECT_EQ(have.str(), fresh) << "docs/op_sweep.md is stale: scripts/make_ops_doc.sh writes it from " << TRACEGRAPH_BINARY_DIR << "/op_sweep.md";
+#endif
 }
 
 }  // namespace
