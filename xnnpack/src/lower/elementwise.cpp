@@ -687,18 +687,14 @@ void lower_bitwise(Context& cx, const Node& n, NodeState&) {
     if (!value || *value != std::trunc(*value)) fail(ErrorCode::kSchema, cx.where(n) + ": 'other' is neither a tensor nor an integer");
     y = cx.planned_constant({}, {static_cast<float>(*value)});
   }
-  const auto shape = shape_rules::broadcast(cx.slot(x).shape, cx.slot(y).shape);
-  if (!shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + shape_str(cx.slot(x).shape) + " and " + shape_str(cx.slot(y).shape) + " do not broadcast");
-  const int xb = broadcast_to(cx, x, *shape), yb = broadcast_to(cx, y, *shape);
-  const int out = cx.new_tensor(*shape, false);
-  const i64 count = numel(*shape);
-  Step& step = cx.add_step({xb, yb}, {out});
-  step.run = [&cx, op, xb, yb, out, count] { portable::binary(op, cx.ptr(xb), cx.ptr(yb), cx.ptr(out), count); };
-  cx.define(n.outputs[0], out);
+  cx.define(n.outputs[0], portable_binary(cx, n, op, x, y));
 }
 
 int portable_binary(Context& cx, const Node& n, portable::Binary op, ValueId a, ValueId b) {
-  int x = cx.held_tensor_slot(n, a), y = cx.held_tensor_slot(n, b);
+  return portable_binary(cx, n, op, cx.held_tensor_slot(n, a), cx.held_tensor_slot(n, b));
+}
+
+int portable_binary(Context& cx, const Node& n, portable::Binary op, int x, int y) {
   const auto shape = shape_rules::broadcast(cx.slot(x).shape, cx.slot(y).shape);
   if (!shape) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + shape_str(cx.slot(x).shape) + " and " + shape_str(cx.slot(y).shape) + " do not broadcast");
   x = broadcast_to(cx, x, *shape);

@@ -81,6 +81,8 @@ void lower_glu(Context& cx, const Node& n, NodeState&);
 void lower_bitwise(Context& cx, const Node& n, NodeState&);
 // op(a, b) of two tensors (or values held as floats), broadcast, on a portable kernel: its output slot.
 int portable_binary(Context& cx, const Node& n, portable::Binary op, ValueId a, ValueId b);
+// The same of two slots planning already holds.
+int portable_binary(Context& cx, const Node& n, portable::Binary op, int x, int y);
 // masked_fill(self, mask, value): value where the mask (broadcast to self) is set.
 void lower_masked_fill(Context& cx, const Node& n, NodeState&);
 // new_zeros/new_ones/new_full (of a size), zeros_like/ones_like/full_like
