@@ -119,12 +119,18 @@ inline void expect_activations(const std::vector<Activation>& got, const nlohman
 }
 
 // max |got - want| / max |want|, in double precision on the CPU.
+// The largest |got - want| over the largest finite |want|; a NaN or an
+// infinity matches only itself (torch's NaN where torch gives one is right).
 inline double max_relative_error(const at::Tensor& got, const at::Tensor& want) {
   const at::Tensor g = got.to(at::kCPU).to(at::kDouble);
   const at::Tensor w = want.to(at::kCPU).to(at::kDouble);
   if (g.sizes() != w.sizes()) return INFINITY;
-  const double scale = std::max(w.abs().max().item<double>(), 1e-12);
-  return (g - w).abs().max().item<double>() / scale;
+  if (g.numel() == 0) return 0;
+  const at::Tensor same = (g == w) | (g.isnan() & w.isnan());
+  const at::Tensor diff = at::where(same, at::zeros_like(g), (g - w).abs().nan_to_num(INFINITY, INFINITY, INFINITY));
+  const at::Tensor finite = w.isfinite();
+  const double scale = std::max(finite.any().item<bool>() ? w.masked_select(finite).abs().max().item<double>() : 0.0, 1e-12);
+  return diff.max().item<double>() / scale;
 }
 inline double max_relative_error(const Tensor& got, const Tensor& want) {
   return max_relative_error(native::to_aten(got), native::to_aten(want));

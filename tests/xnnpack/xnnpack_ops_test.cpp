@@ -738,7 +738,10 @@ std::vector<OpCase> op_cases() {
     const ValueId idx = b.g.add_constant("idx", native::from_aten(at::tensor({4, 0, 2}, at::kLong)));
     b.g.set_outputs({b.op("index_add", "", {{"self", x}, {"index", idx}, {"source", source}}, attrs({{"dim", std::int64_t{1}}, {"alpha", 0.5}})),
                      b.op("index_copy", "", {{"self", x}, {"index", idx}, {"source", source}}, attrs({{"dim", std::int64_t{1}}})),
-                     b.op("index_fill", "int_Scalar", {{"self", x}, {"index", idx}}, attrs({{"dim", std::int64_t{-2}}, {"value", -3.0}}))});
+                     b.op("index_fill", "int_Scalar", {{"self", x}, {"index", idx}}, attrs({{"dim", std::int64_t{-2}}, {"value", -3.0}})),
+                     // The value a 0-dim tensor computed in the graph.
+                     b.op("index_fill", "int_Tensor", {{"self", x}, {"index", idx}, {"value", b.op("sum", "", {{"self", b.input({1, 2})}})}},
+                          attrs({{"dim", std::int64_t{1}}}))});
   }});
   out.push_back({"index_put_indices_none_and_mask", [](Builder& b) {
     const ValueId x = b.input({4, 3, 5});
@@ -812,6 +815,39 @@ std::vector<OpCase> op_cases() {
     const auto size_one = b.ops("max", {{"self", x}}, attrs({{"dim", std::int64_t{-2}}, {"keepdim", true}, {"overload", std::string("dim")}}), 2);
     b.g.set_outputs({along[0], along[1], kept[0], kept[1], size_one[0], size_one[1], b.op("max", "", {{"self", x}}), b.op("min", "", {{"self", y}}),
                      b.op("max", "other", {{"self", x}, {"other", y}}), b.op("min", "other", {{"self", y}, {"other", x}})});
+  }});
+  out.push_back({"cummax_cummin_with_ties_and_nan_and_aminmax", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 7});
+    // Ties (rounded halves) move the position forward; a NaN (log below 0) takes over and stays.
+    const ValueId ties = b.op("round", "", {{"self", b.op("mul", "Scalar", {{"self", x}}, attrs({{"other", 2.0}}))}});
+    const ValueId nans = b.op("log", "", {{"self", x}});
+    std::vector<ValueId> outs;
+    for (const char* op : {"cummax", "cummin"})
+      for (auto [self, dim] : {std::pair{ties, std::int64_t{2}}, std::pair{nans, std::int64_t{-1}}, std::pair{x, std::int64_t{1}}, std::pair{x, std::int64_t{0}}}) {
+        const auto both = b.ops(op, {{"self", self}}, attrs({{"dim", dim}}), 2);
+        outs.insert(outs.end(), both.begin(), both.end());
+      }
+    const auto all = b.ops("aminmax", {{"self", x}}, attrs({}), 2);
+    const auto along = b.ops("aminmax", {{"self", x}}, attrs({{"dim", std::int64_t{2}}, {"keepdim", true}}), 2);
+    const auto size_one = b.ops("aminmax", {{"self", nans}}, attrs({{"dim", std::int64_t{1}}}), 2);
+    for (const auto& pair : {all, along, size_one}) outs.insert(outs.end(), pair.begin(), pair.end());
+    b.g.set_outputs(outs);
+  }});
+  out.push_back({"rms_norm_cosine_similarity_pairwise_distance", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 1, 5});
+    const ValueId weighted = b.op("rms_norm", "", {{"input", x}, {"weight", b.constant({1, 5})}}, attrs({{"normalized_shape", Ints{1, 5}}, {"eps", 1e-3}}));
+    const ValueId plain = b.op("rms_norm", "", {{"input", x}}, attrs({{"normalized_shape", Ints{5}}}));  // eps: float32's epsilon
+    const ValueId a = b.input({4, 1, 7}), c = b.input({3, 7});
+    std::vector<ValueId> outs{weighted, plain,
+                              b.op("cosine_similarity", "", {{"x1", a}, {"x2", c}}, attrs({{"dim", std::int64_t{-1}}, {"eps", 1e-8}})),
+                              b.op("cosine_similarity", "", {{"x1", a}, {"x2", c}}, attrs({{"dim", std::int64_t{1}}, {"eps", 1e-8}})),
+                              // A zero operand: its norm clamped to eps.
+                              b.op("cosine_similarity", "", {{"x1", b.op("mul", "Scalar", {{"self", c}}, attrs({{"other", 0.0}}))}, {"x2", c}},
+                                   attrs({{"dim", std::int64_t{0}}, {"eps", 1e-3}}))};
+    for (double p : {0.0, 1.0, 2.0, 3.0, std::numeric_limits<double>::infinity()})
+      outs.push_back(b.op("pairwise_distance", "", {{"x1", a}, {"x2", c}}, attrs({{"p", p}, {"eps", 1e-6}, {"keepdim", p == 1.0}})));
+    outs.push_back(b.op("pairwise_distance", "", {{"x1", b.input({1})}, {"x2", b.input({6, 1})}}, attrs({{"p", 2.0}, {"eps", 0.5}, {"keepdim", false}})));
+    b.g.set_outputs(outs);
   }});
   out.push_back({"sort_and_topk_along_dims", [](Builder& b) {
     const ValueId x = b.input({3, 6, 5});

@@ -140,6 +140,8 @@ void lower_batch_norm(Context& cx, const Node& n, NodeState& st);
 // group_norm, instance_norm (statistics of the input), layer_norm, batch
 // norm in training mode.
 void lower_norm(Context& cx, const Node& n, NodeState&);
+// rms_norm(input, normalized_shape, weight, eps): eps by default float32's epsilon, as torch's.
+void lower_rms_norm(Context& cx, const Node& n, NodeState&);
 void lower_softmax(Context& cx, const Node& n, NodeState& st);
 void lower_prelu(Context& cx, const Node& n, NodeState& st);
 
@@ -168,6 +170,10 @@ void lower_pool1d(Context& cx, const Node& n, NodeState&);
 // linalg_vector_norm, amax, amin over any dims (portable::reduce).
 void lower_reduce(Context& cx, const Node& n, NodeState&);
 void lower_cumsum(Context& cx, const Node& n, NodeState&);
+// cummax/cummin along a dim: the running extreme and its position.
+void lower_cum_extreme(Context& cx, const Node& n, NodeState&);
+// aminmax (of all elements, or along a dim): the min and the max.
+void lower_aminmax(Context& cx, const Node& n, NodeState&);
 // max/min: of all elements (a 0-d tensor), along a dim (values and indices),
 // or of two tensors (maximum/minimum).
 void lower_max_min(Context& cx, const Node& n, NodeState&);
@@ -186,6 +192,10 @@ void lower_outer(Context& cx, const Node& n, NodeState&);
 void lower_baddbmm(Context& cx, const Node& n, NodeState&);
 // cdist (x1, x2 with broadcast batch dims) and pdist: p-norm distances of rows.
 void lower_distance(Context& cx, const Node& n, NodeState&);
+// pairwise_distance(x1, x2, p, eps, keepdim) over the last dim and
+// cosine_similarity(x1, x2, dim, eps), the operands broadcast.
+void lower_pairwise_distance(Context& cx, const Node& n, NodeState&);
+void lower_cosine_similarity(Context& cx, const Node& n, NodeState&);
 // y = x @ w^T + b over x's last dim ([..., in] -> [..., out]): XNNPACK's
 // fully connected op, the node's operator number `index` (weights packed
 // once, on the first plan).

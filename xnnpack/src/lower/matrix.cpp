@@ -562,6 +562,43 @@ void lower_distance(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_pairwise_distance(Context& cx, const Node& n, NodeState&) {
+  int x1 = cx.tensor_arg(n, "x1", 0), x2 = cx.tensor_arg(n, "x2", 1);
+  const Shape shape = broadcast_shape(cx, n, cx.slot(x1).shape, cx.slot(x2).shape);
+  const double p = cx.float_arg(n, "p").value_or(2.0), eps = cx.float_arg(n, "eps").value_or(1e-6);
+  const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
+  // torch's norm over the last dim of the broadcast shape (a 0-d one is its own).
+  const i64 cols = shape.empty() ? 1 : shape.back(), rows = numel(shape) / std::max<i64>(cols, 1);
+  Shape out_shape = shape;
+  if (!out_shape.empty()) {
+    if (keepdim) out_shape.back() = 1;
+    else out_shape.pop_back();
+  }
+  x1 = cx.as_layout(broadcast_to(cx, x1, shape), false);
+  x2 = cx.as_layout(broadcast_to(cx, x2, shape), false);
+  const int out = cx.new_tensor(out_shape, false);
+  Step& step = cx.add_step({x1, x2}, {out});
+  step.run = [&cx, x1, x2, out, rows, cols, p, eps] { portable::pairwise_distance(cx.ptr(x1), cx.ptr(x2), cx.ptr(out), rows, cols, p, eps); };
+  cx.define(n.outputs[0], out);
+}
+
+void lower_cosine_similarity(Context& cx, const Node& n, NodeState&) {
+  int x1 = cx.tensor_arg(n, "x1", 0), x2 = cx.tensor_arg(n, "x2", 1);
+  const Shape shape = broadcast_shape(cx, n, cx.slot(x1).shape, cx.slot(x2).shape);
+  if (shape.empty()) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": 0-dim operands (cosine_similarity needs a dim)");
+  const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(1), shape.size(), cx.where(n)));
+  const double eps = cx.float_arg(n, "eps").value_or(1e-8);
+  const i64 outer = prod(shape, 0, dim), size = shape[dim], inner = prod(shape, dim + 1, shape.size());
+  Shape out_shape = shape;
+  out_shape.erase(out_shape.begin() + static_cast<std::ptrdiff_t>(dim));
+  x1 = cx.as_layout(broadcast_to(cx, x1, shape), false);
+  x2 = cx.as_layout(broadcast_to(cx, x2, shape), false);
+  const int out = cx.new_tensor(out_shape, false);
+  Step& step = cx.add_step({x1, x2}, {out});
+  step.run = [&cx, x1, x2, out, outer, size, inner, eps] { portable::cosine_similarity(cx.ptr(x1), cx.ptr(x2), cx.ptr(out), outer, size, inner, eps); };
+  cx.define(n.outputs[0], out);
+}
+
 void lower_outer(Context& cx, const Node& n, NodeState&) {
   const int a = cx.as_layout(cx.tensor_arg(n, "self", 0), false), b = cx.as_layout(cx.tensor_arg(n, "vec2", 1), false);
   const Shape as = cx.slot(a).shape, bs = cx.slot(b).shape;

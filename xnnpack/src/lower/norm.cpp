@@ -177,6 +177,23 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_rms_norm(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "input", 0);
+  const Shape xs = cx.slot(x).shape;
+  auto normalized = cx.ints_arg(n, "normalized_shape");
+  if (!normalized || normalized->size() > xs.size()) fail(ErrorCode::kSchema, cx.where(n) + ": normalized_shape for input " + shape_str(xs));
+  if (!std::equal(normalized->begin(), normalized->end(), xs.end() - static_cast<std::ptrdiff_t>(normalized->size())))
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": normalized_shape " + shape_str(*normalized) + " for input " + shape_str(xs));
+  const i64 inner = prod(xs, xs.size() - normalized->size(), xs.size()), outer = numel(xs) / std::max<i64>(inner, 1);
+  const double eps = cx.float_arg(n, "eps").value_or(std::numeric_limits<float>::epsilon());
+  const float* w = cx.weight_or_null(n, "weight", 2, inner);
+  const int out = cx.new_tensor(xs, false);
+  std::vector<int> ins{x};
+  Step& step = cx.portable_step(ins, {out});
+  step.run = [&cx, xi = ins[0], out, outer, inner, w, eps] { portable::rms_norm(cx.ptr(xi), cx.ptr(out), outer, inner, w, eps); };
+  cx.define(n.outputs[0], out);
+}
+
 // PReLU: XNNPACK's binary prelu in x's own layout (the slopes broadcast over
 // the channel dim), or a portable kernel for scalars and empty tensors.
 void lower_prelu(Context& cx, const Node& n, NodeState& st) {

@@ -406,6 +406,52 @@ void lower_cumsum(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_cum_extreme(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  const std::size_t rank = std::max<std::size_t>(shape.size(), 1);
+  const auto dim = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dim").value_or(0), rank, cx.where(n)));
+  const i64 outer = prod(shape, 0, std::min(dim, shape.size())), size = shape.empty() ? 1 : shape[dim];
+  const i64 inner = shape.empty() ? 1 : prod(shape, dim + 1, shape.size());
+  const int values = cx.new_tensor(shape, false), indices = cx.new_tensor(shape, false);
+  const bool max = base_op(n.op) == "cummax";
+  std::vector<int> ins{x};
+  Step& step = cx.portable_step(ins, {values, indices});
+  step.run = [&cx, xi = ins[0], values, indices, outer, size, inner, max] {
+    portable::cum_extreme(cx.ptr(xi), cx.ptr(values), cx.ptr(indices), outer, size, inner, max);
+  };
+  cx.define(n.outputs[0], values);
+  if (n.outputs.size() > 1) cx.define(n.outputs[1], indices);
+}
+
+void lower_aminmax(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const Shape shape = cx.slot(x).shape;
+  const std::size_t rank = shape.size();
+  const std::optional<i64> dim = cx.int_arg(n, "dim");
+  const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
+  std::vector<bool> reduced(rank, !dim);
+  if (dim) {
+    const i64 d = normalize_dim(*dim, std::max<std::size_t>(rank, 1), cx.where(n));
+    if (rank) reduced[static_cast<std::size_t>(d)] = true;
+  }
+  Shape out_shape;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (reduced[i] && shape[i] == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": aminmax over an empty dim of " + shape_str(shape));
+    if (!reduced[i]) out_shape.push_back(shape[i]);
+    else if (keepdim) out_shape.push_back(1);
+  }
+  const int lo = cx.new_tensor(out_shape, false), hi = cx.new_tensor(out_shape, false);
+  std::vector<int> ins{x};
+  Step& step = cx.portable_step(ins, {lo, hi});
+  step.run = [&cx, xi = ins[0], lo, hi, shape, reduced] {
+    portable::reduce(portable::Reduce::kAmin, cx.ptr(xi), cx.ptr(lo), shape, reduced);
+    portable::reduce(portable::Reduce::kAmax, cx.ptr(xi), cx.ptr(hi), shape, reduced);
+  };
+  cx.define(n.outputs[0], lo);
+  if (n.outputs.size() > 1) cx.define(n.outputs[1], hi);
+}
+
 void lower_max_min(Context& cx, const Node& n, NodeState&) {
   const std::string base = base_op(n.op);
   const bool is_max = base == "max";

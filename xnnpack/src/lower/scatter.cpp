@@ -82,11 +82,17 @@ void lower_index_along(Context& cx, const Node& n, NodeState&) {
   if (cx.slot(index).shape.size() > 1) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(cx.slot(index).shape) + " must have at most one dim");
   const i64 count = numel(cx.slot(index).shape);
   const i64 outer = prod(xs, 0, dim), size = xs[dim], inner = prod(xs, dim + 1, xs.size());
-  int source = -1;
+  int source = -1, value_slot = -1;  // value_slot: index_fill's value, a one-element tensor computed in the graph
   float value = 0, alpha = 1;
   portable::ScatterReduce reduce = portable::ScatterReduce::kNone;
   if (base == "index_fill") {
-    value = static_cast<float>(number_arg(cx, n, "value"));
+    if (auto tensor = run_time_tensor(cx, n, "value")) {
+      value_slot = cx.as_layout(cx.held_tensor_slot(n, *tensor), false);
+      if (numel(cx.slot(value_slot).shape) != 1)
+        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": 'value' " + shape_str(cx.slot(value_slot).shape) + " must have one element");
+    } else {
+      value = static_cast<float>(number_arg(cx, n, "value"));
+    }
   } else {
     source = tensor_or_none(cx, n, "source", 3);
     if (source < 0) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'source'");
@@ -102,8 +108,10 @@ void lower_index_along(Context& cx, const Node& n, NodeState&) {
   const int out = cx.new_tensor(shape, false);
   std::vector<int> reads{index};
   if (source >= 0) reads.push_back(source);
-  copy_then(cx, n, x, out, reads, [&cx, out, outer, size, inner, index, count, source, value, alpha, reduce](double* bad) {
-    return portable::index_along(cx.ptr(out), outer, size, inner, cx.ptr(index), count, source >= 0 ? cx.ptr(source) : nullptr, value, alpha, reduce, bad);
+  if (value_slot >= 0) reads.push_back(value_slot);
+  copy_then(cx, n, x, out, reads, [&cx, out, outer, size, inner, index, count, source, value, value_slot, alpha, reduce](double* bad) {
+    const float fill = value_slot >= 0 ? cx.ptr(value_slot)[0] : value;
+    return portable::index_along(cx.ptr(out), outer, size, inner, cx.ptr(index), count, source >= 0 ? cx.ptr(source) : nullptr, fill, alpha, reduce, bad);
   });
   cx.define(n.outputs[0], out);
 }

@@ -1,4 +1,4 @@
-// Group, instance and layer norm with the statistics of the input.
+// Group, instance, layer and RMS norm with the statistics of the input.
 #include "kernels/portable/portable.h"
 
 #include <cmath>
@@ -50,6 +50,17 @@ void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* wei
       const double v = (xr[i] - mean) * inv;
       yr[i] = static_cast<float>(v * (weight ? weight[i] : 1.0f) + (bias ? bias[i] : 0.0f));
     }
+  }
+}
+
+void rms_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, double eps) {
+  for (i64 r = 0; r < outer; ++r) {
+    const float* xr = x + r * inner;
+    float* yr = y + r * inner;
+    double sq = 0;
+    for (i64 i = 0; i < inner; ++i) sq += static_cast<double>(xr[i]) * xr[i];
+    const double inv = 1.0 / std::sqrt((inner ? sq / static_cast<double>(inner) : 0.0) + eps);
+    for (i64 i = 0; i < inner; ++i) yr[i] = static_cast<float>(xr[i] * inv * (weight ? weight[i] : 1.0f));
   }
 }
 

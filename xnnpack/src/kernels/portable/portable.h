@@ -65,6 +65,8 @@ void group_norm(const float* x, float* y, i64 batch, i64 channels, i64 inner, i6
                 const float* bias, double eps);
 // Normalizes each of `outer` rows of `inner` elements; weight/bias of `inner` (may be null).
 void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, const float* bias, double eps);
+// RMS norm: each row of `inner` divided by sqrt(mean(x^2) + eps), times weight (of `inner`, may be null).
+void rms_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, double eps);
 
 struct Conv1d {
   i64 batch, in_channels, in_length, out_channels, kernel, stride, padding, dilation, groups, out_length;
@@ -227,6 +229,11 @@ void col2im(const Fold& f, const float* columns, float* image);
 // order. p = 0 counts the coordinates that differ, p = inf takes the largest.
 void cdist(const float* x1, const float* x2, float* y, i64 batch, i64 rows1, i64 rows2, i64 cols, double p);
 void pdist(const float* x, float* y, i64 rows, i64 cols, double p);
+// pairwise_distance of a and b [rows, cols]: the p-norm of each row of a - b + eps (torch's), into y [rows].
+void pairwise_distance(const float* a, const float* b, float* y, i64 rows, i64 cols, double p, double eps);
+// cosine_similarity of a and b [outer, size, inner] along the middle axis into y [outer, inner]:
+// the sum of (a / max(|a|, eps)) * (b / max(|b|, eps)), torch's order of operations.
+void cosine_similarity(const float* a, const float* b, float* y, i64 outer, i64 size, i64 inner, double eps);
 
 // embedding_bag: for each bag b, rows indices[offsets[b] .. offsets[b + 1])
 // of weight [num, dim] (scaled by per_sample_weights when given; padding_idx
@@ -242,6 +249,10 @@ bool masked_scatter(const float* x, const float* mask, const float* source, floa
 
 // y = the running sum (or product) of x [outer, size, inner] along its middle axis.
 void cumsum(const float* x, float* y, i64 outer, i64 size, i64 inner, bool product = false);
+// cummax (cummin) of x [outer, size, inner] along its middle axis: the running
+// maximum and the position where it was last reached (torch's: a NaN takes
+// over and stays), held as float32.
+void cum_extreme(const float* x, float* values, float* indices, i64 outer, i64 size, i64 inner, bool max);
 
 // Average pooling of [planes, in...] over 1 to 3 spatial dims to out, with
 // torch's windows (padding counted or not, a divisor override if not 0).
