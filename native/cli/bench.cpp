@@ -11,9 +11,11 @@
 #include <unordered_map>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <optional>
 
+#include "run.h"
 #include "timing.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
@@ -226,8 +228,14 @@ int bench(const BenchOptions& o) {
   c10::InferenceMode inference;
   const c10::Device device(o.device);
   std::vector<at::Tensor> inputs;
+  // A .pt2 program or an exported graph says its inputs' dtypes (token ids, masks).
+  std::vector<std::optional<DType>> dtypes(o.input_shapes.size());
+  if (is_pt2_file(o.model) || std::filesystem::path(o.model).extension() == ".json") {
+    const ExportedGraph probe = native::read_model(o.model, {});
+    for (std::size_t i = 0; i < dtypes.size() && i < probe.graph.inputs().size(); ++i) dtypes[i] = probe.graph.value(probe.graph.inputs()[i]).dtype;
+  }
   at::manual_seed(0);
-  for (const auto& s : o.input_shapes) inputs.push_back(at::randn(s).to(device));
+  for (std::size_t i = 0; i < o.input_shapes.size(); ++i) inputs.push_back(native::to_aten(random_input(o.input_shapes[i], dtypes[i])).to(device));
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
 
   // A .pt2 program has no TorchScript module: the LibTorch backend on the

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "run.h"
 #include "timing.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
@@ -79,9 +80,12 @@ int check(const CheckOptions& o) {
   at::manual_seed(1234);
   std::vector<at::Tensor> inputs;
   std::vector<Tensor> sdk_inputs;
-  for (const Shape& s : shapes) {
-    inputs.push_back(at::randn(s));
-    sdk_inputs.push_back(native::from_aten(inputs.back()));
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    // An exported graph's inputs of their own dtypes (token ids, masks).
+    std::optional<DType> dtype;
+    if (loaded && i < loaded->graph.inputs().size()) dtype = loaded->graph.value(loaded->graph.inputs()[i]).dtype;
+    sdk_inputs.push_back(random_input(shapes[i], dtype));
+    inputs.push_back(native::to_aten(sdk_inputs.back()));
   }
 
   // The reference: the TorchScript module's own forward.

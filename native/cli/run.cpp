@@ -124,6 +124,12 @@ void write_outputs(const RunOptions& o, const std::vector<Tensor>& outputs, cons
 
 }  // namespace
 
+Tensor random_input(const Shape& shape, std::optional<DType> dtype) {
+  if (!dtype || is_floating(*dtype)) return native::from_aten(at::randn(shape));
+  if (*dtype == DType::kBool) return native::from_aten(at::randint(0, 2, shape).to(at::kBool));
+  return native::from_aten(at::randint(0, 10, shape).to(native::to_aten_dtype(*dtype)));
+}
+
 int run_model(const RunOptions& o) {
   if (o.backend != "libtorch" && o.backend != "xnnpack") fail(ErrorCode::kInvalidArgument, "--backend '" + o.backend + "': expected libtorch or xnnpack");
   const std::vector<GivenInput> given = gather_inputs(o);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,10 @@ struct RunOptions {
 };
 
 int run_model(const RunOptions& options);
+
+// A seeded random input (at::manual_seed first) of a graph input's dtype:
+// normal floats, whole numbers 0 to 9 for an integer input (token ids any
+// embedding of 10 rows or more takes), 0/1 for a mask; float where the dtype is unknown.
+Tensor random_input(const Shape& shape, std::optional<DType> dtype);
 
 }  // namespace tracegraph::cli

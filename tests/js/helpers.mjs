@@ -45,12 +45,16 @@ export function readTensors(path) {
   const n = Number(b.readBigUInt64LE(0));
   const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
   const out = {};
+  // float32, and the integers and bools a model takes (token ids, masks) in their own arrays.
+  const views = { F32: Float32Array, I64: BigInt64Array, I32: Int32Array, BOOL: Uint8Array };
   for (const [k, v] of Object.entries(header)) {
     if (k === '__metadata__') continue;
-    if (v.dtype !== 'F32') throw new Error(`${path}: ${k} is ${v.dtype}`);
+    const View = views[v.dtype];
+    if (!View) throw new Error(`${path}: ${k} is ${v.dtype}`);
     const [s, e] = v.data_offsets;
     const bytes = b.subarray(8 + n + s, 8 + n + e);
-    out[k] = { shape: v.shape, data: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) };
+    out[k] = { shape: v.shape, data: new View(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) };
+    if (v.dtype === 'BOOL') out[k].dtype = 'bool';
   }
   return out;
 }
@@ -72,8 +76,8 @@ export function relativeError(got, want) {
   let err = 0;
   let scale = 1e-12;
   for (let i = 0; i < want.length; ++i) {
-    err = Math.max(err, Math.abs(got[i] - want[i]));
-    scale = Math.max(scale, Math.abs(want[i]));
+    err = Math.max(err, Math.abs(Number(got[i]) - Number(want[i])));
+    scale = Math.max(scale, Math.abs(Number(want[i])));
   }
   return err / scale;
 }

@@ -33,7 +33,7 @@ function readValues(path) {
     const [s, e] = v.data_offsets;
     const bytes = b.subarray(8 + n + s, 8 + n + e);
     const typed = new View(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-    out[k] = { shape: v.shape, dtype: v.dtype, data: Float64Array.from(typed, Number) };
+    out[k] = { shape: v.shape, dtype: v.dtype, typed, data: Float64Array.from(typed, Number) };
   }
   return out;
 }
@@ -43,17 +43,43 @@ const listed = (io, kind) => {
   return out;
 };
 
-// torch.allclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True)
-function close(got, want) {
+// torch.allclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True); `exact` for an integer or bool output.
+function close(got, want, exact) {
   if (got.length !== want.length) return `${got.length} values for ${want.length}`;
   for (let i = 0; i < want.length; ++i) {
     const g = Number(got[i]), w = want[i];
-    if (Number.isNaN(w) ? !Number.isNaN(g) : !(g === w || Math.abs(g - w) <= 1e-5 + 1e-4 * Math.abs(w))) return `value ${i}: ${g} for ${w}`;
+    if (exact ? g !== w : Number.isNaN(w) ? !Number.isNaN(g) : !(g === w || Math.abs(g - w) <= 1e-5 + 1e-4 * Math.abs(w))) return `value ${i}: ${g} for ${w}`;
   }
   return '';
 }
 
 test('the sweep is made', () => assert.ok(index.samples.length >= 300, `only ${index.samples.length} samples`));
+
+test('an int64 input is taken as a BigInt64Array, an Int32Array, whole plain numbers or a Float32Array of them', async () => {
+  const file = 'abs.int64.0';
+  assert.equal(native[file], true, `${file} runs natively`);
+  const io = readValues(join(dir, `${file}.io.safetensors`));
+  const [x] = listed(io, 'input');
+  const want = listed(io, 'output')[0].data;
+  const g = await loadModel(join(dir, `${file}.pt2`));
+  try {
+    assert.deepEqual(g.inputDtypes, ['int64']);
+    g.finalize({ threads: 1 });
+    const numbers = Array.from(x.data);
+    for (const data of [x.typed, Int32Array.from(numbers), numbers, Float32Array.from(numbers)]) {
+      const [out] = g.run([{ shape: x.shape, data }]);
+      assert.equal(out.dtype, 'int64', data.constructor.name);
+      assert.deepEqual(Array.from(out.data, Number), Array.from(want), data.constructor.name);
+    }
+    const half = numbers.map((v, i) => (i === 0 ? v + 0.5 : v));
+    assert.throws(() => g.run([{ shape: x.shape, data: half }]), (e) => e instanceof TracegraphError && e.code === 'invalid_argument' && /whole numbers/.test(e.message));
+    const big = numbers.map((v, i) => (i === 0 ? 2 ** 24 + 1 : v));
+    assert.throws(() => g.run([{ shape: x.shape, data: big }]), (e) => e instanceof TracegraphError && e.code === 'out_of_range' && /exact up to 2\^24/.test(e.message));
+    assert.throws(() => g.run([{ shape: x.shape, data: Float32Array.from(numbers), dtype: 'float32' }]), (e) => e instanceof TracegraphError && e.code === 'dtype_mismatch');
+  } finally {
+    g.dispose();
+  }
+});
 
 for (const { file } of index.samples) {
   test(`${file} on XNNPACK in wasm as natively`, async () => {
@@ -63,7 +89,8 @@ for (const { file } of index.samples) {
       let out;
       try {
         g.finalize({ threads: 1 });
-        out = g.run(listed(io, 'input').map((t) => ({ shape: t.shape, data: Float32Array.from(t.data) })));
+        // Each input in its own typed array (int64 ids as a BigInt64Array), as a caller holds it.
+        out = g.run(listed(io, 'input').map((t) => ({ shape: t.shape, data: t.typed })));
       } catch (e) {
         assert.ok(e instanceof TracegraphError, `not a typed error: ${e}`);
         assert.equal(native[file], false, `refused in wasm, run natively: ${e.message}`);
@@ -74,7 +101,7 @@ for (const { file } of index.samples) {
       assert.equal(out.length, want.length);
       out.forEach((o, i) => {
         assert.deepEqual(o.shape, want[i].shape, `output ${i} shape`);
-        const wrong = close(o.data, want[i].data);
+        const wrong = close(o.data, want[i].data, want[i].dtype !== 'F32');
         assert.equal(wrong, '', `output ${i}: ${wrong}`);
       });
     } finally {

@@ -6,13 +6,14 @@
 For each op of SWEEP (OpInfo names of torch's op_db: the core ATen ops and the
 others the model libraries emit), up to SAMPLES of its float32 sample inputs
 (sample_inputs, seeded) become a module that calls the op alone, exported by
-torch.export. Floating tensors of the sample are the program's inputs, but for
+torch.export; and up to INT_SAMPLES int64 samples where the op takes them. Floating tensors of the sample are the program's inputs, but for
 the ops with weights (WEIGHTED: convolutions, linear, norms, prelu, embedding)
 only the first, as in a model whose weights are its parameters; integer and
 bool tensors (indices, masks) stay inside as constants. Written:
   OUT/OP.K.pt2              the program (OP with dots as underscores)
-  OUT/OP.K.io.safetensors   the inputs ("input.N") and torch's own outputs ("output.N")
-  OUT/index.json            {"samples": [{"file", "op", "sample"}], "refused": {"OP.K": reason}}
+  OUT/OP.K.io.safetensors   the inputs ("input.N") and torch's own outputs ("output.N"), integers and bools as such
+  OUT/OP.int64.K.pt2        an int64 sample (and its .io.safetensors)
+  OUT/index.json            {"samples": [{"file", "op", "sample", "dtype"}], "refused": {"OP.K": reason}}
 A sample torch.export refuses, or whose outputs are not tensors, is listed in
 "refused" with the reason (a fact about torch, not about us).
 """
@@ -28,6 +29,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_test_models import leaves, write_safetensors  # noqa: E402
 
 SAMPLES = 3
+# Integer samples: for each op of SWEEP that takes int64 (OpInfo's dtypes on
+# the CPU), up to INT_SAMPLES int64 samples whose first tensor is the input
+# (the others stay constants), compared exactly where torch's output is an
+# integer. Left out: the ops whose int64 results outgrow 2^24 on OpInfo's
+# samples (products and powers of values up to 9), which the XNNPACK backend
+# holds as float32; and topk, whose order among equal values (integers tie)
+# torch leaves unspecified.
+INT_SAMPLES = 2
+INT_LEFT_OUT = {"prod", "cumprod", "pow", "topk"}
 SWEEP = [
     # Elementwise math and activations.
     "abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "exp", "expm1", "floor", "log", "log10", "log1p", "log2",
@@ -80,13 +90,16 @@ WEIGHTED = {
 
 class OneOp(torch.nn.Module):
     """op(*args, **kwargs) with the floating tensors among them as the inputs
-    (only the first, `first_only`, for an op with weights)."""
+    (only the first, `first_only`, for an op with weights); for an integer
+    sample, its first tensor."""
 
-    def __init__(self, op, args, kwargs, first_only=False):
+    def __init__(self, op, args, kwargs, first_only=False, integer=False):
         super().__init__()
         self.op = op
         self.flat, self.spec = pytree.tree_flatten((args, kwargs))
         self.slots = [i for i, leaf in enumerate(self.flat) if isinstance(leaf, torch.Tensor) and leaf.is_floating_point()]
+        if integer:
+            self.slots = [i for i, leaf in enumerate(self.flat) if isinstance(leaf, torch.Tensor)][:1]
         if first_only:
             self.slots = self.slots[:1]
 
@@ -101,21 +114,22 @@ class OneOp(torch.nn.Module):
         return tuple(out) if isinstance(out, tuple) and type(out) is not tuple else out
 
 
-def file_name(info, k):
+def file_name(info, k, dtype):
     name = info.name.replace(".", "_") + ("_" + info.variant_test_name if info.variant_test_name else "")
-    return f"{name}.{k}"
+    return f"{name}.{k}" if dtype == torch.float32 else f"{name}.{str(dtype).split('.')[-1]}.{k}"
 
 
-def make(info, out_dir, index):
+def make(info, out_dir, index, dtype=torch.float32):
     torch.manual_seed(1234)
-    samples = list(info.sample_inputs("cpu", torch.float32, requires_grad=False))
-    for k, sample in enumerate(samples[:SAMPLES]):
-        name = file_name(info, k)
-        module = OneOp(info.op, (sample.input, *sample.args), sample.kwargs, first_only=info.name in WEIGHTED)
+    integer = dtype != torch.float32
+    samples = list(info.sample_inputs("cpu", dtype, requires_grad=False))
+    for k, sample in enumerate(samples[:INT_SAMPLES if integer else SAMPLES]):
+        name = file_name(info, k, dtype)
+        module = OneOp(info.op, (sample.input, *sample.args), sample.kwargs, first_only=info.name in WEIGHTED, integer=integer)
         inputs = tuple(module.flat[i] for i in module.slots)
         try:
             if not inputs:
-                raise ValueError("no floating tensor input")
+                raise ValueError("no floating tensor input" if not integer else "no tensor input")
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 outputs = module(*inputs)
@@ -129,9 +143,9 @@ def make(info, out_dir, index):
             continue
         write_safetensors(os.path.join(out_dir, name + ".io.safetensors"),
                           [(f"input.{i}", t.contiguous()) for i, t in enumerate(inputs)] +
-                          [(f"output.{i}", t.contiguous()) for i, t in enumerate(flat)])
+                          [(f"output.{i}", t.contiguous()) for i, t in enumerate(flat)], keep_integers=True)
         index["samples"].append({"file": name, "op": info.name + ("." + info.variant_test_name if info.variant_test_name else ""),
-                                 "sample": k})
+                                 "sample": k, "dtype": str(dtype).split(".")[-1]})
 
 
 def main():
@@ -148,6 +162,8 @@ def main():
     for name in SWEEP:
         for info in by_name[name]:
             make(info, out_dir, index)
+            if torch.int64 in info.supported_dtypes("cpu") and name not in WEIGHTED and name not in INT_LEFT_OUT:
+                make(info, out_dir, index, torch.int64)
     with open(os.path.join(out_dir, "index.json"), "w") as f:
         json.dump(index, f, indent=1, sort_keys=True)
     print(f"[op sweep] {len(index['samples'])} programs, {len(index['refused'])} samples torch.export refuses, in {out_dir}")

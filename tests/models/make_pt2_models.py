@@ -13,7 +13,8 @@ The models: the small zoo (make_zoo_models.build, the same seeded weights and
 inputs; a "_scripted" model whose Python module is a traced one's is left
 out), and cases of our own for what the zoo does not reach: a symbolic batch,
 sizes computed in the graph, numbers as operands, an index with None, list
-outputs, the mean of two linear heads. And for the zip reader:
+outputs, the mean of two linear heads, a text classifier taking int64 token
+ids and an attention mask. And for the zip reader:
 OUT/dynamic_batch.deflated.pt2, the same entries re-zipped deflated by
 Python's zipfile; and archives broken on purpose (write_broken()).
 
@@ -101,6 +102,40 @@ class ListOutputs(nn.Module):
         return {"mask": torch.sigmoid(a), "rows": torch.stack(rows[:2], dim=1), "rest": c.clamp(0, 1)}
 
 
+class TokenClassifier(nn.Module):
+    """A text classifier as the transformer libraries write one: int64 token
+    ids and an int64 attention mask (1: a token, 0: padding) in, token and
+    position embeddings, one pre-norm attention block whose keys are masked
+    through scaled_dot_product_attention's bool mask, a GELU MLP, the mean of
+    the unmasked tokens, logits out."""
+
+    def __init__(self, vocab=50, width=16, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.tok, self.pos = nn.Embedding(vocab, width, padding_idx=0), nn.Embedding(32, width)
+        self.norm1, self.qkv, self.proj = nn.LayerNorm(width), nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.norm2, self.mlp = nn.LayerNorm(width), nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        self.head = nn.Linear(width, 3)
+
+    @staticmethod
+    def example_inputs():
+        ids = torch.randint(1, 50, (2, 12))
+        mask = torch.ones(2, 12, dtype=torch.int64)
+        mask[1, 7:] = 0  # the second sentence is shorter: padded
+        return ids * mask, mask
+
+    def forward(self, ids, attention_mask):
+        b, t = ids.shape
+        keep = attention_mask.bool()
+        h = self.tok(ids) + self.pos(torch.arange(t))
+        q, k, v = self.qkv(self.norm1(h)).view(b, t, 3, self.heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
+        a = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+        h = h + self.proj(a.transpose(1, 2).reshape(b, t, -1))
+        h = h + self.mlp(self.norm2(h))
+        w = attention_mask.unsqueeze(-1).to(h.dtype)
+        return self.head((h * w).sum(1) / w.sum(1).clamp_min(1))
+
+
 def _batch():
     return torch.export.Dim("batch", min=1, max=64)
 
@@ -112,6 +147,7 @@ CASES = {
     "mean_of_heads": (MeanOfHeads, [(4, 6)], [{"kind": "none"}], None),
     "index_with_none": (IndexWithNone, [(1, 1, 4, 5)], [{"kind": "none"}], None),
     "list_outputs": (ListOutputs, [(1, 3, 5, 4)], [{"kind": "sigmoid"}, {"kind": "none"}, {"kind": "clip"}], None),
+    "token_classifier": (TokenClassifier, [(2, 12), (2, 12)], [{"kind": "none"}], None),
 }
 
 
@@ -137,6 +173,8 @@ def build(name, entry):
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
             m.running_mean.uniform_(-0.5, 0.5)
             m.running_var.uniform_(0.5, 1.5)
+    if hasattr(ctor, "example_inputs"):  # integer inputs (token ids, masks)
+        return model, ctor.example_inputs()
     return model, tuple(torch.randn(s) for s in shapes)
 
 
@@ -153,7 +191,7 @@ def make(name, entry, out_dir):
     torch.export.save(program.run_decompositions(), os.path.join(out_dir, name + ".core.pt2"))
     flat = leaves(outputs)
     write_safetensors(os.path.join(out_dir, name + ".io.safetensors"),
-                      [(f"input.{i}", t) for i, t in enumerate(inputs)] + [(f"output.{i}", t) for i, t in enumerate(flat)])
+                      [(f"input.{i}", t) for i, t in enumerate(inputs)] + [(f"output.{i}", t) for i, t in enumerate(flat)], keep_integers=True)
     facts = {"name": name, "input_shapes": [list(t.shape) for t in inputs], "output_shapes": [list(t.shape) for t in flat],
              "activation": entry[2], "symbolic_inputs": [sorted(d) for d in dynamic] if dynamic else []}
     with open(os.path.join(out_dir, name + ".expected.json"), "w") as f:

@@ -270,12 +270,19 @@ def op_counts(module):
     return counts, constant_elements
 
 
-def write_safetensors(path, tensors):
+SAFETENSORS_DTYPES = {torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL", torch.uint8: "U8"}
+
+
+def write_safetensors(path, tensors, keep_integers=False):
+    """Tensors as float32, or with keep_integers the integer and bool ones as their own dtype."""
     header, offset, blobs = {}, 0, []
     for name, t in tensors:
-        t = t.detach().contiguous().to(torch.float32)
+        t = t.detach().contiguous()
+        dtype = SAFETENSORS_DTYPES.get(t.dtype) if keep_integers else None
+        if dtype is None:
+            t, dtype = t.to(torch.float32), "F32"
         data = t.numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         offset += len(data)
         blobs.append(data)
     text = json.dumps(header, separators=(",", ":")).encode()

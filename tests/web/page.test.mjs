@@ -266,7 +266,9 @@ test('hostile attributes and shapes too large are error banners, and the page wo
 const pt2Dir = resolve(process.env.TRACEGRAPH_PT2_DIR ?? join(root, 'build', 'pt2'));
 for (const [model, activation, forms] of [['dynamic_batch', /sigmoid/, ['pt2', 'core.pt2']], ['resnet18', /none/, ['pt2', 'core.pt2']],
                                           ['unet2d_bn_relu_nearest_sigmoid_traced', /sigmoid/, ['pt2', 'core.pt2']],
-                                          ['unet3d_sigmoid_then_trilinear_traced', /sigmoid/, ['pt2']], ['mean_of_heads', /none/, ['pt2', 'core.pt2']]]) {
+                                          ['unet3d_sigmoid_then_trilinear_traced', /sigmoid/, ['pt2']], ['mean_of_heads', /none/, ['pt2', 'core.pt2']],
+                                          // int64 token ids and attention mask, read from its .io.safetensors as BigInt64Arrays
+                                          ['token_classifier', /none/, ['pt2', 'core.pt2']]]) {
   for (const form of forms) {
     test(`${model}.${form} opens by the file picker and runs within 1e-4 of torch`, async () => {
       await page.setInputFiles('#file', [join(pt2Dir, `${model}.${form}`), join(pt2Dir, `${model}.io.safetensors`)]);

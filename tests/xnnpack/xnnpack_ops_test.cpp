@@ -35,6 +35,13 @@ class Builder {
     inputs.push_back(native::from_aten(at::randn(at::IntArrayRef(shape), at::TensorOptions().dtype(at::kFloat))));
     return v;
   }
+  // An input of another dtype than float32 (token ids, masks), with the values given.
+  ValueId typed_input(const at::Tensor& values) {
+    const Tensor t = native::from_aten(values);
+    const ValueId v = g.add_input("x" + std::to_string(inputs.size()), t.dtype(), symbolic(t.shape()));
+    inputs.push_back(t);
+    return v;
+  }
   ValueId constant(Shape shape, double scale = 0.3) {
     return g.add_constant("c" + std::to_string(counter++), native::from_aten(at::randn(at::IntArrayRef(shape)) * scale));
   }
@@ -816,6 +823,17 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({along[0], along[1], kept[0], kept[1], size_one[0], size_one[1], b.op("max", "", {{"self", x}}), b.op("min", "", {{"self", y}}),
                      b.op("max", "other", {{"self", x}, {"other", y}}), b.op("min", "other", {{"self", y}, {"other", x}})});
   }});
+  out.push_back({"integer_and_bool_graph_inputs", [](Builder& b) {
+    // Token ids (int64, int32) and a mask (bool) as the caller gives them.
+    const ValueId ids = b.typed_input(at::randint(0, 10, {2, 5}, at::kLong));
+    const ValueId ids32 = b.typed_input(at::randint(-300, 300, {5}, at::kInt));
+    const ValueId mask = b.typed_input(at::rand({2, 5}) > 0.5);
+    const ValueId embedded = b.op("embedding", "", {{"weight", b.constant({10, 4})}, {"indices", ids}});
+    const ValueId filled = b.op("masked_fill", "Scalar", {{"self", b.input({2, 5})}, {"mask", mask}}, attrs({{"value", -1.0}}));
+    b.g.set_outputs({embedded, filled, b.op("mul", "Scalar", {{"self", ids}}, attrs({{"other", std::int64_t{3}}})),
+                     b.op("add", "Tensor", {{"self", ids}, {"other", ids32}}, attrs({{"alpha", std::int64_t{1}}})),
+                     b.op("logical_not", "", {{"self", mask}}), b.op("cumsum", "", {{"self", ids32}}, attrs({{"dim", std::int64_t{0}}}))});
+  }});
   out.push_back({"cummax_cummin_with_ties_and_nan_and_aminmax", [](Builder& b) {
     const ValueId x = b.input({3, 1, 7});
     // Ties (rounded halves) move the position forward; a NaN (log below 0) takes over and stays.
@@ -981,6 +999,22 @@ TEST_P(XnnpackOpTest, MatchesLibTorch) {
       EXPECT_LE(max_relative_error(got[i], want[i]), 1e-5) << "output " << i;
     }
   }
+}
+
+// An integer input past 2^24 (not exact as the float32 it is held as) is
+// refused naming the input and the element; another dtype than the graph's too.
+TEST(XnnpackOpErrors, IntegerInputsAreExactOrRefused) {
+  Builder b;
+  const ValueId ids = b.typed_input(at::tensor({3, 7}, at::kLong));
+  b.g.set_outputs({b.op("mul", "Scalar", {{"self", ids}}, attrs({{"other", std::int64_t{2}}}))});
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+  g.finalize();
+  auto doubled = [&](std::vector<std::int64_t> v) { return native::to_aten(g.run({Tensor::from_vector<std::int64_t>(v, {2})})[0]).to(at::kLong); };
+  EXPECT_TRUE(doubled({-(1 << 24), 1 << 24}).equal(at::tensor({-(2 << 24), 2 << 24}, at::kLong)));
+  EXPECT_TG_ERROR(g.run({Tensor::from_vector<std::int64_t>({5, (1 << 24) + 1}, {2})}), ErrorCode::kOutOfRange,
+                  "input 'x0' element 1 is 16777217; this backend holds integers as float32, exact up to 2^24");
+  EXPECT_TG_ERROR(g.run({Tensor::from_vector<float>({5, 6}, {2})}), ErrorCode::kDTypeMismatch, "input %x0 must be int64, given float32");
+  EXPECT_TRUE(doubled({4, -9}).equal(at::tensor({8, -18}, at::kLong)));
 }
 
 // What torch refuses, these lowerings refuse at finalize(), typed and naming the node.

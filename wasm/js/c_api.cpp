@@ -244,18 +244,22 @@ EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile, double
 
 EMSCRIPTEN_KEEPALIVE int tg_is_finalized(Handle* h) { return h->graph.is_finalized() ? 1 : 0; }
 
-// Runs on `count` float32 inputs; input i is data[i] with ranks[i] dims taken
-// in order from `dims`. The data are copied in; the result owns the outputs.
-EMSCRIPTEN_KEEPALIVE Result* tg_run(Handle* h, int count, float** data, const int* ranks, const int* dims) {
+// Runs on `count` inputs; input i is data[i], of dtype dtypes[i] (a DType's
+// number), with ranks[i] dims taken in order from `dims`. The data are copied
+// in; the result owns the outputs.
+EMSCRIPTEN_KEEPALIVE Result* tg_run(Handle* h, int count, void** data, const int* ranks, const int* dims, const int* dtypes) {
   return guarded(
       [&]() -> Result* {
         std::vector<tg::Tensor> inputs;
         std::size_t at = 0;
         for (int i = 0; i < count; ++i) {
+          if (dtypes[i] < 0 || static_cast<std::size_t>(dtypes[i]) >= std::size(tg::kAllDTypes))
+            tg::fail(tg::ErrorCode::kDTypeMismatch, "input " + std::to_string(i) + ": dtype number " + std::to_string(dtypes[i]));
+          const tg::DType dtype = tg::kAllDTypes[dtypes[i]];
           tg::Shape shape(dims + at, dims + at + ranks[i]);
           at += static_cast<std::size_t>(ranks[i]);
-          const std::size_t bytes = tg::checked_nbytes(tg::DType::kFloat32, shape);
-          inputs.push_back(tg::Tensor::borrow(data[i], bytes, tg::DType::kFloat32, std::move(shape)));
+          const std::size_t bytes = tg::checked_nbytes(dtype, shape);
+          inputs.push_back(tg::Tensor::borrow(data[i], bytes, dtype, std::move(shape)));
         }
         return new Result{h->graph.run(inputs)};
       },

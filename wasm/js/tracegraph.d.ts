@@ -56,8 +56,12 @@ export function loadModel(source: Source | Blob, options?: LoadModelOptions): Pr
 export function loadGraph(json: Source, weights: Source, options?: LoadOptions): Promise<TracedGraph>;
 
 export interface TensorIn {
-  data: Float32Array | ArrayLike<number>;
+  /** Float32Array, or for an integer or bool input (token ids, masks) its typed array
+   *  (bool as 0/1 in a Uint8Array); plain numbers are made into the graph input's dtype. */
+  data: Float32Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array | ArrayLike<number>;
   shape: number[];
+  /** Needed only to tell a Uint8Array of bools from one of uint8 where the graph does not. */
+  dtype?: 'float32' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 }
 
 export interface TensorOut {
@@ -180,6 +184,8 @@ export class TracedGraph {
   /** Inputs in order or by name (each exactly once: a missing one is 'invalid_argument',
    *  an unknown name 'not_found'); the outputs in order, as C++'s run(). */
   run(inputs: TensorIn[] | Record<string, TensorIn>): TensorOut[];
+  /** Each input's dtype, in order ('float32' where the file gives none). */
+  readonly inputDtypes: string[];
   /** The structured call: `args` follows inSpec, the result follows outSpec. */
   call(args: unknown): unknown;
   /** Per-node times of the last run, with finalize({ profile: true }), and what ran

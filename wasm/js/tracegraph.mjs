@@ -281,17 +281,51 @@ export async function loadModel(source, options = {}) {
 
 function product(shape) { return shape.reduce((a, b) => a * b, 1); }
 
-function asTensor(t, what) {
+// The dtypes a tensor may come in, in the order of C++'s DType (their codes
+// for tg_run), and the typed array of each.
+const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool'];
+const ARRAYS = {
+  float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, int16: Int16Array, int8: Int8Array,
+  uint8: Uint8Array, bool: Uint8Array,
+};
+
+// The dtype a typed array holds (a Uint8Array is bool where the tensor or the graph says so), or null for a plain array.
+function dtypeOfArray(data, said, want) {
+  if (data instanceof Uint8Array) return said === 'bool' || (said === undefined && want === 'bool') ? 'bool' : 'uint8';
+  for (const [name, type] of Object.entries(ARRAYS)) if (name !== 'bool' && data instanceof type) return name;
+  return null;
+}
+
+// { data, shape, dtype } of a tensor given as { data, shape, dtype? }: a
+// typed array of `want` (the graph input's dtype) as it is; plain numbers, or
+// a typed array of another dtype, made into `want`'s (integers must be whole,
+// bool is nonzero). A dtype the tensor names is kept (run() checks it).
+function asTensor(t, what, want = 'float32') {
   if (!t || !Array.isArray(t.shape)) throw new TracegraphError('invalid_argument', `${what}: expected { data: Float32Array, shape: number[] }`);
-  const data = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data ?? []);
   if (!t.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new TracegraphError('bad_shape', `${what}: shape [${t.shape}] has a dim that is not a non-negative integer`);
+  if (t.dtype !== undefined && !(t.dtype in ARRAYS)) throw new TracegraphError('dtype_mismatch', `${what}: dtype '${t.dtype}' (one of ${Object.keys(ARRAYS).join(', ')})`);
+  const raw = t.data ?? [];
+  let dtype = ArrayBuffer.isView(raw) ? dtypeOfArray(raw, t.dtype, want) : null;
+  // A typed array of another dtype than the graph's, where the tensor names none: converted as plain numbers are.
+  if (dtype !== null && dtype !== want && t.dtype === undefined && want in ARRAYS) dtype = null;
+  let data = raw;
+  if (dtype === null) {
+    dtype = t.dtype ?? want ?? 'float32';
+    if (!(dtype in ARRAYS)) throw new TracegraphError('dtype_mismatch', `${what}: the graph takes ${dtype}, which a plain array cannot give`);
+    const values = Array.from(raw, Number);
+    if (dtype !== 'float32' && dtype !== 'float64' && !values.every(Number.isInteger))
+      throw new TracegraphError('invalid_argument', `${what}: ${dtype} values must be whole numbers`);
+    data = dtype === 'int64' ? BigInt64Array.from(values, (v) => BigInt(v)) : dtype === 'bool' ? Uint8Array.from(values, (v) => (v ? 1 : 0)) : ARRAYS[dtype].from(values);
+  } else if (t.dtype !== undefined && t.dtype !== dtype) {
+    throw new TracegraphError('dtype_mismatch', `${what}: dtype '${t.dtype}' given with a ${raw.constructor.name}`);
+  }
   if (data.length !== product(t.shape)) throw new TracegraphError('shape_mismatch', `${what}: shape [${t.shape}] holds ${product(t.shape)} elements, given ${data.length}`);
-  return { data, shape: t.shape };
+  return { data, shape: t.shape, dtype };
 }
 
 // Flattening and rebuilding structures by a PyTorch tree spec (protocol 1 JSON).
 function flattenBySpec(value, spec, path, out) {
-  if (spec.type === null) { out.push(asTensor(value, `input ${path || '(root)'}`)); return; }
+  if (spec.type === null) { out.push(value); return; }
   const children = spec.children_spec;
   switch (spec.type) {
     case 'builtins.NoneType':
@@ -379,6 +413,8 @@ export class TracedGraph {
   }
 
   get inputNames() { const v = this.values; return this.document.graph.inputs.map((i) => v[i].name); }
+  // Each input's dtype ('float32' where the file gives none): what run() takes.
+  get inputDtypes() { const v = this.values; return this.document.graph.inputs.map((i) => v[i].dtype ?? 'float32'); }
   get outputNames() { const v = this.values; return this.document.graph.outputs.map((i) => v[i].name); }
   // PyTorch tree specs (protocol 1 JSON, parsed), or null.
   get inSpec() { return this.document.in_spec; }
@@ -491,16 +527,19 @@ export class TracedGraph {
   // The backend that runs the graph: { name: 'xnnpack' }, as C++'s backend()->name().
   get backend() { return { name: 'xnnpack' }; }
 
-  // inputs: an array of { data: Float32Array, shape } in input order, or an
-  // object by input name (each input exactly once). Returns the outputs as an
+  // inputs: an array of { data, shape } in input order, or an object by input
+  // name (each input exactly once); data a Float32Array, or for an integer or
+  // bool input (token ids, masks) a BigInt64Array, Int32Array or Uint8Array
+  // (or plain numbers, made into the graph input's dtype). Returns the outputs as an
   // array in output order, each { data, shape, dtype }, as C++'s run() does.
   // A missing input is 'invalid_argument', a name the graph lacks 'not_found'.
   run(inputs) {
     const handle = this._live();
     const names = this.inputNames;
+    const dtypes = this.inputDtypes;
     let list;
     if (Array.isArray(inputs)) {
-      list = inputs.map((t, i) => asTensor(t, `input ${i}`));
+      list = inputs.map((t, i) => asTensor(t, `input ${i}`, dtypes[i]));
     } else {
       if (inputs === null || typeof inputs !== 'object')
         throw new TracegraphError('invalid_argument', 'run: expected an array of tensors or an object of them by input name');
@@ -508,7 +547,7 @@ export class TracedGraph {
         if (!names.includes(k)) throw new TracegraphError('not_found', `graph has no input %${k} (its inputs: ${names.join(', ')})`);
       list = names.map((n) => {
         if (!(n in inputs)) throw new TracegraphError('invalid_argument', `input %${n} of the graph is missing`);
-        return asTensor(inputs[n], `input '${n}'`);
+        return asTensor(inputs[n], `input '${n}'`, dtypes[names.indexOf(n)]);
       });
     }
     return this._runFlat(handle, list);
@@ -520,9 +559,10 @@ export class TracedGraph {
     const leaves = [];
     const spec = this.inSpec;
     if (spec) flattenBySpec(args, spec[1] ?? spec, '', leaves);
-    else if (Array.isArray(args)) args.forEach((t, i) => leaves.push(asTensor(t, `input ${i}`)));
+    else if (Array.isArray(args)) args.forEach((t, i) => leaves.push(t));
     else throw new TracegraphError('tree_spec_mismatch', 'this graph has no input tree spec: pass an array of tensors');
-    const outputs = this._runFlat(this._live(), leaves);
+    const dtypes = this.inputDtypes;
+    const outputs = this._runFlat(this._live(), leaves.map((t, i) => asTensor(t, `input ${i}`, dtypes[i])));
     const out = this.outSpec;
     return out ? unflattenBySpec(out[1] ?? out, outputs) : outputs;
   }
@@ -539,14 +579,16 @@ export class TracedGraph {
       const dataPtrs = alloc(4 * Math.max(count, 1), 'run');
       const rankPtr = alloc(4 * Math.max(count, 1), 'run');
       const dimPtr = alloc(4 * Math.max(dims.length, 1), 'run');
+      const dtypePtr = alloc(4 * Math.max(count, 1), 'run');
       list.forEach((t, i) => {
-        const p = alloc(t.data.byteLength, `input ${i}`);
-        core.f32.set(t.data, p >> 2);
+        const p = alloc(Math.max(t.data.byteLength, 1), `input ${i}`);
+        core.u8.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), p);
         core.u32[(dataPtrs >> 2) + i] = p;
         core.i32[(rankPtr >> 2) + i] = ranks[i];
+        core.i32[(dtypePtr >> 2) + i] = DTYPES.indexOf(t.dtype);
       });
       dims.forEach((d, i) => { core.i32[(dimPtr >> 2) + i] = d; });
-      const result = core.check(m._tg_run(handle, count, dataPtrs, rankPtr, dimPtr));
+      const result = core.check(m._tg_run(handle, count, dataPtrs, rankPtr, dimPtr, dtypePtr));
       try {
         const outputs = [];
         for (let i = 0; i < m._tg_result_count(result); ++i) {

@@ -25,29 +25,42 @@ function randomNormal(n, seed = 42) {
   return out;
 }
 
-// The float32 tensors of a safetensors file: { name: { shape, data } }.
+// The tensors of a safetensors file that a model takes or gives (float32,
+// integers, bool): { name: { shape, data, dtype } }.
+const SAFETENSORS_ARRAYS = { F32: ['float32', Float32Array], I64: ['int64', BigInt64Array], I32: ['int32', Int32Array], BOOL: ['bool', Uint8Array], U8: ['uint8', Uint8Array] };
 export function readSafetensors(buffer) {
   const view = new DataView(buffer);
   const n = Number(view.getBigUint64(0, true));
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, n)));
   const out = {};
   for (const [k, v] of Object.entries(header)) {
-    if (k === '__metadata__' || v.dtype !== 'F32') continue;
+    if (k === '__metadata__' || !(v.dtype in SAFETENSORS_ARRAYS)) continue;
     const [a, b] = v.data_offsets;
-    out[k] = { shape: v.shape, data: new Float32Array(buffer.slice(8 + n + a, 8 + n + b)) };
+    const [dtype, View] = SAFETENSORS_ARRAYS[v.dtype];
+    out[k] = { shape: v.shape, dtype, data: new View(buffer.slice(8 + n + a, 8 + n + b)) };
   }
   return out;
 }
 
+// A random input of the graph input's dtype: normal floats, small whole numbers
+// (ids 0..9, valid for any embedding table of 10 rows or more), or a 0/1 mask.
+function randomInput(n, dtype) {
+  const floats = randomNormal(n);
+  if (dtype === 'bool') return Uint8Array.from(floats, (x) => (x > 0 ? 1 : 0));
+  if (dtype === 'int64') return BigInt64Array.from(floats, (x) => BigInt(Math.floor(Math.abs(x) * 4) % 10));
+  if (dtype && dtype.startsWith('int')) return Int32Array.from(floats, (x) => Math.floor(Math.abs(x) * 4) % 10);
+  return floats;
+}
+
 function stats(data) {
   let lo = Infinity, hi = -Infinity, sum = 0;
-  for (const x of data) { lo = Math.min(lo, x); hi = Math.max(hi, x); sum += x; }
+  for (const v of data) { const x = Number(v); lo = Math.min(lo, x); hi = Math.max(hi, x); sum += x; }
   return { min: lo, max: hi, mean: sum / data.length };
 }
 
 function relativeError(got, want) {
   let err = 0, scale = 1e-12;
-  for (let i = 0; i < want.length; ++i) { err = Math.max(err, Math.abs(got[i] - want[i])); scale = Math.max(scale, Math.abs(want[i])); }
+  for (let i = 0; i < want.length; ++i) { err = Math.max(err, Math.abs(Number(got[i]) - Number(want[i]))); scale = Math.max(scale, Math.abs(Number(want[i]))); }
   return err / scale;
 }
 
@@ -146,7 +159,13 @@ export class RunPanel {
         app.status('Preparing the model for these shapes…');
         prepared = await app.worker.call('prepare', { shapes, threads, profile });
         inputs = [];
-        for (const s of shapes) inputs.push({ shape: s, data: how === 'image' ? await this.imageInput(s) : randomNormal(s.reduce((a, b) => a * b, 1)) });
+        const values = state.current.document.graph.values;
+        const dtypes = state.current.document.graph.inputs.map((v) => values[v].dtype);
+        for (const [k, s] of shapes.entries()) {
+          const count = s.reduce((a, b) => a * b, 1);
+          const dtype = dtypes[k] ?? 'float32';
+          inputs.push({ shape: s, data: how === 'image' && dtype === 'float32' ? await this.imageInput(s) : randomInput(count, dtype) });
+        }
       }
       app.status('Running in the worker…');
       const r = await app.worker.call('run', { inputs, warm: Math.max(1, Math.min(200, Number($('run-count').value) || 5)), threads, profile });
@@ -176,6 +195,7 @@ export class RunPanel {
   }
 
   outputSection(o, i, want) {
+    if (o.data instanceof BigInt64Array) o = { ...o, data: Float64Array.from(o.data, Number) };  // int64 shown as numbers
     const s = stats(o.data);
     const err = want ? relativeError(o.data, want.data) : null;
     const section = document.createElement('div');

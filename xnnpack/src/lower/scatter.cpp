@@ -63,11 +63,16 @@ void lower_scatter(Context& cx, const Node& n, NodeState&) {
   for (std::size_t d = 0; d < is.size(); ++d)
     if (is[d] > ss[d] || (d != dim && is[d] > xs[d]))
       fail(ErrorCode::kShapeMismatch, cx.where(n) + ": index " + shape_str(is) + " larger than src " + shape_str(ss) + " or self " + shape_str(shape) + " in dim " + std::to_string(d));
+  // torch's mean of integers rounds down (the values stay integers).
+  const std::optional<DType> dtype = cx.graph().value(n.outputs[0]).dtype;
+  const bool floor_mean = reduce == portable::ScatterReduce::kMean && dtype && !is_floating(*dtype);
   const int out = cx.new_tensor(shape, false);
   std::vector<int> reads{index};
   if (src >= 0) reads.push_back(src);
-  copy_then(cx, n, x, out, reads, [&cx, out, xs, index, is, src, ss, value, dim, reduce, include_self](double* bad) {
-    return portable::scatter(cx.ptr(out), xs, cx.ptr(index), is, src >= 0 ? cx.ptr(src) : nullptr, ss, value, dim, reduce, include_self, bad);
+  copy_then(cx, n, x, out, reads, [&cx, out, xs, index, is, src, ss, value, dim, reduce, include_self, floor_mean](double* bad) {
+    if (!portable::scatter(cx.ptr(out), xs, cx.ptr(index), is, src >= 0 ? cx.ptr(src) : nullptr, ss, value, dim, reduce, include_self, bad)) return false;
+    if (floor_mean) portable::unary(portable::Unary::kFloor, cx.ptr(out), cx.ptr(out), numel(xs));
+    return true;
   });
   cx.define(n.outputs[0], out);
 }

@@ -376,9 +376,12 @@ class Context {
   }
   int tensor_slot(const Node& n, ValueId v) {
     const int s = slot_index(v);
-    if (slots_[static_cast<std::size_t>(s)].kind != Kind::kTensor)
-      fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(v).name + "' is not a float32 tensor");
-    return s;
+    if (slots_[static_cast<std::size_t>(s)].kind == Kind::kTensor) return s;
+    // An integer or bool constant the op reads as a tensor (int64 operands,
+    // which planning knows as numbers or a list): held as floats, exact to 2^24.
+    if (graph_.value(v).is_constant())
+      if (auto h = held_as_floats(v)) return *h;
+    fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(v).name + "' is not a float32 tensor");
   }
   const Tensor& constant_arg(const Node& n, std::string_view name, std::size_t position, bool required) {
     static const Tensor none;

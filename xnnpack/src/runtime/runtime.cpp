@@ -33,6 +33,47 @@ Tensor held_as(const Tensor& t, DType dtype) {
   }
 }
 
+// Integers held as float32 are exact up to this magnitude.
+constexpr std::int64_t kExactInFloat = std::int64_t{1} << 24;
+
+// The dtypes a graph input may have: float32, and the integers and bool torch
+// uses for indices and masks (held as float32 here).
+bool input_dtype_held(DType d) {
+  return d == DType::kFloat32 || d == DType::kInt64 || d == DType::kInt32 || d == DType::kInt16 || d == DType::kInt8 ||
+         d == DType::kUInt8 || d == DType::kBool;
+}
+
+// Copies input `t` into the float32 slot `dst`: integers and bools as
+// floats, an integer past 2^24 (not exact in float32) refused by its position.
+template <typename T>
+void integers_to_floats(const Tensor& t, float* dst, const std::string& name) {
+  const T* src = t.data_as<T>();
+  const std::int64_t n = t.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto v = static_cast<std::int64_t>(src[i]);
+    if (v > kExactInFloat || v < -kExactInFloat)
+      fail(ErrorCode::kOutOfRange, "xnnpack: input '" + name + "' element " + std::to_string(i) + " is " + std::to_string(v) +
+                                       "; this backend holds integers as float32, exact up to 2^24");
+    dst[i] = static_cast<float>(v);
+  }
+}
+void load_input(const Tensor& t, float* dst, const std::string& name) {
+  switch (t.dtype()) {
+    case DType::kFloat32: std::memcpy(dst, t.data(), t.nbytes()); return;
+    case DType::kInt64: return integers_to_floats<std::int64_t>(t, dst, name);
+    case DType::kInt32: return integers_to_floats<std::int32_t>(t, dst, name);
+    case DType::kInt16: return integers_to_floats<std::int16_t>(t, dst, name);
+    case DType::kInt8: return integers_to_floats<std::int8_t>(t, dst, name);
+    case DType::kUInt8: return integers_to_floats<std::uint8_t>(t, dst, name);
+    case DType::kBool: {
+      const auto* b = static_cast<const bool*>(t.data());
+      for (std::int64_t i = 0; i < t.numel(); ++i) dst[i] = b[i] ? 1.0f : 0.0f;
+      return;
+    }
+    default: fail(ErrorCode::kDTypeMismatch, "xnnpack: input '" + name + "' is " + std::string(dtype_name(t.dtype())));
+  }
+}
+
 std::string shapes_str(const std::vector<Shape>& shapes) {
   std::string s;
   for (const Shape& x : shapes) s += (s.empty() ? "" : ", ") + shape_str(x);
@@ -156,8 +197,9 @@ void Runtime::prepare(const Graph& graph) {
   planned_.reset();
   for (ValueId v : graph_.inputs()) {
     const Value& value = graph_.value(v);
-    if (value.dtype && *value.dtype != DType::kFloat32)
-      fail(ErrorCode::kUnsupported, "xnnpack: graph input '" + value.name + "' is " + std::string(dtype_name(*value.dtype)) + "; this backend runs float32 graphs");
+    if (value.dtype && !input_dtype_held(*value.dtype))
+      fail(ErrorCode::kUnsupported, "xnnpack: graph input '" + value.name + "' is " + std::string(dtype_name(*value.dtype)) +
+                                        "; this backend takes float32, integer and bool inputs");
   }
   // Plan now when every input's shape is known, so that an op this backend
   // cannot run is reported here rather than at the first run.
@@ -185,14 +227,17 @@ std::vector<Tensor> Runtime::run(const std::vector<Tensor>& inputs) {
     const Tensor& t = inputs[i];
     const std::string& name = graph_.value(graph_.inputs()[i]).name;
     if (!t.defined()) fail(ErrorCode::kInvalidArgument, "xnnpack: input '" + name + "' is undefined");
-    if (t.dtype() != DType::kFloat32) fail(ErrorCode::kDTypeMismatch, "xnnpack: input '" + name + "' is " + std::string(dtype_name(t.dtype())) + ", expected float32");
+    // The graph's dtype for the input (float32 where the file gives none).
+    const DType want = graph_.value(graph_.inputs()[i]).dtype.value_or(DType::kFloat32);
+    if (t.dtype() != want)
+      fail(ErrorCode::kDTypeMismatch, "xnnpack: input '" + name + "' is " + std::string(dtype_name(t.dtype())) + ", expected " + std::string(dtype_name(want)));
     if (t.device().type != DeviceType::kCPU) fail(ErrorCode::kInvalidArgument, "xnnpack: input '" + name + "' is on " + t.device().str() + "; this backend runs on the CPU");
     shapes.push_back(t.shape());
   }
   if (!planned_ || *planned_ != shapes) plan(shapes);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const int s = input_slots_[i];
-    if (s >= 0 && inputs[i].nbytes()) std::memcpy(ptr(s), inputs[i].data(), inputs[i].nbytes());
+    if (s >= 0 && inputs[i].numel()) load_input(inputs[i], ptr(s), graph_.value(graph_.inputs()[i]).name);
   }
   if (options_.profile) {
     std::fill(step_ms_.begin(), step_ms_.end(), 0.0);
