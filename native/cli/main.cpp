@@ -251,11 +251,17 @@ int list_ops(bool markdown) {
   std::set<std::string> names;
   for (const auto& op : tg::known_ops()) names.insert(op);
 #ifdef TRACEGRAPH_HAS_XNNPACK
-  std::set<std::string> xnnpack;
+  // What runs each lowered op on the XNNPACK backend ("no": nothing).
+  std::map<std::string, std::string> xnnpack;
   for (const auto& op : tg::xnnpack::lowered_ops()) {
     // An in-place variant runs where its functional form does (inplace_to_functional).
     const std::string functional = tg::functional_op_name("aten::" + op).substr(6);
-    xnnpack.insert(functional);
+    std::string engines;
+    for (tg::xnnpack::Engine e : tg::xnnpack::op_engines(op).value_or(std::vector<tg::xnnpack::Engine>{})) {
+      const std::string name = e == tg::xnnpack::Engine::kNone ? "view" : e == tg::xnnpack::Engine::kWinograd ? "ours" : std::string(tg::xnnpack::engine_name(e));
+      engines += (engines.empty() ? "" : ", ") + name;
+    }
+    xnnpack[functional] = engines.empty() ? "view" : engines;
     names.insert(functional);
   }
 #endif
@@ -272,7 +278,11 @@ int list_ops(bool markdown) {
                  "- **canonical**: the SDK's name for the op (what the optimizer and the activation analysis read);\n"
                  "  blank where the table does not read the op (it still runs where a backend has it).\n"
                  "- **LibTorch**: the LibTorch backend runs every op in LibTorch's registry, by its exact overload.\n"
-                 "- **XNNPACK**: lowered to XNNPACK (or a layout kernel of ours), natively and in wasm.\n\n"
+                 "- **XNNPACK**: what runs the op on the XNNPACK backend, natively and in wasm (`no`: it is refused at\n"
+                 "  `finalize()`, by name): `xnnpack`, XNNPACK's operators; `ours`, our convolution kernels (Winograd,\n"
+                 "  depthwise, pointwise, unfolded); `portable`, a plain C++ kernel of ours; `view`, nothing at the run (a\n"
+                 "  view, a size or a constant known while planning). Where several are listed the shape or the arguments\n"
+                 "  choose. The op sweep (docs/op_sweep.md) checks that every node it runs ran on one its op lists.\n\n"
                  "| op | canonical | LibTorch | XNNPACK |\n|---|---|---|---|\n";
   } else {
     std::printf("%-40s %-18s %-9s %s\n", "op", "canonical", "libtorch", "xnnpack");
@@ -285,16 +295,15 @@ int list_ops(bool markdown) {
     const std::string c = canonical ? canonical->name : "";
     const bool on_libtorch = !qualified.empty();
 #ifdef TRACEGRAPH_HAS_XNNPACK
-    const bool on_xnnpack = xnnpack.count(op) > 0;
+    const std::string on_xnnpack = xnnpack.count(op) ? xnnpack.at(op) : "no";
 #else
-    const bool on_xnnpack = false;
+    const std::string on_xnnpack = "no";
 #endif
     const std::string shown = qualified.empty() ? "aten::" + op : qualified;
     if (markdown) {
-      std::cout << "| `" << shown << "` | " << (c.empty() ? "" : "`" + c + "`") << " | " << (on_libtorch ? "yes" : "no") << " | "
-                << (on_xnnpack ? "yes" : "no") << " |\n";
+      std::cout << "| `" << shown << "` | " << (c.empty() ? "" : "`" + c + "`") << " | " << (on_libtorch ? "yes" : "no") << " | " << on_xnnpack << " |\n";
     } else {
-      std::printf("%-40s %-18s %-9s %s\n", shown.c_str(), c.c_str(), on_libtorch ? "yes" : "no", on_xnnpack ? "yes" : "no");
+      std::printf("%-40s %-18s %-9s %s\n", shown.c_str(), c.c_str(), on_libtorch ? "yes" : "no", on_xnnpack.c_str());
     }
   }
   return 0;

@@ -13,6 +13,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@
 #include "native/test_models.h"
 #include "native/zoo_models.h"
 #include "tracegraph/error.h"
+#include "tracegraph/op_table.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/pt2.h"
@@ -52,6 +54,7 @@ std::string mismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& 
 struct Outcome {
   std::string status;  // "ok", "refused: CODE: message", "wrong: ..."
   std::set<std::string> engines;
+  std::vector<std::pair<std::string, xnnpack::Engine>> ran;  // each node's op (its base name) and engine
 };
 
 Outcome run_on(const ExportedGraph& read, std::unique_ptr<Backend> backend, const testing::ModelIo& io, bool xnnpack) {
@@ -62,8 +65,10 @@ Outcome run_on(const ExportedGraph& read, std::unique_ptr<Backend> backend, cons
     const std::string wrong = mismatch(g.run(io.inputs), io.outputs);
     if (!wrong.empty()) return {"wrong: " + wrong, {}};
     if (xnnpack) {
-      for (const xnnpack::NodeTime& t : dynamic_cast<const xnnpack::XnnpackBackend*>(g.backend())->profile())
+      for (const xnnpack::NodeTime& t : dynamic_cast<const xnnpack::XnnpackBackend*>(g.backend())->profile()) {
         if (t.engine != xnnpack::Engine::kNone) o.engines.insert(std::string(xnnpack::engine_name(t.engine)));
+        o.ran.emplace_back(std::string(op_base(t.op)), t.engine);
+      }
     }
     o.status = "ok";
   } catch (const Error& e) {
@@ -99,6 +104,14 @@ TEST(OpSweep, PyTorchsSamplesMatchOrAreRefusedByName) {
     // or at the run, naming the node) is listed with its reason.
     EXPECT_NE(xn.status.rfind("wrong", 0), 0u) << file << " on XNNPACK: " << xn.status;
     results[file] = xn.status == "ok";
+    // Each node ran on an engine its lowering declares (docs/ops.md shows them).
+    for (const auto& [base, engine] : xn.ran) {
+      const auto declared = xnnpack::op_engines(base);
+      ASSERT_TRUE(declared) << file << ": " << base << " ran without a lowering";
+      if (engine == xnnpack::Engine::kNone) continue;  // a node all of whose work was a layout change
+      EXPECT_NE(std::find(declared->begin(), declared->end(), engine), declared->end())
+          << file << ": " << base << " ran on " << xnnpack::engine_name(engine) << ", which its lowering does not declare (lower/table.cpp)";
+    }
     if (xn.status == "ok") {
       ++(integer ? row.int_xnnpack : row.xnnpack);
       row.engines.insert(xn.engines.begin(), xn.engines.end());

@@ -823,6 +823,12 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({along[0], along[1], kept[0], kept[1], size_one[0], size_one[1], b.op("max", "", {{"self", x}}), b.op("min", "", {{"self", y}}),
                      b.op("max", "other", {{"self", x}, {"other", y}}), b.op("min", "other", {{"self", y}, {"other", x}})});
   }});
+  out.push_back({"clip_concatenate_alpha_dropout_other_spellings", [](Builder& b) {
+    const ValueId x = b.input({2, 1, 3}), y = b.input({2, 4, 3});
+    const ValueId both = b.op("concatenate", "", {{"tensors", x}, {"tensors", y}}, attrs({{"dim", std::int64_t{1}}}));
+    b.g.set_outputs({b.op("clip", "", {{"self", y}}, attrs({{"min", -0.5}, {"max", 0.25}})), both,
+                     b.op("alpha_dropout", "", {{"input", x}}, attrs({{"p", 0.3}, {"train", false}}))});
+  }});
   out.push_back({"integer_and_bool_graph_inputs", [](Builder& b) {
     // Token ids (int64, int32) and a mask (bool) as the caller gives them.
     const ValueId ids = b.typed_input(at::randint(0, 10, {2, 5}, at::kLong));

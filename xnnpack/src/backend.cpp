@@ -21,6 +21,8 @@ std::vector<Tensor> XnnpackBackend::run(const std::vector<Tensor>& inputs) { ret
 
 std::vector<UnsupportedNode> XnnpackBackend::unsupported(const Graph& graph) const { return unsupported_nodes(graph); }
 
+std::optional<std::vector<Engine>> op_engines(std::string_view base_op) { return lowered_op_engines(base_op); }
+
 std::vector<std::string> lowered_ops() {
   return lowered_op_names();
 }

@@ -40,6 +40,7 @@ void lower_unary(Context& cx, const Node& n, NodeState& st) {
   std::string base = base_op(n.op);
   const bool inplace_op = base.back() == '_';
   if (inplace_op) base.pop_back();
+  if (base == "clip") base = "clamp";  // numpy's name, the same op
   if (base == "clamp" || base == "clamp_min" || base == "clamp_max") {
     // Bounds that are tensors (clamp.Tensor): maximum with min, then minimum with max, broadcast.
     auto bound = [&](const char* name) -> std::optional<ValueId> {

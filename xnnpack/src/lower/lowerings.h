@@ -20,6 +20,9 @@ Lowering lowering_for(const Node& n);
 std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph);
 // The base names of the ops with a lowering, sorted (docs/ops.md).
 std::vector<std::string> lowered_op_names();
+// The engines an op's lowering may run it on (kNone: it may compute nothing
+// at the run), or nullopt where it has no lowering.
+std::optional<std::vector<Engine>> lowered_op_engines(std::string_view base);
 
 // ---- matrix.cpp and conv.cpp: GEMM blocking and pixel folding -----------
 

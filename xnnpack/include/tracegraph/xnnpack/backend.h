@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,6 +132,12 @@ std::unique_ptr<Backend> make_backend(const Options& options = {});
 // The base names of the aten and prim ops the backend lowers ("conv2d",
 // "relu_"), sorted: what docs/ops.md lists.
 std::vector<std::string> lowered_ops();
+// The engines the backend may run an op on, by its base name ("conv2d"):
+// kXnnpack, kWinograd (our convolution kernels), kPortable, and kNone where
+// it may compute nothing at the run (a view, a size, a constant known while
+// planning); nullopt for an op it does not lower. The op sweep checks every
+// node it runs against this; docs/ops.md shows it.
+std::optional<std::vector<Engine>> op_engines(std::string_view base_op);
 
 // Whether this build can run more than one thread.
 bool has_threads();
