@@ -172,6 +172,7 @@ std::optional<double> arg_float(const Node& node, std::string_view name) {
   if (!a) return std::nullopt;
   if (auto* d = std::get_if<double>(a)) return *d;
   if (auto* i = std::get_if<std::int64_t>(a)) return static_cast<double>(*i);
+  if (auto* b = std::get_if<bool>(a)) return *b ? 1.0 : 0.0;  // a Scalar may be a bool (fill(x, True))
   wrong_kind(node, name, *a, "a number");
 }
 

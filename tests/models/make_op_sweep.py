@@ -4,7 +4,8 @@
     make_op_sweep.py OUT_DIR
 
 For each op of SWEEP (OpInfo names of torch's op_db: the core ATen ops and the
-others the model libraries emit), up to SAMPLES of its float32 sample inputs
+others the model libraries emit) and each other OpInfo of an op this torch tags
+`core` (native_functions.yaml; CORE_LEFT_OUT names those left out, and why), up to SAMPLES of its float32 sample inputs
 (sample_inputs, seeded) become a module that calls the op alone, exported by
 torch.export; and up to INT_SAMPLES int64 samples where the op takes them. Floating tensors of the sample are the program's inputs, but for
 the ops with weights (WEIGHTED: convolutions, linear, norms, prelu, embedding)
@@ -13,12 +14,14 @@ bool tensors (indices, masks) stay inside as constants. Written:
   OUT/OP.K.pt2              the program (OP with dots as underscores)
   OUT/OP.K.io.safetensors   the inputs ("input.N") and torch's own outputs ("output.N"), integers and bools as such
   OUT/OP.int64.K.pt2        an int64 sample (and its .io.safetensors)
-  OUT/index.json            {"samples": [{"file", "op", "sample", "dtype"}], "refused": {"OP.K": reason}}
+  OUT/index.json            {"samples": [{"file", "op", "sample", "dtype"}], "refused": {"OP.K": reason},
+                             "core": [the core ops' base names], "left_out": {OpInfo: why}}
 A sample torch.export refuses, or whose outputs are not tensors, is listed in
 "refused" with the reason (a fact about torch, not about us).
 """
 import json
 import os
+import re
 import sys
 import warnings
 
@@ -38,6 +41,12 @@ SAMPLES = 3
 # torch leaves unspecified.
 INT_SAMPLES = 2
 INT_LEFT_OUT = {"prod", "cumprod", "pow", "topk"}
+# OpInfos of core ops not swept: their outputs are not a function of their inputs.
+CORE_LEFT_OUT = {
+    "empty": "uninitialized memory", "empty_strided": "uninitialized memory", "randn": "random values",
+    "new_empty": "uninitialized memory", "new_empty_strided": "uninitialized memory", "empty_like": "uninitialized memory",
+    "as_strided.partial_views": "reads the storage past the input's own elements, which a program's input does not carry",
+}
 SWEEP = [
     # Elementwise math and activations.
     "abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "exp", "expm1", "floor", "log", "log10", "log1p", "log2",
@@ -148,6 +157,23 @@ def make(info, out_dir, index, dtype=torch.float32):
                                  "sample": k, "dtype": str(dtype).split(".")[-1]})
 
 
+def core_ops():
+    """The base names of the ops this torch tags `core` in its native_functions.yaml (torchgen's packaged copy)."""
+    import torchgen
+    path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
+    core, func = set(), None
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"- func: (\w+)", line)
+            if m:
+                func = m.group(1)
+                continue
+            m = re.match(r"\s+tags: (.*)", line)
+            if m and func and re.search(r"\bcore\b", m.group(1)):
+                core.add(func)
+    return core
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -158,9 +184,19 @@ def main():
     missing = [n for n in SWEEP if n not in by_name]
     if missing:
         sys.exit(f"not in this torch's op_db: {missing}")
-    index = {"torch": torch.__version__, "samples": [], "refused": {}}
-    for name in SWEEP:
+    # The core opset drives the sweep: every OpInfo of a core op joins SWEEP's
+    # own list, but those whose outputs torch leaves undetermined (CORE_LEFT_OUT).
+    core = core_ops()
+    sweep = list(SWEEP)
+    for info in op_db:
+        aten = (info.aten_name or info.name).split(".")[0]
+        if aten in core and info.name not in sweep and info.name not in CORE_LEFT_OUT:
+            sweep.append(info.name)
+    index = {"torch": torch.__version__, "samples": [], "refused": {}, "core": sorted(core), "left_out": CORE_LEFT_OUT}
+    for name in sweep:
         for info in by_name[name]:
+            if name + ("." + info.variant_test_name if info.variant_test_name else "") in CORE_LEFT_OUT:
+                continue
             make(info, out_dir, index)
             if torch.int64 in info.supported_dtypes("cpu") and name not in WEIGHTED and name not in INT_LEFT_OUT:
                 make(info, out_dir, index, torch.int64)

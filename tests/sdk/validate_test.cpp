@@ -51,13 +51,14 @@ TEST(ValidateTest, ArgumentsAreReadAsTheirSchemasType) {
   const ValueId x = g.add_input("x");
   const NodeId n = g.add_node("aten::max_pool2d", {x}, {"y"},
                               attrs({{"kernel_size", std::int64_t{3}}, {"stride", Ints{2}}, {"ceil_mode", std::int64_t{1}},
-                                     {"eps", std::int64_t{1}}, {"mode", std::string("x")}}),
+                                     {"eps", std::int64_t{1}}, {"mode", std::string("x")}, {"value", true}}),
                               "pool");
   const Node& node = g.node(n);
   EXPECT_EQ(arg_ints(node, "kernel_size"), (Ints{3}));  // int[2] written as one int
   EXPECT_EQ(arg_int(node, "stride"), 2);                // a one-element list where an int is expected
   EXPECT_EQ(arg_bool(node, "ceil_mode"), true);         // 0/1 where a bool is expected
   EXPECT_EQ(arg_float(node, "eps"), 1.0);
+  EXPECT_EQ(arg_float(node, "value"), 1.0);  // a Scalar may be a bool
   EXPECT_EQ(arg_int(node, "absent"), std::nullopt);
   EXPECT_TG_ERROR(arg_ints(node, "mode"), ErrorCode::kSchema, "node 'pool' (aten::max_pool2d): argument 'mode' is string where a list of ints is expected");
 }

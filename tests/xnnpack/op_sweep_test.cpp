@@ -154,6 +154,21 @@ TEST(OpSweep, PyTorchsSamplesMatchOrAreRefusedByName) {
   }
   md << "\n" << on_xnnpack << " of " << all << " float32 samples and " << int_on_xnnpack << " of " << all_int << " int64 samples run on XNNPACK, over "
      << rows.size() << " ops.\n";
+  // The core opset (the ops torch tags `core`), which drives the sweep: each
+  // of its OpInfos is swept, and every core op is lowered but those named here.
+  if (index.contains("core")) {
+    std::vector<std::string> core = index["core"], not_lowered;
+    for (const std::string& op : core)
+      if (!xnnpack::op_engines(op)) not_lowered.push_back(op);
+    md << "\n## The core ATen opset\n\n"
+       << "torch " << index["torch"].get<std::string>() << " tags " << core.size() << " ops `core`; the sweep takes every OpInfo of one, but those\n"
+       << "whose outputs are not a function of their inputs:";
+    for (const auto& [name, why] : index["left_out"].items()) md << " `" << name << "` (" << why.get<std::string>() << ")";
+    md << ". " << core.size() - not_lowered.size() << " of the " << core.size() << " are lowered; not:";
+    for (const std::string& op : not_lowered) md << " `" << op << "`";
+    md << ".\n";
+    std::printf("[op sweep] %zu of %zu core ATen ops lowered\n", core.size() - not_lowered.size(), core.size());
+  }
   std::printf("[op sweep] %d of %d float32 samples and %d of %d int64 samples run on XNNPACK, over %zu ops\n", on_xnnpack, all, int_on_xnnpack, all_int,
               rows.size());
   std::ofstream(sweep_path("results.json")) << results.dump(1);

@@ -340,21 +340,24 @@ TEST(XnnpackBackendTest, ConstantPadsAndBilinearResizesRunOnXnnpackWhereItMapsAl
 
 TEST(XnnpackBackendTest, ReadingAnOutputItDoesNotComputeIsUnsupportedNotInternal) {
   // Found by fuzz_backends on max_pool2d_with_indices' indices (computed
-  // since): a node reading native_layer_norm's mean, which training's
-  // backward wants and this backend leaves out.
+  // since, as native_layer_norm's statistics are): a node reading
+  // _embedding_bag's offset2bag, which training's backward wants and this
+  // backend leaves out.
   Graph g;
-  const ValueId x = g.add_input("x", DType::kFloat32, symbolic({1, 2, 4, 4}));
-  Attributes norm;
-  norm.set("normalized_shape", std::vector<std::int64_t>{4});
-  norm.set("eps", 1e-5);
-  norm.set(std::string(kArgNamesAttribute), std::vector<std::string>{"input"});
-  const NodeId p = g.add_node("aten::native_layer_norm", {x}, {NewValue{"normed"}, NewValue{"mean"}, NewValue{"rstd"}}, norm, "norm");
+  const ValueId weight = g.add_constant("weight", Tensor::from_vector<float>(std::vector<float>(30, 0.5f), {10, 3}));
+  const ValueId indices = g.add_constant("indices", Tensor::from_vector<std::int64_t>({1, 2, 4}, {3}));
+  const ValueId offsets = g.add_constant("offsets", Tensor::from_vector<std::int64_t>({0, 2}, {2}));
+  Attributes bag;
+  bag.set("mode", std::int64_t{0});
+  bag.set(std::string(kArgNamesAttribute), std::vector<std::string>{"weight", "indices", "offsets"});
+  const NodeId p = g.add_node("aten::_embedding_bag", {weight, indices, offsets},
+                              {NewValue{"bags"}, NewValue{"offset2bag"}, NewValue{"bag_size"}, NewValue{"max_indices"}}, bag, "bag");
   Attributes relu;
   relu.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
   const NodeId r = g.add_node("aten::relu", {g.node(p).outputs[1]}, {NewValue{"y"}}, relu, "relu");
   g.set_outputs({g.node(p).outputs[0], g.node(r).outputs[0]});
   TracedGraph traced(std::move(g), std::nullopt, std::nullopt, make_backend());
-  EXPECT_TG_ERROR(traced.finalize(), ErrorCode::kUnsupported, "reads 'mean', output 1 of node 'norm'");
+  EXPECT_TG_ERROR(traced.finalize(), ErrorCode::kUnsupported, "reads 'offset2bag', output 1 of node 'bag'");
 }
 
 TEST(XnnpackBackendTest, IndirectionBuffersCountAgainstTheBudget) {

@@ -823,6 +823,23 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({along[0], along[1], kept[0], kept[1], size_one[0], size_one[1], b.op("max", "", {{"self", x}}), b.op("min", "", {{"self", y}}),
                      b.op("max", "other", {{"self", x}, {"other", y}}), b.op("min", "other", {{"self", y}, {"other", x}})});
   }});
+  out.push_back({"native_norms_give_their_statistics_with_computed_parameters", [](Builder& b) {
+    const ValueId x = b.input({3, 6, 1, 5});
+    // Weights computed in the graph (or inputs), not only constants.
+    const ValueId w6 = b.op("add", "Scalar", {{"self", b.input({6})}}, attrs({{"other", 1.0}, {"alpha", std::int64_t{1}}})), b6 = b.input({6});
+    std::vector<ValueId> outs;
+    auto all = [&](const std::vector<ValueId>& three) { outs.insert(outs.end(), three.begin(), three.end()); };
+    all(b.ops("native_layer_norm", {{"input", x}, {"weight", b.input({1, 5})}, {"bias", b.constant({1, 5})}}, attrs({{"normalized_shape", Ints{1, 5}}, {"eps", 1e-3}}), 3));
+    all(b.ops("native_group_norm", {{"input", x}, {"weight", w6}, {"bias", b6}},
+              attrs({{"N", std::int64_t{3}}, {"C", std::int64_t{6}}, {"HxW", std::int64_t{5}}, {"group", std::int64_t{3}}, {"eps", 1e-5}}), 3));
+    // Each its own running statistics (training mode updates them in place, in torch).
+    for (bool training : {true, false}) {
+      const ValueId var = b.op("add", "Scalar", {{"self", b.op("abs", "", {{"self", b.input({6})}})}}, attrs({{"other", 0.5}, {"alpha", std::int64_t{1}}}));
+      all(b.ops("_native_batch_norm_legit", {{"input", x}, {"weight", w6}, {"bias", b6}, {"running_mean", b.input({6})}, {"running_var", var}},
+                attrs({{"training", training}, {"momentum", 0.1}, {"eps", 1e-5}}), 3));
+    }
+    b.g.set_outputs(outs);
+  }});
   out.push_back({"clip_concatenate_alpha_dropout_other_spellings", [](Builder& b) {
     const ValueId x = b.input({2, 1, 3}), y = b.input({2, 4, 3});
     const ValueId both = b.op("concatenate", "", {{"tensors", x}, {"tensors", y}}, attrs({{"dim", std::int64_t{1}}}));

@@ -108,6 +108,23 @@ void lower_softmax(Context& cx, const Node& n, NodeState& st) {
   cx.define(n.outputs[0], out);
 }
 
+namespace {
+
+// A parameter of a norm (weight, bias, running statistics): a tensor of
+// `expected` elements, constant or computed in the graph, read at the run as
+// the step's reads[index]; index -1 where the argument is None or absent.
+int norm_param(Context& cx, const Node& n, std::string_view name, std::size_t position, i64 expected, std::vector<int>& reads) {
+  auto v = input_for_arg(n, name, position);
+  if (!v || cx.slot_of(*v).kind != Kind::kTensor) return -1;
+  const int s = cx.tensor_slot(n, *v);
+  if (numel(cx.slot(s).shape) != expected)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + std::string(name) + "' " + shape_str(cx.slot(s).shape) + " for " + std::to_string(expected) + " elements");
+  reads.push_back(s);
+  return static_cast<int>(reads.size() - 1);
+}
+
+}  // namespace
+
 void lower_norm(Context& cx, const Node& n, NodeState&) {
   const std::string base = base_op(n.op);
   const int x = cx.tensor_arg(n, "input", 0);
@@ -115,8 +132,20 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
   const double eps = cx.float_arg(n, "eps").value_or(1e-5);
   const int out = cx.new_tensor(xs, false);
   std::vector<int> ins{x};
-  // native_layer_norm and native_group_norm: their first output (the mean
-  // and 1/std, for training's backward, are left out: a reader fails naming them).
+  // native_layer_norm, native_group_norm and _native_batch_norm_legit also
+  // give the statistics (the mean and 1 / sqrt(var + eps)) as outputs 1 and 2,
+  // of `stat_shape`; slots only where the graph has those outputs.
+  int mean = -1, rstd = -1;
+  auto statistics = [&](const Shape& stat_shape) {
+    if (n.outputs.size() < 3) return std::vector<int>{out};
+    mean = cx.new_tensor(stat_shape, false), rstd = cx.new_tensor(stat_shape, false);
+    return std::vector<int>{out, mean, rstd};
+  };
+  auto ptr_or_null = [&cx](const std::vector<int>& reads, int index) { return index < 0 ? nullptr : cx.ptr(reads[static_cast<std::size_t>(index)]); };
+  auto define_all = [&] {
+    cx.define(n.outputs[0], out);
+    if (mean >= 0) cx.define(n.outputs[1], mean), cx.define(n.outputs[2], rstd);
+  };
   if (base == "layer_norm" || base == "native_layer_norm") {
     auto normalized = cx.ints_arg(n, "normalized_shape");
     if (!normalized || normalized->size() > xs.size()) fail(ErrorCode::kSchema, cx.where(n) + ": normalized_shape for input " + shape_str(xs));
@@ -124,40 +153,44 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
       if ((*normalized)[i] != xs[xs.size() - normalized->size() + i])
         fail(ErrorCode::kShapeMismatch, cx.where(n) + ": normalized_shape " + shape_str(*normalized) + " for input " + shape_str(xs));
     }
-    const i64 inner = prod(xs, xs.size() - normalized->size(), xs.size()), outer = numel(xs) / std::max<i64>(inner, 1);
-    const float* w = cx.weight_or_null(n, "weight", 2, inner);
-    const float* b = cx.weight_or_null(n, "bias", 3, inner);
-    Step& step = cx.portable_step(ins, {out});
-    const int xi = ins[0];
-    step.run = [&cx, xi, out, outer, inner, w, b, eps] { portable::layer_norm(cx.ptr(xi), cx.ptr(out), outer, inner, w, b, eps); };
-    return cx.define(n.outputs[0], out);
+    const std::size_t axis = xs.size() - normalized->size();
+    const i64 inner = prod(xs, axis, xs.size()), outer = numel(xs) / std::max<i64>(inner, 1);
+    const int w = norm_param(cx, n, "weight", 2, inner, ins), b = norm_param(cx, n, "bias", 3, inner, ins);
+    Shape stat_shape(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(axis));
+    stat_shape.resize(xs.size(), 1);
+    Step& step = cx.portable_step(ins, statistics(stat_shape));
+    step.run = [&cx, ins, out, mean, rstd, outer, inner, w, b, eps, ptr_or_null] {
+      portable::layer_norm(cx.ptr(ins[0]), cx.ptr(out), outer, inner, ptr_or_null(ins, w), ptr_or_null(ins, b), eps, mean < 0 ? nullptr : cx.ptr(mean),
+                           rstd < 0 ? nullptr : cx.ptr(rstd));
+    };
+    return define_all();
   }
   if (xs.size() < 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " has no channel dim");
   const i64 batch = xs[0], channels = xs[1], inner = prod(xs, 2, xs.size());
   if (base == "_native_batch_norm_legit" || base == "batch_norm" || base == "native_batch_norm") {
-    // (input, weight, bias, [running_mean, running_var,] training, momentum, eps)
-    // in training mode: the batch's own statistics (torch.export's instance
-    // norm is the no_stats overload); output 0. The running statistics are
-    // read by nothing here (their update is not an output of the forward).
-    if (!cx.int_arg(n, "training").value_or(0))
-      fail(ErrorCode::kUnsupported, cx.where(n) + ": _native_batch_norm_legit outside training mode (its running statistics are lowered as batch_norm)");
-    // The weight and bias may be computed (instance norm's, repeated per sample).
-    auto affine = [&](std::string_view name, std::size_t position) {
-      auto v = input_for_arg(n, name, position);
-      if (!v || cx.slot_of(*v).kind != Kind::kTensor) return -1;
-      const int s = cx.tensor_slot(n, *v);
-      if (numel(cx.slot(s).shape) != channels)
-        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + std::string(name) + "' " + shape_str(cx.slot(s).shape) + " for " + std::to_string(channels) + " channels");
-      ins.push_back(s);
-      return static_cast<int>(ins.size() - 1);
+    // (input, weight, bias, [running_mean, running_var,] training, momentum, eps).
+    // Training mode: the batch's own statistics (torch.export's instance norm
+    // is the no_stats overload); the running statistics it would update are
+    // not outputs of the forward. Otherwise the running ones, constant or
+    // computed (folded into a scale and shift where constant: lower_batch_norm).
+    const bool training = cx.int_arg(n, "training").value_or(0) != 0;
+    const int w = norm_param(cx, n, "weight", 1, channels, ins), b = norm_param(cx, n, "bias", 2, channels, ins);
+    if (training) {
+      Step& step = cx.portable_step(ins, statistics({channels}));
+      step.run = [&cx, ins, w, b, out, mean, rstd, batch, channels, inner, eps, ptr_or_null] {
+        portable::batch_norm_batch_stats(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
+                                         mean < 0 ? nullptr : cx.ptr(mean), rstd < 0 ? nullptr : cx.ptr(rstd));
+      };
+      return define_all();
+    }
+    const int rm = norm_param(cx, n, "running_mean", 3, channels, ins), rv = norm_param(cx, n, "running_var", 4, channels, ins);
+    if (rm < 0 || rv < 0) fail(ErrorCode::kSchema, cx.where(n) + ": batch norm outside training mode without running statistics");
+    Step& step = cx.portable_step(ins, statistics({0}));  // torch gives empty statistics outside training mode
+    step.run = [&cx, ins, w, b, rm, rv, out, batch, channels, inner, eps, ptr_or_null] {
+      portable::batch_norm_running_stats(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, ptr_or_null(ins, rm), ptr_or_null(ins, rv),
+                                         ptr_or_null(ins, w), ptr_or_null(ins, b), eps);
     };
-    const int wi = affine("weight", 1), bi = affine("bias", 2);
-    Step& step = cx.portable_step(ins, {out});
-    step.run = [&cx, ins, wi, bi, out, batch, channels, inner, eps] {
-      portable::batch_norm_batch_stats(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, wi < 0 ? nullptr : cx.ptr(ins[static_cast<std::size_t>(wi)]),
-                                       bi < 0 ? nullptr : cx.ptr(ins[static_cast<std::size_t>(bi)]), eps);
-    };
-    return cx.define(n.outputs[0], out);
+    return define_all();
   }
   i64 groups = channels;
   if (base == "group_norm" || base == "native_group_norm") {
@@ -167,14 +200,13 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
     fail(ErrorCode::kUnsupported, cx.where(n) + ": instance norm with running statistics");
   }
   const bool native = base == "native_group_norm";  // (input, weight, bias, N, C, HxW, group, eps)
-  const float* w = cx.weight_or_null(n, "weight", native ? 1 : 2, channels);
-  const float* b = cx.weight_or_null(n, "bias", native ? 2 : 3, channels);
-  Step& step = cx.portable_step(ins, {out});
-  const int xi = ins[0];
-  step.run = [&cx, xi, out, batch, channels, inner, groups, w, b, eps] {
-    portable::group_norm(cx.ptr(xi), cx.ptr(out), batch, channels, inner, groups, w, b, eps);
+  const int w = norm_param(cx, n, "weight", native ? 1 : 2, channels, ins), b = norm_param(cx, n, "bias", native ? 2 : 3, channels, ins);
+  Step& step = cx.portable_step(ins, statistics({batch, groups}));
+  step.run = [&cx, ins, out, mean, rstd, batch, channels, inner, groups, w, b, eps, ptr_or_null] {
+    portable::group_norm(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, groups, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
+                         mean < 0 ? nullptr : cx.ptr(mean), rstd < 0 ? nullptr : cx.ptr(rstd));
   };
-  cx.define(n.outputs[0], out);
+  define_all();
 }
 
 void lower_rms_norm(Context& cx, const Node& n, NodeState&) {

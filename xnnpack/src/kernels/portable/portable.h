@@ -61,10 +61,13 @@ void resize_bicubic(const float* x, float* y, i64 planes, i64 in_h, i64 in_w, i6
 // biased), then y = y * weight[c] + bias[c] with c = channel of the element:
 // `channel_of(index within the sample)` is index / inner. weight/bias may be null.
 // group norm: samples N, groups G, group_size C/G * inner; instance norm: G = C.
+// mean_out, rstd_out (may be null): each group's mean and 1 / sqrt(var + eps), [N, G].
 void group_norm(const float* x, float* y, i64 batch, i64 channels, i64 inner, i64 groups, const float* weight,
-                const float* bias, double eps);
-// Normalizes each of `outer` rows of `inner` elements; weight/bias of `inner` (may be null).
-void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, const float* bias, double eps);
+                const float* bias, double eps, float* mean_out = nullptr, float* rstd_out = nullptr);
+// Normalizes each of `outer` rows of `inner` elements; weight/bias of `inner` (may be null);
+// mean_out, rstd_out (may be null): each row's mean and 1 / sqrt(var + eps).
+void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, const float* bias, double eps,
+                float* mean_out = nullptr, float* rstd_out = nullptr);
 // RMS norm: each row of `inner` divided by sqrt(mean(x^2) + eps), times weight (of `inner`, may be null).
 void rms_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, double eps);
 
@@ -115,7 +118,13 @@ void as_strided(const float* x, float* y, const std::vector<i64>& size, const st
 // Batch norm with the batch's statistics (training mode, no running stats:
 // torch.export's instance norm, on [1, N*C, ...]): per channel c of [batch,
 // channels, inner], the mean and biased variance over batch and inner.
-void batch_norm_batch_stats(const float* x, float* y, i64 batch, i64 channels, i64 inner, const float* weight, const float* bias, double eps);
+// mean_out, rstd_out (may be null): each channel's batch mean and 1 / sqrt(var + eps).
+void batch_norm_batch_stats(const float* x, float* y, i64 batch, i64 channels, i64 inner, const float* weight, const float* bias, double eps,
+                            float* mean_out = nullptr, float* rstd_out = nullptr);
+// Batch norm with running statistics that may be computed in the graph (the
+// XNNPACK path folds constant ones): y = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c].
+void batch_norm_running_stats(const float* x, float* y, i64 batch, i64 channels, i64 inner, const float* running_mean, const float* running_var,
+                              const float* weight, const float* bias, double eps);
 
 // Advanced indexing, x[indices] (aten::index.Tensor): `indices` has one entry
 // per leading dim of x, null for a dim taken whole (None), else an index
