@@ -878,8 +878,9 @@ std::vector<OpCase> op_cases() {
     const ValueId x = b.input({2, 3, 1, 5});
     const ValueId weighted = b.op("rms_norm", "", {{"input", x}, {"weight", b.constant({1, 5})}}, attrs({{"normalized_shape", Ints{1, 5}}, {"eps", 1e-3}}));
     const ValueId plain = b.op("rms_norm", "", {{"input", x}}, attrs({{"normalized_shape", Ints{5}}}));  // eps: float32's epsilon
+    const ValueId computed = b.op("rms_norm", "", {{"input", x}, {"weight", b.input({5})}}, attrs({{"normalized_shape", Ints{5}}}));  // a weight given at the run
     const ValueId a = b.input({4, 1, 7}), c = b.input({3, 7});
-    std::vector<ValueId> outs{weighted, plain,
+    std::vector<ValueId> outs{weighted, plain, computed,
                               b.op("cosine_similarity", "", {{"x1", a}, {"x2", c}}, attrs({{"dim", std::int64_t{-1}}, {"eps", 1e-8}})),
                               b.op("cosine_similarity", "", {{"x1", a}, {"x2", c}}, attrs({{"dim", std::int64_t{1}}, {"eps", 1e-8}})),
                               // A zero operand: its norm clamped to eps.

@@ -218,11 +218,13 @@ void lower_rms_norm(Context& cx, const Node& n, NodeState&) {
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": normalized_shape " + shape_str(*normalized) + " for input " + shape_str(xs));
   const i64 inner = prod(xs, xs.size() - normalized->size(), xs.size()), outer = numel(xs) / std::max<i64>(inner, 1);
   const double eps = cx.float_arg(n, "eps").value_or(std::numeric_limits<float>::epsilon());
-  const float* w = cx.weight_or_null(n, "weight", 2, inner);
   const int out = cx.new_tensor(xs, false);
   std::vector<int> ins{x};
+  const int w = norm_param(cx, n, "weight", 2, inner, ins);
   Step& step = cx.portable_step(ins, {out});
-  step.run = [&cx, xi = ins[0], out, outer, inner, w, eps] { portable::rms_norm(cx.ptr(xi), cx.ptr(out), outer, inner, w, eps); };
+  step.run = [&cx, ins, out, outer, inner, w, eps] {
+    portable::rms_norm(cx.ptr(ins[0]), cx.ptr(out), outer, inner, w < 0 ? nullptr : cx.ptr(ins[static_cast<std::size_t>(w)]), eps);
+  };
   cx.define(n.outputs[0], out);
 }
 

@@ -66,8 +66,8 @@ void load_input(const Tensor& t, float* dst, const std::string& name) {
     case DType::kInt8: return integers_to_floats<std::int8_t>(t, dst, name);
     case DType::kUInt8: return integers_to_floats<std::uint8_t>(t, dst, name);
     case DType::kBool: {
-      const auto* b = static_cast<const bool*>(t.data());
-      for (std::int64_t i = 0; i < t.numel(); ++i) dst[i] = b[i] ? 1.0f : 0.0f;
+      const auto* b = static_cast<const std::uint8_t*>(t.data());  // bytes, not bools: a caller's 2 is true, not undefined
+      for (std::int64_t i = 0; i < t.numel(); ++i) dst[i] = b[i] != 0 ? 1.0f : 0.0f;
       return;
     }
     default: fail(ErrorCode::kDTypeMismatch, "xnnpack: input '" + name + "' is " + std::string(dtype_name(t.dtype())));
