@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -37,7 +38,9 @@ struct GivenInput {
   std::string source;
 };
 
-std::vector<GivenInput> gather_inputs(const RunOptions& o) {
+// `dtypes`: the graph's input dtypes where it is read first (an exported
+// graph, a .pt2): a --random input is made of its position's dtype.
+std::vector<GivenInput> gather_inputs(const RunOptions& o, const std::vector<std::optional<DType>>& dtypes) {
   std::vector<GivenInput> out;
   for (const std::string& spec : o.inputs) {
     std::string name, path = spec;
@@ -59,7 +62,10 @@ std::vector<GivenInput> gather_inputs(const RunOptions& o) {
     }
   }
   at::manual_seed(0);
-  for (const Shape& s : o.random) out.push_back({"", native::from_aten(at::randn(s)), "--random " + shape_str(s)});
+  for (const Shape& s : o.random) {
+    const auto position = static_cast<std::size_t>(std::count_if(out.begin(), out.end(), [](const GivenInput& g) { return g.name.empty(); }));
+    out.push_back({"", random_input(s, position < dtypes.size() ? dtypes[position] : std::nullopt), "--random " + shape_str(s)});
+  }
   return out;
 }
 
@@ -132,9 +138,6 @@ Tensor random_input(const Shape& shape, std::optional<DType> dtype) {
 
 int run_model(const RunOptions& o) {
   if (o.backend != "libtorch" && o.backend != "xnnpack") fail(ErrorCode::kInvalidArgument, "--backend '" + o.backend + "': expected libtorch or xnnpack");
-  const std::vector<GivenInput> given = gather_inputs(o);
-  bool by_name = false;
-  for (const auto& g : given) by_name = by_name || !g.name.empty();
   // An exported graph or a .pt2 is read once, then given the inputs' shapes
   // (a torch.export.Dim's symbols bound); TorchScript is read with the inputs
   // as examples (every value gets its shape), so for inputs by name its input
@@ -142,7 +145,14 @@ int run_model(const RunOptions& o) {
   const bool exported = extension(o.model) == ".json" || is_pt2_file(o.model);
   auto start = Clock::now();
   std::optional<TracedGraph> loaded;
-  if (exported) loaded.emplace(native::load(o.model));
+  std::vector<std::optional<DType>> dtypes;
+  if (exported) {
+    loaded.emplace(native::load(o.model));
+    for (ValueId v : loaded->graph().inputs()) dtypes.push_back(loaded->graph().value(v).dtype);
+  }
+  const std::vector<GivenInput> given = gather_inputs(o, dtypes);
+  bool by_name = false;
+  for (const auto& g : given) by_name = by_name || !g.name.empty();
   std::vector<Tensor> inputs;
   if (by_name) {
     inputs = order_inputs(given, exported ? loaded->input_names() : native::read_model(o.model).graph.input_names(), o.model);

@@ -271,5 +271,23 @@ TEST(Pt2Cli, EveryCommandReadsAPt2) {
   EXPECT_NE(bench.out.find("vs tracegraph on libtorch"), std::string::npos) << bench.out;
 }
 
+// A model that takes token ids and a mask (int64): the CLI makes its random
+// inputs of those dtypes (whole numbers 0 to 9), in check, run and bench.
+TEST(Pt2Cli, RandomInputsTakeEachInputsDtype) {
+  using testing::run_cli;
+  const std::string model = pt2_path("token_classifier.pt2");
+  auto check = run_cli("check " + model + " --input-shape 2,12 --input-shape 2,12");
+  ASSERT_EQ(check.status, 0) << check.out;
+  EXPECT_NE(check.out.find("every backend runs the model within the tolerance"), std::string::npos) << check.out;
+  for (const char* backend : {"libtorch", "xnnpack"}) {
+    auto ran = run_cli("run " + model + " --random 2,12 --random 2,12 --backend " + backend);
+    ASSERT_EQ(ran.status, 0) << backend << "\n" << ran.out;
+    EXPECT_NE(ran.out.find("%ids: int64[2, 12]"), std::string::npos) << ran.out;
+    EXPECT_NE(ran.out.find("float32[2, 3]"), std::string::npos) << ran.out;
+  }
+  auto bench = run_cli("bench " + model + " --input-shape 2,12 --input-shape 2,12 --runs 2 --warmup 1");
+  ASSERT_EQ(bench.status, 0) << bench.out;
+}
+
 }  // namespace
 }  // namespace tracegraph
