@@ -1041,6 +1041,22 @@ TEST(XnnpackOpErrors, IntegerInputsAreExactOrRefused) {
   EXPECT_TRUE(doubled({4, -9}).equal(at::tensor({8, -18}, at::kLong)));
 }
 
+// An int64 output computed past 2^24 inside the graph, where float32 no longer
+// holds it exactly, is refused naming the output rather than given rounded.
+TEST(XnnpackOpErrors, AnIntegerOutputPast2To24IsRefusedNotRounded) {
+  Builder b;
+  const ValueId ids = b.typed_input(at::tensor({3, 7}, at::kLong));
+  const ValueId big = b.op("mul", "Scalar", {{"self", ids}}, attrs({{"other", std::int64_t{3000000}}}));
+  b.g.set_value_type(big, DType::kInt64, symbolic({2}));
+  b.g.set_outputs({big});
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+  g.finalize();
+  const Tensor small = Tensor::from_vector<std::int64_t>({1, -5}, {2});
+  EXPECT_TRUE(native::to_aten(g.run({small})[0]).equal(at::tensor({3000000, -15000000}, at::kLong)));
+  EXPECT_TG_ERROR(g.run({Tensor::from_vector<std::int64_t>({2, 6}, {2})}), ErrorCode::kOutOfRange, "element 1 is about 18000000");
+  EXPECT_TRUE(native::to_aten(g.run({small})[0]).equal(at::tensor({3000000, -15000000}, at::kLong)));  // and it still runs
+}
+
 // What torch refuses, these lowerings refuse at finalize(), typed and naming the node.
 TEST(XnnpackOpErrors, RefusedAtFinalizeNamingTheNode) {
   auto refused = [](const std::function<void(Builder&)>& build, ErrorCode code, const std::string& words) {

@@ -8,10 +8,21 @@
 namespace tracegraph::xnnpack {
 namespace {
 
-// A float32 tensor's values as `dtype` (exact for the integers and masks held as floats).
-Tensor held_as(const Tensor& t, DType dtype) {
+// Integers held as float32 are exact up to this magnitude.
+constexpr std::int64_t kExactInFloat = std::int64_t{1} << 24;
+
+// A float32 output's values as `dtype` (exact for the integers and masks held
+// as floats); an integer past 2^24, which float32 no longer holds exactly, is
+// refused naming the output rather than given rounded.
+Tensor held_as(const Tensor& t, DType dtype, const std::string& name) {
   const float* x = t.data_as<float>();
   const std::size_t n = static_cast<std::size_t>(t.numel());
+  if (dtype == DType::kInt64 || dtype == DType::kInt32) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::fabs(x[i]) > static_cast<float>(kExactInFloat))
+        fail(ErrorCode::kOutOfRange, "xnnpack: output '" + name + "' element " + std::to_string(i) + " is about " + std::to_string(x[i]) +
+                                         ", past 2^24: this backend holds integers as float32, where it is no longer exact");
+  }
   switch (dtype) {
     case DType::kInt64: {
       std::vector<std::int64_t> v(n);
@@ -32,9 +43,6 @@ Tensor held_as(const Tensor& t, DType dtype) {
     default: return t;  // other float types: computed as float32
   }
 }
-
-// Integers held as float32 are exact up to this magnitude.
-constexpr std::int64_t kExactInFloat = std::int64_t{1} << 24;
 
 // The dtypes a graph input may have: float32, and the integers and bool torch
 // uses for indices and masks (held as float32 here).
@@ -254,7 +262,7 @@ std::vector<Tensor> Runtime::run(const std::vector<Tensor>& inputs) {
     Tensor t = read_out(output_slots_[k]);
     // An output torch holds as integers or bool, held here as floats: its own type again.
     const auto& dtype = graph_.value(graph_.outputs()[k]).dtype;
-    if (dtype && t.dtype() == DType::kFloat32 && *dtype != DType::kFloat32) t = held_as(t, *dtype);
+    if (dtype && t.dtype() == DType::kFloat32 && *dtype != DType::kFloat32) t = held_as(t, *dtype, graph_.value(graph_.outputs()[k]).name);
     outputs.push_back(std::move(t));
   }
   return outputs;
