@@ -823,6 +823,17 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({along[0], along[1], kept[0], kept[1], size_one[0], size_one[1], b.op("max", "", {{"self", x}}), b.op("min", "", {{"self", y}}),
                      b.op("max", "other", {{"self", x}, {"other", y}}), b.op("min", "other", {{"self", y}, {"other", x}})});
   }});
+  out.push_back({"permutes_of_more_dims_than_xnnpack_takes", [](Builder& b) {
+    // A 3D Swin transformer's window partition: [B, D/w, w, H/w, w, W/w, w, C]
+    // permuted to [B, D/w, H/w, W/w, w, w, w, C] (XNNPACK's transpose takes 6 dims).
+    const ValueId x = b.input({2, 4, 6, 4, 3});
+    const ValueId windows = b.op("view", "", {{"self", x}}, attrs({{"size", Ints{2, 2, 2, 3, 2, 2, 2, 3}}}));
+    const ValueId partitioned = b.op("permute", "", {{"self", windows}}, attrs({{"dims", Ints{0, 1, 3, 5, 2, 4, 6, 7}}}));
+    const ValueId c = b.constant({2, 1, 3, 1, 2, 2, 3});  // a constant of 7 dims, transposed once
+    const ValueId tokens = b.op("view", "", {{"self", b.op("contiguous", "", {{"self", partitioned}})}}, attrs({{"size", Ints{24, 8, 3}}}));
+    b.g.set_outputs({b.op("add", "Tensor", {{"self", tokens}, {"other", b.input({24, 8, 3})}}, attrs({{"alpha", std::int64_t{1}}})),
+                     b.op("permute", "", {{"self", c}}, attrs({{"dims", Ints{6, 5, 4, 3, 2, 1, 0}}}))});
+  }});
   out.push_back({"native_norms_give_their_statistics_with_computed_parameters", [](Builder& b) {
     const ValueId x = b.input({3, 6, 1, 5});
     // Weights computed in the graph (or inputs), not only constants.

@@ -459,11 +459,18 @@ class Context {
                  bool channels_last) {
     const Slot& slot = slots_[static_cast<std::size_t>(s)];
     const std::size_t rank = in_shape.size();
+    // XNNPACK's transpose takes up to XNN_MAX_TENSOR_DIMS (6) dims; a 3D Swin
+    // transformer's window partition permutes 8: a strided copy of ours.
+    const bool portable = rank > XNN_MAX_TENSOR_DIMS;
+    std::vector<i64> sizes(rank), strides(rank), in_strides(rank, 1);
+    for (std::size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * static_cast<i64>(in_shape[d]);
+    for (std::size_t d = 0; d < rank; ++d) sizes[d] = static_cast<i64>(in_shape[perm[d]]), strides[d] = in_strides[perm[d]];
     if (slot.constant) {
       auto& copy = constant_copies_[{slot.constant, channels_last, shape}];
       if (copy.empty()) {
         copy.resize(static_cast<std::size_t>(numel(shape)) + kTailBytes / sizeof(float));
-        check(xnn_run_transpose_nd_x32(slot.constant, copy.data(), rank, in_shape.data(), perm.data(), 0, nullptr), "transposing a constant");
+        if (portable) portable::as_strided(slot.constant, copy.data(), sizes, strides, 0);
+        else check(xnn_run_transpose_nd_x32(slot.constant, copy.data(), rank, in_shape.data(), perm.data(), 0, nullptr), "transposing a constant");
         padded_.insert(copy.data());
       }
       Slot c;
@@ -474,10 +481,18 @@ class Context {
       return new_slot(std::move(c));
     }
     const int out = new_tensor(shape, channels_last);
+    if (portable) {
+      Step& step = add_step({s}, {out});
+      step.layout_change = true;
+      step.run = [this, s, out, sizes, strides] { portable::as_strided(ptr(s), ptr(out), sizes, strides, 0); };
+      return out;
+    }
     plan_ops_.emplace_back();
     XnnOp& op = plan_ops_.back();
     check(xnn_create_transpose_nd_x32(0, &op.op), "creating a transpose");
-    check(xnn_reshape_transpose_nd_x32(op.op, rank, in_shape.data(), perm.data(), pool()), "reshaping a transpose");
+    const xnn_status reshaped = xnn_reshape_transpose_nd_x32(op.op, rank, in_shape.data(), perm.data(), pool());
+    if (reshaped != xnn_status_success) op.op = nullptr;  // XNNPACK deletes a transpose whose reshape fails
+    check(reshaped, "reshaping a transpose");
     xnn_operator_t o = op.op;
     Step& step = add_step({s}, {out});
     step.setup = [this, o, s, out] { check(xnn_setup_transpose_nd_x32(o, ptr(s), ptr(out)), "setting up a transpose"); };
