@@ -155,12 +155,7 @@ void lower_any_all(Context& cx, const Node& n, NodeState&) {
       if (rank) reduced[static_cast<std::size_t>(k)] = true;
     }
   }
-  const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
-  Shape out_shape;
-  for (std::size_t i = 0; i < rank; ++i) {
-    if (!reduced[i]) out_shape.push_back(shape[i]);
-    else if (keepdim) out_shape.push_back(1);
-  }
+  const Shape out_shape = reduced_shape(shape, reduced, cx.int_arg(n, "keepdim").value_or(0) != 0);
   const portable::Reduce op = base_op(n.op) == "any" ? portable::Reduce::kAny : portable::Reduce::kAll;
   const int out = cx.new_tensor(out_shape, false);
   cx.portable_map(x, out, [op, shape, reduced](const float* a, float* b) { portable::reduce(op, a, b, shape, reduced); });

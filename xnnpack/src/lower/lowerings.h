@@ -170,6 +170,8 @@ void reduce_step(Context& cx, const Node& n, int x0, std::vector<i64> dims, bool
 i64 pooled_length(const Context& cx, const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode);
 // 1D pooling over the last dim of [N, C, L] (or [C, L]).
 void lower_pool1d(Context& cx, const Node& n, NodeState&);
+// `shape` less the dims marked in `reduced` (1s in their place with keepdim).
+Shape reduced_shape(const Shape& shape, const std::vector<bool>& reduced, bool keepdim);
 // linalg_vector_norm, amax, amin over any dims (portable::reduce).
 void lower_reduce(Context& cx, const Node& n, NodeState&);
 void lower_cumsum(Context& cx, const Node& n, NodeState&);

@@ -350,6 +350,15 @@ void lower_pool1d(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+Shape reduced_shape(const Shape& shape, const std::vector<bool>& reduced, bool keepdim) {
+  Shape out;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (!reduced[i]) out.push_back(shape[i]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
 void lower_reduce(Context& cx, const Node& n, NodeState&) {
   const int x = cx.tensor_arg(n, "self", 0);
   const Shape shape = cx.slot(x).shape;
@@ -376,14 +385,12 @@ void lower_reduce(Context& cx, const Node& n, NodeState&) {
     if (rank) reduced[static_cast<std::size_t>(k)] = true;  // a 0-d tensor reduces to itself
   }
   const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
-  Shape out_shape;
   for (std::size_t i = 0; i < rank; ++i) {
     if (reduced[i] && shape[i] == 0 && op != portable::Reduce::kNorm && op != portable::Reduce::kProd && op != portable::Reduce::kVar &&
         op != portable::Reduce::kLogSumExp)
       fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " over an empty dim of " + shape_str(shape));
-    if (!reduced[i]) out_shape.push_back(shape[i]);
-    else if (keepdim) out_shape.push_back(1);
   }
+  const Shape out_shape = reduced_shape(shape, reduced, keepdim);
   const int out = cx.new_tensor(out_shape, false);
   const i64 count = numel(out_shape);
   cx.portable_map(x, out, [op, shape, reduced, ord, sqrt_after, count](const float* a, float* b) {
@@ -435,12 +442,9 @@ void lower_aminmax(Context& cx, const Node& n, NodeState&) {
     const i64 d = normalize_dim(*dim, std::max<std::size_t>(rank, 1), cx.where(n));
     if (rank) reduced[static_cast<std::size_t>(d)] = true;
   }
-  Shape out_shape;
-  for (std::size_t i = 0; i < rank; ++i) {
+  for (std::size_t i = 0; i < rank; ++i)
     if (reduced[i] && shape[i] == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": aminmax over an empty dim of " + shape_str(shape));
-    if (!reduced[i]) out_shape.push_back(shape[i]);
-    else if (keepdim) out_shape.push_back(1);
-  }
+  const Shape out_shape = reduced_shape(shape, reduced, keepdim);
   const int lo = cx.new_tensor(out_shape, false), hi = cx.new_tensor(out_shape, false);
   std::vector<int> ins{x};
   Step& step = cx.portable_step(ins, {lo, hi});
@@ -479,12 +483,7 @@ void lower_max_min(Context& cx, const Node& n, NodeState&) {
     reduced[static_cast<std::size_t>(d)] = true;
     if (shape[static_cast<std::size_t>(d)] == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " over an empty dim of " + shape_str(shape));
   }
-  const bool keepdim = cx.int_arg(n, "keepdim").value_or(0) != 0;
-  Shape out_shape;
-  for (std::size_t i = 0; i < rank; ++i) {
-    if (!reduced[i]) out_shape.push_back(shape[i]);
-    else if (keepdim) out_shape.push_back(1);
-  }
+  const Shape out_shape = reduced_shape(shape, reduced, cx.int_arg(n, "keepdim").value_or(0) != 0);
   const int values = cx.new_tensor(out_shape, false), indices = cx.new_tensor(out_shape, false);
   std::vector<int> ins{x};
   Step& step = cx.portable_step(ins, {values, indices});
