@@ -602,6 +602,41 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}, {"attn_mask", keep}},
                           attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
   }});
+  // XNNPACK's attention adds one [L, S] mask to all of a run's batch: masks
+  // that vary over the batch or the heads run once per varying slice.
+  out.push_back({"sdpa_key_padding_mask_per_batch", [](Builder& b) {
+    const ValueId q = b.input({3, 2, 5, 6}), k = b.input({3, 2, 7, 6}), v = b.input({3, 2, 7, 5});
+    const ValueId keep = b.typed_input(at::tensor({1, 1, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1}, at::kLong).to(at::kBool).reshape({3, 1, 1, 7}));
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}, {"attn_mask", keep}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
+  }});
+  out.push_back({"sdpa_additive_mask_per_head", [](Builder& b) {
+    const ValueId q = b.input({2, 3, 4, 5}), k = b.input({2, 3, 5, 5}), v = b.input({2, 3, 5, 3}), m = b.input({1, 3, 4, 5});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}, {"attn_mask", m}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
+  }});
+  // A query row whose mask leaves no key: torch gives zeros (its _safe_softmax), from a bool mask and from -inf.
+  out.push_back({"sdpa_rows_with_no_key_left", [](Builder& b) {
+    const ValueId q = b.input({2, 3, 4}), k = b.input({2, 5, 4}), v = b.input({2, 5, 3});
+    const ValueId keep = b.g.add_constant("keep", native::from_aten(at::tensor({1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, at::kLong).to(at::kBool).reshape({3, 5})));
+    const ValueId add = b.g.add_constant("add", native::from_aten(at::tensor({0.0f, -INFINITY, 0.5f, 0.0f, -1.0f, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}).reshape({3, 5})));
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}, {"attn_mask", keep}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", false}})),
+                     b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}, {"attn_mask", add}},
+                          attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
+  }});
+  out.push_back({"sdpa_causal_queries_and_keys_of_other_lengths", [](Builder& b) {
+    const ValueId q = b.input({1, 2, 6, 3}), k = b.input({1, 2, 4, 3}), v = b.input({1, 2, 4, 5});
+    const ValueId q2 = b.input({2, 3, 3}), k2 = b.input({2, 7, 3}), v2 = b.input({2, 7, 1});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}}, attrs({{"dropout_p", 0.0}, {"is_causal", true}})),
+                     b.op("scaled_dot_product_attention", "", {{"query", q2}, {"key", k2}, {"value", v2}}, attrs({{"dropout_p", 0.0}, {"is_causal", true}}))});
+  }});
+  out.push_back({"sdpa_rank_2_and_single_key", [](Builder& b) {
+    const ValueId q = b.input({5, 7}), k = b.input({6, 7}), v = b.input({6, 3});
+    const ValueId q1 = b.input({1, 1, 1, 9}), k1 = b.input({1, 1, 1, 9}), v1 = b.input({1, 1, 1, 2});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}}, attrs({{"dropout_p", 0.0}, {"is_causal", false}})),
+                     b.op("scaled_dot_product_attention", "", {{"query", q1}, {"key", k1}, {"value", v1}}, attrs({{"dropout_p", 0.0}, {"is_causal", false}}))});
+  }});
   out.push_back({"repeat_adding_a_dim", [](Builder& b) {
     const ValueId x = b.input({3, 1, 2});
     b.g.set_outputs({b.op("repeat", "", {{"self", x}}, attrs({{"repeats", Ints{2, 1, 3, 2}}})),

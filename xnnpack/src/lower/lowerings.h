@@ -235,8 +235,9 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st);
 // torch.nn.MultiheadAttention's fused eval path (torchvision's ViT), without a mask.
 void lower_attention(Context& cx, const Node& n, NodeState& st);
 // scaled_dot_product_attention (query, key, value with the same batch dims;
-// an additive or boolean mask broadcast; causal; scale): a portable kernel.
-void lower_sdpa(Context& cx, const Node& n, NodeState&);
+// an additive or boolean mask broadcast; causal; scale): XNNPACK's fused
+// attention, or a portable kernel where the mask would be too large.
+void lower_sdpa(Context& cx, const Node& n, NodeState& st);
 
 // ---- shape.cpp -----------------------------------------------------
 

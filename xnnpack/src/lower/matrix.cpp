@@ -476,7 +476,52 @@ bool is_mask(const Context& cx, ValueId v) {
 
 }  // namespace
 
-void lower_sdpa(Context& cx, const Node& n, NodeState&) {
+namespace {
+
+// XNNPACK's fused attention (scaled-dot-product-attention-nhtc): per tile of
+// query rows, the scores against every key, the softmax and the weighted sum
+// of values, with the scores in a buffer of a few rows per thread. It adds one
+// [L, S] mask to every batch's scores, so the batch dims split in two: those
+// the mask varies over (one run each, `outer`) and those it is broadcast over
+// (one run's batch, `inner`). Past this many mask floats, the portable kernel.
+constexpr i64 kMaskFloatsForXnnpack = i64{1} << 24;
+
+// The additive [outer..., L, S] mask XNNPACK takes: none (zeros), causal, or
+// the node's (bool masks made 0 / -inf by a step).
+int additive_mask(Context& cx, const Node& n, const portable::Sdpa& a, std::optional<ValueId> m, const Shape& batch, std::size_t varying_dims) {
+  const i64 L = a.query_length, S = a.key_length;
+  if (!m) {
+    std::vector<float> values(static_cast<std::size_t>(L * S), 0.0f);
+    if (a.causal)  // torch's tril(ones(L, S)): row i keeps keys 0..i
+      for (i64 i = 0; i < L; ++i)
+        for (i64 j = i + 1; j < S; ++j) values[static_cast<std::size_t>(i * S + j)] = -kInf;
+    return cx.planned_constant({L, S}, std::move(values));
+  }
+  const int ms = cx.as_layout(cx.tensor_slot(n, *m), false);
+  Shape padded = cx.slot(ms).shape;
+  padded.insert(padded.begin(), batch.size() + 2 - padded.size(), 1);
+  // The dims after the varying ones are 1 in the mask: the same storage without them.
+  Shape kept(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(varying_dims));
+  kept.insert(kept.end(), padded.end() - 2, padded.end());
+  Shape target(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(varying_dims));
+  target.push_back(L);
+  target.push_back(S);
+  const int full = broadcast_to(cx, cx.alias(ms, kept, false), target);
+  if (!a.mask_keeps) return full;
+  const int out = cx.new_tensor(target, false);
+  const i64 count = numel(target);
+  Step& step = cx.add_step({full}, {out});
+  step.run = [&cx, full, out, count] {
+    const float* keep = cx.ptr(full);
+    float* o = cx.ptr(out);
+    for (i64 i = 0; i < count; ++i) o[i] = keep[i] != 0 ? 0.0f : -kInf;
+  };
+  return out;
+}
+
+}  // namespace
+
+void lower_sdpa(Context& cx, const Node& n, NodeState& st) {
   const int q = cx.as_layout(cx.tensor_arg(n, "query", 0), false);
   const int k = cx.as_layout(cx.tensor_arg(n, "key", 1), false);
   const int v = cx.as_layout(cx.tensor_arg(n, "value", 2), false);
@@ -501,30 +546,81 @@ void lower_sdpa(Context& cx, const Node& n, NodeState&) {
     fail(ErrorCode::kUnsupported, cx.where(n) + ": dropout_p " + std::to_string(p) + " (torch drops at random even in eval; inference passes 0)");
   a.causal = cx.int_arg(n, "is_causal").value_or(0) != 0;
   a.scale = cx.float_arg(n, "scale").value_or(1.0 / std::sqrt(static_cast<double>(a.embed)));
-  std::vector<int> reads{q, k, v};
-  int mask = -1;
-  if (auto m = input_for_arg(n, "attn_mask", 3); m && cx.slot_of(*m).kind == Kind::kTensor) {
+  const i64 L = a.query_length, S = a.key_length, E = a.embed, Ev = a.value_embed;
+  Shape full = batch;
+  full.push_back(L);
+  full.push_back(S);
+  std::optional<ValueId> m = input_for_arg(n, "attn_mask", 3);
+  if (m && cx.slot_of(*m).kind != Kind::kTensor) m.reset();
+  std::size_t varying_dims = 0;  // the batch dims up to the last one the mask varies over
+  if (m) {
     if (a.causal) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": is_causal with an attn_mask (torch refuses both)");
-    Shape full = batch;
-    full.push_back(a.query_length);
-    full.push_back(a.key_length);
     const Shape ms = cx.slot_of(*m).shape;
     const auto fits = shape_rules::broadcast(ms, full);
     if (!fits || *fits != full) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": attn_mask " + shape_str(ms) + " does not broadcast to " + shape_str(full));
     a.mask_keeps = is_mask(cx, *m);
+    for (std::size_t d = 0; d < batch.size(); ++d) {
+      const std::size_t from_end = full.size() - d;
+      if (from_end <= ms.size() && ms[ms.size() - from_end] > 1) varying_dims = d + 1;
+    }
+  }
+  Shape out_shape = qs;
+  out_shape.back() = Ev;
+  const int out = cx.new_tensor(out_shape, false);
+  const i64 outer = prod(batch, 0, varying_dims), inner = prod(batch, varying_dims, batch.size());
+  if (numel(out_shape) > 0 && S > 0 && E > 0 && outer * L * S <= kMaskFloatsForXnnpack) {
+    const int mask = additive_mask(cx, n, a, m, batch, varying_dims);
+    const int scale = cx.planned_constant({E}, std::vector<float>(static_cast<std::size_t>(E), static_cast<float>(a.scale)));
+    if (st.ops.empty()) {
+      st.ops.emplace_back();
+      cx.check(xnn_create_scaled_dot_product_attention_nhtc_f32(xnn_attention_logits_cap_type_none, nullptr, 0, &st.ops.back().op), n,
+               "creating a scaled dot product attention");
+    }
+    xnn_operator_t op = st.ops.front().op;
+    std::size_t ws_size = 0, ws_align = 0;
+    cx.check(xnn_reshape_scaled_dot_product_attention_nhtc_f32(op, static_cast<std::size_t>(inner), 1, static_cast<std::size_t>(L), 1,
+                                                             static_cast<std::size_t>(S), static_cast<std::size_t>(E), static_cast<std::size_t>(Ev),
+                                                             &ws_size, &ws_align, cx.pool()),
+             n, "reshaping a scaled dot product attention");
+    cx.reserve_workspace(ws_size);
+    // torch gives zeros for a query row whose mask leaves no key (its
+    // _safe_softmax), where XNNPACK's softmax gives NaN: such rows are found
+    // in the mask after each run and zeroed. None and causal masks leave a key.
+    const bool scan = m.has_value();
+    Step& step = cx.add_step({q, k, v, mask, scale}, {out});
+    step.xnnpack = true;
+    step.run = [&cx, &n, op, q, k, v, mask, scale, out, outer, inner, L, S, E, Ev, scan] {
+      for (i64 o = 0; o < outer; ++o) {
+        const float* mo = cx.ptr(mask) + o * L * S;
+        float* oo = cx.ptr(out) + o * inner * L * Ev;
+        cx.check(xnn_setup_scaled_dot_product_attention_nhtc_f32(op, cx.workspace(), cx.ptr(q) + o * inner * L * E, cx.ptr(k) + o * inner * S * E,
+                                                               cx.ptr(v) + o * inner * S * Ev, cx.ptr(scale), mo, oo),
+                 n, "setting up a scaled dot product attention");
+        cx.check(xnn_run_operator(op, cx.pool()), n, "running a scaled dot product attention");
+        if (!scan) continue;
+        for (i64 i = 0; i < L; ++i) {
+          const float* row = mo + i * S;
+          if (!std::all_of(row, row + S, [](float x) { return x == -kInf; })) continue;
+          for (i64 b = 0; b < inner; ++b) std::fill_n(oo + (b * L + i) * Ev, Ev, 0.0f);
+        }
+      }
+    };
+    cx.define(n.outputs[0], out);
+    return;
+  }
+  std::vector<int> reads{q, k, v};
+  int mask = -1;
+  if (m) {
     mask = broadcast_to(cx, cx.tensor_slot(n, *m), full);
     reads.push_back(mask);
   }
-  Shape out_shape = qs;
-  out_shape.back() = a.value_embed;
-  const int out = cx.new_tensor(out_shape, false);
   Step& step = cx.add_step(reads, {out});
-  const i64 rows = a.batch * a.query_length;
+  const i64 rows = a.batch * L;
   // A row costs S * (E + Ev) multiply-adds: threads take a few thousand floats' worth.
-  const i64 tile = std::max<i64>(1, kSliceFloats / std::max<i64>(a.key_length * (a.embed + a.value_embed), 1));
+  const i64 tile = std::max<i64>(1, kSliceFloats / std::max<i64>(S * (E + Ev), 1));
   step.run = [&cx, a, q, k, v, mask, out, rows, tile] {
-    const float* m = mask >= 0 ? cx.ptr(mask) : nullptr;
-    cx.parallel_slices(rows, [&](i64 first, i64 count) { portable::sdpa(a, cx.ptr(q), cx.ptr(k), cx.ptr(v), m, cx.ptr(out), first, count); }, tile);
+    const float* mp = mask >= 0 ? cx.ptr(mask) : nullptr;
+    cx.parallel_slices(rows, [&](i64 first, i64 count) { portable::sdpa(a, cx.ptr(q), cx.ptr(k), cx.ptr(v), mp, cx.ptr(out), first, count); }, tile);
   };
   cx.define(n.outputs[0], out);
 }

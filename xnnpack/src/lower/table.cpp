@@ -229,7 +229,7 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
        {"matmul", "mm", "bmm"}},
       {&lower_attention, kXnnpack | kPortable,
        {"_native_multi_head_attention"}},
-      {&lower_sdpa, kPortable,
+      {&lower_sdpa, kXnnpack | kPortable,
        {"scaled_dot_product_attention"}},
       {&lower_roll, kPortable,
        {"roll"}},

@@ -86,8 +86,9 @@ void sdpa(const Sdpa& a, const float* q, const float* k, const float* v, const f
       for (i64 e = 0; e < Ev; ++e) acc[static_cast<std::size_t>(e)] += w * vb[j * Ev + e];
     }
     float* oi = out + row * Ev;
-    // No key left: exp(-inf - -inf) is NaN, and so is the row (top is -inf).
-    for (i64 e = 0; e < Ev; ++e) oi[e] = std::isinf(top) && top < 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(acc[static_cast<std::size_t>(e)]);
+    // No key left (top is -inf): zeros, as torch's _safe_softmax gives.
+    const bool none_left = std::isinf(top) && top < 0;
+    for (i64 e = 0; e < Ev; ++e) oi[e] = none_left ? 0.0f : static_cast<float>(acc[static_cast<std::size_t>(e)]);
   }
 }
 
