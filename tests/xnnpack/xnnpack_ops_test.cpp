@@ -324,6 +324,26 @@ std::vector<OpCase> op_cases() {
     const ValueId plain = b.op("group_norm", "", {{"input", y}}, attrs({{"num_groups", std::int64_t{1}}, {"eps", 1e-3}, {"cudnn_enabled", false}}));
     b.g.set_outputs({g, i, l, plain});
   }});
+  // The norms' statistics merge blocks of 256 floats: rows and groups of
+  // several blocks and a ragged last one, a mean far from zero (100 + noise:
+  // at 1000, torch's own float mean is 3e-5 off, past this test's 1e-5),
+  // rows of one element (variance 0), and the batch norm of torch.export's instance norm.
+  out.push_back({"norms_over_many_blocks_and_far_from_zero", [](Builder& b) {
+    const ValueId far = b.op("add", "Scalar", {{"self", b.input({3, 1003})}}, attrs({{"other", 100.0}, {"alpha", std::int64_t{1}}}));
+    const ValueId l = b.op("layer_norm", "", {{"input", far}, {"weight", b.constant({1003})}, {"bias", b.constant({1003})}},
+                           attrs({{"normalized_shape", Ints{1003}}, {"eps", 1e-5}, {"cudnn_enable", false}}));
+    const ValueId plain = b.op("layer_norm", "", {{"input", far}}, attrs({{"normalized_shape", Ints{1003}}, {"eps", 1e-5}, {"cudnn_enable", false}}));
+    const ValueId one = b.op("layer_norm", "", {{"input", b.input({4, 1})}, {"weight", b.constant({1})}},
+                             attrs({{"normalized_shape", Ints{1}}, {"eps", 1e-5}, {"cudnn_enable", false}}));
+    const ValueId x = b.op("add", "Scalar", {{"self", b.input({2, 6, 17, 23})}}, attrs({{"other", -300.0}, {"alpha", std::int64_t{1}}}));
+    const ValueId g = b.op("group_norm", "", {{"input", x}, {"weight", b.constant({6})}, {"bias", b.constant({6})}},
+                           attrs({{"num_groups", std::int64_t{3}}, {"eps", 1e-5}, {"cudnn_enabled", false}}));
+    const ValueId i = b.op("instance_norm", "", {{"input", x}}, attrs({{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}, {"cudnn_enabled", false}}));
+    const auto bn = b.ops("_native_batch_norm_legit", {{"input", x}, {"weight", b.constant({6})}, {"bias", b.constant({6})}},
+                          attrs({{"training", true}, {"momentum", 0.1}, {"eps", 1e-5}}), 3);
+    const ValueId r = b.op("rms_norm", "", {{"input", b.input({5, 301})}, {"weight", b.constant({301})}}, attrs({{"normalized_shape", Ints{301}}, {"eps", 1e-6}}));
+    b.g.set_outputs({l, plain, one, g, i, bn[0], bn[1], bn[2], r});
+  }});
   out.push_back({"conv1d_strided_dilated_grouped", [](Builder& b) {
     const ValueId x = b.input({2, 6, 17});
     b.g.set_outputs({b.op("conv1d", "", {{"input", x}, {"weight", b.constant({4, 3, 5})}, {"bias", b.constant({4})}},

@@ -123,6 +123,9 @@ int norm_param(Context& cx, const Node& n, std::string_view name, std::size_t po
   return static_cast<int>(reads.size() - 1);
 }
 
+// Rows (groups, channels) of `size` floats to a thread task: a few thousand floats' worth.
+i64 rows_per_task(i64 size) { return std::max<i64>(1, kSliceFloats / std::max<i64>(size, 1)); }
+
 }  // namespace
 
 void lower_norm(Context& cx, const Node& n, NodeState&) {
@@ -160,8 +163,11 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
     stat_shape.resize(xs.size(), 1);
     Step& step = cx.portable_step(ins, statistics(stat_shape));
     step.run = [&cx, ins, out, mean, rstd, outer, inner, w, b, eps, ptr_or_null] {
-      portable::layer_norm(cx.ptr(ins[0]), cx.ptr(out), outer, inner, ptr_or_null(ins, w), ptr_or_null(ins, b), eps, mean < 0 ? nullptr : cx.ptr(mean),
-                           rstd < 0 ? nullptr : cx.ptr(rstd));
+      const float *x = cx.ptr(ins[0]), *wp = ptr_or_null(ins, w), *bp = ptr_or_null(ins, b);
+      float *y = cx.ptr(out), *mp = mean < 0 ? nullptr : cx.ptr(mean), *rp = rstd < 0 ? nullptr : cx.ptr(rstd);
+      cx.parallel_slices(outer, [&](i64 first, i64 count) {
+        portable::layer_norm(x + first * inner, y + first * inner, count, inner, wp, bp, eps, mp ? mp + first : nullptr, rp ? rp + first : nullptr);
+      }, rows_per_task(inner));
     };
     return define_all();
   }
@@ -178,8 +184,10 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
     if (training) {
       Step& step = cx.portable_step(ins, statistics({channels}));
       step.run = [&cx, ins, w, b, out, mean, rstd, batch, channels, inner, eps, ptr_or_null] {
-        portable::batch_norm_batch_stats(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
-                                         mean < 0 ? nullptr : cx.ptr(mean), rstd < 0 ? nullptr : cx.ptr(rstd));
+        cx.parallel_slices(channels, [&](i64 first, i64 count) {
+          portable::batch_norm_batch_stats(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
+                                           mean < 0 ? nullptr : cx.ptr(mean), rstd < 0 ? nullptr : cx.ptr(rstd), first, count);
+        }, rows_per_task(batch * inner));
       };
       return define_all();
     }
@@ -203,8 +211,10 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
   const int w = norm_param(cx, n, "weight", native ? 1 : 2, channels, ins), b = norm_param(cx, n, "bias", native ? 2 : 3, channels, ins);
   Step& step = cx.portable_step(ins, statistics({batch, groups}));
   step.run = [&cx, ins, out, mean, rstd, batch, channels, inner, groups, w, b, eps, ptr_or_null] {
-    portable::group_norm(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, groups, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
-                         mean < 0 ? nullptr : cx.ptr(mean), rstd < 0 ? nullptr : cx.ptr(rstd));
+    cx.parallel_slices(batch * groups, [&](i64 first, i64 count) {
+      portable::group_norm(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, groups, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
+                           mean < 0 ? nullptr : cx.ptr(mean), rstd < 0 ? nullptr : cx.ptr(rstd), first, count);
+    }, rows_per_task(channels / groups * inner));
   };
   define_all();
 }
@@ -223,7 +233,10 @@ void lower_rms_norm(Context& cx, const Node& n, NodeState&) {
   const int w = norm_param(cx, n, "weight", 2, inner, ins);
   Step& step = cx.portable_step(ins, {out});
   step.run = [&cx, ins, out, outer, inner, w, eps] {
-    portable::rms_norm(cx.ptr(ins[0]), cx.ptr(out), outer, inner, w < 0 ? nullptr : cx.ptr(ins[static_cast<std::size_t>(w)]), eps);
+    const float *x = cx.ptr(ins[0]), *wp = w < 0 ? nullptr : cx.ptr(ins[static_cast<std::size_t>(w)]);
+    float* y = cx.ptr(out);
+    cx.parallel_slices(outer, [&](i64 first, i64 count) { portable::rms_norm(x + first * inner, y + first * inner, count, inner, wp, eps); },
+                       rows_per_task(inner));
   };
   cx.define(n.outputs[0], out);
 }

@@ -62,8 +62,9 @@ void resize_bicubic(const float* x, float* y, i64 planes, i64 in_h, i64 in_w, i6
 // `channel_of(index within the sample)` is index / inner. weight/bias may be null.
 // group norm: samples N, groups G, group_size C/G * inner; instance norm: G = C.
 // mean_out, rstd_out (may be null): each group's mean and 1 / sqrt(var + eps), [N, G].
+// Runs the (sample, group) pairs first .. first + count - 1 of batch * groups.
 void group_norm(const float* x, float* y, i64 batch, i64 channels, i64 inner, i64 groups, const float* weight,
-                const float* bias, double eps, float* mean_out = nullptr, float* rstd_out = nullptr);
+                const float* bias, double eps, float* mean_out, float* rstd_out, i64 first, i64 count);
 // Normalizes each of `outer` rows of `inner` elements; weight/bias of `inner` (may be null);
 // mean_out, rstd_out (may be null): each row's mean and 1 / sqrt(var + eps).
 void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, const float* bias, double eps,
@@ -119,8 +120,9 @@ void as_strided(const float* x, float* y, const std::vector<i64>& size, const st
 // torch.export's instance norm, on [1, N*C, ...]): per channel c of [batch,
 // channels, inner], the mean and biased variance over batch and inner.
 // mean_out, rstd_out (may be null): each channel's batch mean and 1 / sqrt(var + eps).
+// Runs channels first .. first + count - 1.
 void batch_norm_batch_stats(const float* x, float* y, i64 batch, i64 channels, i64 inner, const float* weight, const float* bias, double eps,
-                            float* mean_out = nullptr, float* rstd_out = nullptr);
+                            float* mean_out, float* rstd_out, i64 first, i64 count);
 // Batch norm with running statistics that may be computed in the graph (the
 // XNNPACK path folds constant ones): y = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c].
 void batch_norm_running_stats(const float* x, float* y, i64 batch, i64 channels, i64 inner, const float* running_mean, const float* running_var,
