@@ -7,6 +7,7 @@
 #include <torch/script.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <chrono>
@@ -217,6 +218,19 @@ void print_xnnpack_profile(TracedGraph& g, const std::vector<at::Tensor>& inputs
                  (t.winograd.empty() ? "" : ", " + t.winograd))
                     .c_str());
   }
+  // The same time by op: where a kind of node (attention, norms) takes its share.
+  std::map<std::string, std::pair<int, double>> by_op;
+  for (const auto& t : best) {
+    auto& [count, ms] = by_op[t.op];
+    ++count;
+    ms += t.milliseconds;
+  }
+  std::vector<std::pair<std::string, std::pair<int, double>>> ops(by_op.begin(), by_op.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  ops.resize(std::min<std::size_t>(ops.size(), 8));
+  std::printf("  %-48s %6s %9s %9s\n", "by op", "nodes", "ms", "share");
+  for (const auto& [op, cm] : ops)
+    std::printf("  %-48s %6d %9.3f %8.1f%%\n", op.substr(0, 48).c_str(), cm.first, cm.second, total_ms > 0 ? 100 * cm.second / total_ms : 0.0);
 }
 #endif
 
