@@ -485,6 +485,22 @@ std::vector<OpCase> op_cases() {
       for (ValueId o : b.g.node(n).outputs) b.g.add_output(o);
     }
   }});
+  // Without the weights (torchvision's ViT asks for none): XNNPACK's fused
+  // attention, heads first. Heads of 5 (not a multiple of 4), one query
+  // token, and the cross-attention form (key and value not the query).
+  out.push_back({"native_multi_head_attention_without_weights", [](Builder& b) {
+    const ValueId x = b.input({2, 7, 15}), one = b.input({3, 1, 10}), k = b.input({3, 1, 10}), v = b.input({3, 1, 10});
+    auto mha = [&](ValueId q, ValueId key, ValueId value, std::int64_t embed, std::int64_t heads, const char* name) {
+      Attributes a = attrs({{"embed_dim", embed}, {"num_head", heads}, {"need_weights", false}, {"average_attn_weights", true}});
+      a.set(std::string(kArgNamesAttribute), std::vector<std::string>{"query", "key", "value", "qkv_weight", "qkv_bias", "proj_weight", "proj_bias"});
+      const NodeId n = b.g.add_node("aten::_native_multi_head_attention",
+                                    {q, key, value, b.constant({3 * embed, embed}), b.constant({3 * embed}), b.constant({embed, embed}), b.constant({embed})},
+                                    {NewValue{}, NewValue{}}, a, name);
+      b.g.add_output(b.g.node(n).outputs[0]);
+    };
+    mha(x, x, x, 15, 3, "self_attention");
+    mha(one, k, v, 10, 2, "cross_attention_one_token");
+  }});
   out.push_back({"residual_add_with_fused_clamps", [](Builder& b) {
     // activation_fusion's relu and relu6 on adds: same shapes after a
     // convolution (one pass of ours), broadcast and plain (XNNPACK and a clamp).

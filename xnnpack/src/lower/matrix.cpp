@@ -423,44 +423,6 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
   cx.define(n.outputs[0], permuted(cx, product, order(batch + rows + cols, so)));
 }
 
-void lower_attention(Context& cx, const Node& n, NodeState& st) {
-  const int q = cx.tensor_arg(n, "query", 0), k = cx.tensor_arg(n, "key", 1), v = cx.tensor_arg(n, "value", 2);
-  const Shape qs = cx.slot(q).shape, ks = cx.slot(k).shape;
-  if (qs.size() != 3 || ks != qs || ks != cx.slot(v).shape)  // as PyTorch's kernel requires
-    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " (equal batch-first [batch, length, embed] expected)");
-  if (input_for_arg(n, "mask", 9)) fail(ErrorCode::kUnsupported, cx.where(n) + ": attention with a mask");
-  portable::Attention a{};
-  a.batch = qs[0];
-  a.query_length = qs[1];
-  a.key_length = ks[1];
-  a.embed = cx.int_arg(n, "embed_dim").value_or(qs[2]);
-  a.heads = cx.int_arg(n, "num_head").value_or(1);
-  a.average = cx.int_arg(n, "average_attn_weights").value_or(1) != 0;
-  if (a.embed != qs[2] || a.heads <= 0 || a.embed % a.heads)
-    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": embed_dim " + std::to_string(a.embed) + " in " + std::to_string(a.heads) + " heads for inputs of " + std::to_string(qs[2]));
-  const i64 e = a.embed;
-  const float* qkv_w = cx.weight_or_null(n, "qkv_weight", 5, 3 * e * e);
-  const float* qkv_b = cx.weight_or_null(n, "qkv_bias", 6, 3 * e);
-  const float* proj_w = cx.weight_or_null(n, "proj_weight", 7, e * e);
-  const float* proj_b = cx.weight_or_null(n, "proj_bias", 8, e);
-  if (!qkv_w || !proj_w) fail(ErrorCode::kSchema, cx.where(n) + ": missing qkv_weight or proj_weight");
-  const bool need_weights = cx.int_arg(n, "need_weights").value_or(1) != 0;
-  // The projections on XNNPACK (weights packed once), the attention itself
-  // (scores, softmax, weighted sum per head) in a portable kernel.
-  const int pq = fully_connected(cx, n, st, 0, q, qkv_w, qkv_b, e, e);
-  const int pk = fully_connected(cx, n, st, 1, k, qkv_w + e * e, qkv_b ? qkv_b + e : nullptr, e, e);
-  const int pv = fully_connected(cx, n, st, 2, v, qkv_w + 2 * e * e, qkv_b ? qkv_b + 2 * e : nullptr, e, e);
-  const int context = cx.new_tensor(qs, false);
-  const int weights = need_weights ? cx.new_tensor(a.average ? Shape{a.batch, a.query_length, a.key_length} : Shape{a.batch, a.heads, a.query_length, a.key_length}, false)
-                                   : cx.new_tensor(Shape{0}, false);
-  Step& step = cx.add_step({pq, pk, pv}, {context, weights});
-  step.run = [&cx, a, pq, pk, pv, context, weights, need_weights] {
-    portable::attention(a, cx.ptr(pq), cx.ptr(pk), cx.ptr(pv), cx.ptr(context), need_weights ? cx.ptr(weights) : nullptr);
-  };
-  cx.define(n.outputs[0], fully_connected(cx, n, st, 3, context, proj_w, proj_b, e, e));
-  if (n.outputs.size() > 1) cx.define(n.outputs[1], weights);
-}
-
 namespace {
 
 // Whether a value torch holds as bool (a mask): its type says so, or a
@@ -485,6 +447,48 @@ namespace {
 // the mask varies over (one run each, `outer`) and those it is broadcast over
 // (one run's batch, `inner`). Past this many mask floats, the portable kernel.
 constexpr i64 kMaskFloatsForXnnpack = i64{1} << 24;
+
+// XNNPACK's fused attention on q [outer * inner, L, E], k [.., S, E] and
+// v [.., S, Ev] in torch's order into `out` [.., L, Ev], with an additive
+// mask [outer, L, S]: one run per outer slice. `scan`: rows whose mask leaves
+// no key (all -inf) are zeroed after the run, where XNNPACK's softmax gives NaN.
+struct AttentionSlots {
+  int q, k, v, mask, out;
+};
+void fused_attention(Context& cx, const Node& n, NodeState& st, AttentionSlots s, i64 outer, i64 inner, i64 L, i64 S, i64 E, i64 Ev, double scale_value,
+                     bool scan) {
+  const int scale = cx.planned_constant({E}, std::vector<float>(static_cast<std::size_t>(E), static_cast<float>(scale_value)));
+  if (st.ops.empty()) {
+    st.ops.emplace_back();
+    cx.check(xnn_create_scaled_dot_product_attention_nhtc_f32(xnn_attention_logits_cap_type_none, nullptr, 0, &st.ops.back().op), n,
+             "creating a scaled dot product attention");
+  }
+  xnn_operator_t op = st.ops.front().op;
+  std::size_t ws_size = 0, ws_align = 0;
+  cx.check(xnn_reshape_scaled_dot_product_attention_nhtc_f32(op, static_cast<std::size_t>(inner), 1, static_cast<std::size_t>(L), 1,
+                                                           static_cast<std::size_t>(S), static_cast<std::size_t>(E), static_cast<std::size_t>(Ev),
+                                                           &ws_size, &ws_align, cx.pool()),
+           n, "reshaping a scaled dot product attention");
+  cx.reserve_workspace(ws_size);
+  Step& step = cx.add_step({s.q, s.k, s.v, s.mask, scale}, {s.out});
+  step.xnnpack = true;
+  step.run = [&cx, &n, op, s, scale, outer, inner, L, S, E, Ev, scan] {
+    for (i64 o = 0; o < outer; ++o) {
+      const float* mo = cx.ptr(s.mask) + o * L * S;
+      float* oo = cx.ptr(s.out) + o * inner * L * Ev;
+      cx.check(xnn_setup_scaled_dot_product_attention_nhtc_f32(op, cx.workspace(), cx.ptr(s.q) + o * inner * L * E, cx.ptr(s.k) + o * inner * S * E,
+                                                             cx.ptr(s.v) + o * inner * S * Ev, cx.ptr(scale), mo, oo),
+               n, "setting up a scaled dot product attention");
+      cx.check(xnn_run_operator(op, cx.pool()), n, "running a scaled dot product attention");
+      if (!scan) continue;
+      for (i64 i = 0; i < L; ++i) {
+        const float* row = mo + i * S;
+        if (!std::all_of(row, row + S, [](float x) { return x == -kInf; })) continue;
+        for (i64 b = 0; b < inner; ++b) std::fill_n(oo + (b * L + i) * Ev, Ev, 0.0f);
+      }
+    }
+  };
+}
 
 // The additive [outer..., L, S] mask XNNPACK takes: none (zeros), causal, or
 // the node's (bool masks made 0 / -inf by a step).
@@ -570,41 +574,9 @@ void lower_sdpa(Context& cx, const Node& n, NodeState& st) {
   const i64 outer = prod(batch, 0, varying_dims), inner = prod(batch, varying_dims, batch.size());
   if (numel(out_shape) > 0 && S > 0 && E > 0 && outer * L * S <= kMaskFloatsForXnnpack) {
     const int mask = additive_mask(cx, n, a, m, batch, varying_dims);
-    const int scale = cx.planned_constant({E}, std::vector<float>(static_cast<std::size_t>(E), static_cast<float>(a.scale)));
-    if (st.ops.empty()) {
-      st.ops.emplace_back();
-      cx.check(xnn_create_scaled_dot_product_attention_nhtc_f32(xnn_attention_logits_cap_type_none, nullptr, 0, &st.ops.back().op), n,
-               "creating a scaled dot product attention");
-    }
-    xnn_operator_t op = st.ops.front().op;
-    std::size_t ws_size = 0, ws_align = 0;
-    cx.check(xnn_reshape_scaled_dot_product_attention_nhtc_f32(op, static_cast<std::size_t>(inner), 1, static_cast<std::size_t>(L), 1,
-                                                             static_cast<std::size_t>(S), static_cast<std::size_t>(E), static_cast<std::size_t>(Ev),
-                                                             &ws_size, &ws_align, cx.pool()),
-             n, "reshaping a scaled dot product attention");
-    cx.reserve_workspace(ws_size);
     // torch gives zeros for a query row whose mask leaves no key (its
-    // _safe_softmax), where XNNPACK's softmax gives NaN: such rows are found
-    // in the mask after each run and zeroed. None and causal masks leave a key.
-    const bool scan = m.has_value();
-    Step& step = cx.add_step({q, k, v, mask, scale}, {out});
-    step.xnnpack = true;
-    step.run = [&cx, &n, op, q, k, v, mask, scale, out, outer, inner, L, S, E, Ev, scan] {
-      for (i64 o = 0; o < outer; ++o) {
-        const float* mo = cx.ptr(mask) + o * L * S;
-        float* oo = cx.ptr(out) + o * inner * L * Ev;
-        cx.check(xnn_setup_scaled_dot_product_attention_nhtc_f32(op, cx.workspace(), cx.ptr(q) + o * inner * L * E, cx.ptr(k) + o * inner * S * E,
-                                                               cx.ptr(v) + o * inner * S * Ev, cx.ptr(scale), mo, oo),
-                 n, "setting up a scaled dot product attention");
-        cx.check(xnn_run_operator(op, cx.pool()), n, "running a scaled dot product attention");
-        if (!scan) continue;
-        for (i64 i = 0; i < L; ++i) {
-          const float* row = mo + i * S;
-          if (!std::all_of(row, row + S, [](float x) { return x == -kInf; })) continue;
-          for (i64 b = 0; b < inner; ++b) std::fill_n(oo + (b * L + i) * Ev, Ev, 0.0f);
-        }
-      }
-    };
+    // _safe_softmax); None and causal masks leave a key in every row.
+    fused_attention(cx, n, st, {q, k, v, mask, out}, outer, inner, L, S, E, Ev, a.scale, m.has_value());
     cx.define(n.outputs[0], out);
     return;
   }
@@ -623,6 +595,57 @@ void lower_sdpa(Context& cx, const Node& n, NodeState& st) {
     cx.parallel_slices(rows, [&](i64 first, i64 count) { portable::sdpa(a, cx.ptr(q), cx.ptr(k), cx.ptr(v), mp, cx.ptr(out), first, count); }, tile);
   };
   cx.define(n.outputs[0], out);
+}
+
+void lower_attention(Context& cx, const Node& n, NodeState& st) {
+  const int q = cx.tensor_arg(n, "query", 0), k = cx.tensor_arg(n, "key", 1), v = cx.tensor_arg(n, "value", 2);
+  const Shape qs = cx.slot(q).shape, ks = cx.slot(k).shape;
+  if (qs.size() != 3 || ks != qs || ks != cx.slot(v).shape)  // as PyTorch's kernel requires
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " (equal batch-first [batch, length, embed] expected)");
+  if (input_for_arg(n, "mask", 9)) fail(ErrorCode::kUnsupported, cx.where(n) + ": attention with a mask");
+  portable::Attention a{};
+  a.batch = qs[0];
+  a.query_length = qs[1];
+  a.key_length = ks[1];
+  a.embed = cx.int_arg(n, "embed_dim").value_or(qs[2]);
+  a.heads = cx.int_arg(n, "num_head").value_or(1);
+  a.average = cx.int_arg(n, "average_attn_weights").value_or(1) != 0;
+  if (a.embed != qs[2] || a.heads <= 0 || a.embed % a.heads)
+    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": embed_dim " + std::to_string(a.embed) + " in " + std::to_string(a.heads) + " heads for inputs of " + std::to_string(qs[2]));
+  const i64 e = a.embed;
+  const float* qkv_w = cx.weight_or_null(n, "qkv_weight", 5, 3 * e * e);
+  const float* qkv_b = cx.weight_or_null(n, "qkv_bias", 6, 3 * e);
+  const float* proj_w = cx.weight_or_null(n, "proj_weight", 7, e * e);
+  const float* proj_b = cx.weight_or_null(n, "proj_bias", 8, e);
+  if (!qkv_w || !proj_w) fail(ErrorCode::kSchema, cx.where(n) + ": missing qkv_weight or proj_weight");
+  const bool need_weights = cx.int_arg(n, "need_weights").value_or(1) != 0;
+  // The projections on XNNPACK (weights packed once). The attention itself on
+  // XNNPACK's fused attention, heads first; where the weights are asked for, a
+  // portable kernel (scores, softmax, weighted sum per head) that keeps them.
+  const int pq = fully_connected(cx, n, st, 0, q, qkv_w, qkv_b, e, e);
+  const int pk = fully_connected(cx, n, st, 1, k, qkv_w + e * e, qkv_b ? qkv_b + e : nullptr, e, e);
+  const int pv = fully_connected(cx, n, st, 2, v, qkv_w + 2 * e * e, qkv_b ? qkv_b + 2 * e : nullptr, e, e);
+  const i64 d = e / a.heads, L = a.query_length, S = a.key_length;
+  if (!need_weights && numel(qs) > 0 && S > 0 && L * S <= kMaskFloatsForXnnpack) {
+    auto heads_first = [&](int x, i64 length) { return permuted(cx, cx.alias(x, {a.batch, length, a.heads, d}, false), {0, 2, 1, 3}); };
+    const int mask = cx.planned_constant({L, S}, std::vector<float>(static_cast<std::size_t>(L * S), 0.0f));
+    const int by_head = cx.new_tensor({a.batch, a.heads, L, d}, false);
+    fused_attention(cx, n, st, {heads_first(pq, L), heads_first(pk, S), heads_first(pv, S), mask, by_head}, 1, a.batch * a.heads, L, S, d, d,
+                    1.0 / std::sqrt(static_cast<double>(d)), false);
+    const int context = cx.alias(permuted(cx, by_head, {0, 2, 1, 3}), qs, false);
+    cx.define(n.outputs[0], fully_connected(cx, n, st, 3, context, proj_w, proj_b, e, e));
+    if (n.outputs.size() > 1) cx.define(n.outputs[1], cx.new_tensor(Shape{0}, false));
+    return;
+  }
+  const int context = cx.new_tensor(qs, false);
+  const int weights = need_weights ? cx.new_tensor(a.average ? Shape{a.batch, a.query_length, a.key_length} : Shape{a.batch, a.heads, a.query_length, a.key_length}, false)
+                                   : cx.new_tensor(Shape{0}, false);
+  Step& step = cx.add_step({pq, pk, pv}, {context, weights});
+  step.run = [&cx, a, pq, pk, pv, context, weights, need_weights] {
+    portable::attention(a, cx.ptr(pq), cx.ptr(pk), cx.ptr(pv), cx.ptr(context), need_weights ? cx.ptr(weights) : nullptr);
+  };
+  cx.define(n.outputs[0], fully_connected(cx, n, st, 3, context, proj_w, proj_b, e, e));
+  if (n.outputs.size() > 1) cx.define(n.outputs[1], weights);
 }
 
 void lower_distance(Context& cx, const Node& n, NodeState&) {
