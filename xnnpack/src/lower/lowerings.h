@@ -318,6 +318,10 @@ void lower_cast(Context& cx, const Node& n, NodeState&);
 // arange, full, scalar_tensor, zeros, ones: constants made while planning;
 // empty, empty_strided, new_empty as zeros (torch leaves their values unset).
 void lower_factory(Context& cx, const Node& n, NodeState&);
+// rand, randn, randint (and their _like forms) and randperm: new values at
+// every run from a generator of ours (not torch's: the same distributions,
+// other draws), its stream from the node's name and the run's number.
+void lower_random(Context& cx, const Node& n, NodeState&);
 
 // ---- scatter.cpp ---------------------------------------------------
 

@@ -150,6 +150,8 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
        {"_to_copy", "to", "type_as", "_to_dim_order_copy"}},
       {&lower_factory, kPlanned,
        {"arange", "full", "scalar_tensor", "zeros", "ones", "empty", "empty_strided", "new_empty"}},
+      {&lower_random, kPortable,
+       {"rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm"}},
       {&lower_linear, kXnnpack,
        {"linear"}},
       {&lower_cat, kPortable,

@@ -72,6 +72,14 @@ void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* wei
 // RMS norm: each row of `inner` divided by sqrt(mean(x^2) + eps), times weight (of `inner`, may be null).
 void rms_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, double eps);
 
+// Random values (op_random.cpp) of elements first .. first + count - 1 of a
+// tensor, from `stream`: uniform in [0, 1), standard normal, or whole numbers
+// in [low, high).
+enum class Random { kUniform, kNormal, kInteger };
+void random_values(Random kind, float* y, i64 first, i64 count, std::uint64_t stream, double low = 0, double high = 1);
+// A random permutation of 0 .. n - 1 (randperm).
+void random_permutation(float* y, i64 n, std::uint64_t stream);
+
 struct Conv1d {
   i64 batch, in_channels, in_length, out_channels, kernel, stride, padding, dilation, groups, out_length;
 };
