@@ -323,6 +323,14 @@ void lower_factory(Context& cx, const Node& n, NodeState&);
 // other draws), its stream from the node's name and the run's number.
 void lower_random(Context& cx, const Node& n, NodeState&);
 
+// ---- backward.cpp --------------------------------------------------
+
+// The core opset's backward ops (training graphs): max_pool2d_with_indices_
+// backward, avg_pool2d_backward, _adaptive_avg_pool2d_backward,
+// embedding_dense_backward, native_layer_norm_backward,
+// native_group_norm_backward, convolution_backward.
+void lower_backward(Context& cx, const Node& n, NodeState&);
+
 // ---- scatter.cpp ---------------------------------------------------
 
 // scatter (src or value, with reduce), scatter_add, scatter_reduce (sum, prod,

@@ -283,6 +283,37 @@ struct AvgPool {
 };
 void avg_pool(const AvgPool& p, const float* x, float* y);
 
+// The backward ops (op_backward.cpp). An index out of range stops the kernel:
+// false, with the index in *bad.
+// max_pool*_with_indices_backward: grad_in [planes, in_plane] = grad_out
+// scattered (added) to each output's index within its plane.
+bool max_pool_backward(const float* grad_out, const float* indices, float* grad_in, i64 planes, i64 in_plane, i64 out_plane, double* bad);
+// avg_pool*_backward: each output's grad / its divisor added over its window.
+void avg_pool_backward(const AvgPool& p, const float* grad_out, float* grad_in);
+void adaptive_avg_pool2d_backward(const float* grad_out, float* grad_in, i64 planes, i64 in_h, i64 in_w, i64 out_h, i64 out_w);
+// embedding_dense_backward: grad_weight [num_weights, dim] = the rows of
+// grad_out [count, dim] added at their indices (padding_idx left out).
+bool embedding_backward(const float* grad_out, const float* indices, float* grad_weight, i64 count, i64 dim, i64 num_weights, i64 padding_idx,
+                        bool scale_grad_by_freq, double* bad);
+// native_layer_norm_backward (batch = rows, channels = the normalized
+// elements, inner = 1, groups = 1) and native_group_norm_backward: mean and
+// rstd [batch, groups]; weight [channels] or null. Each of grad_in,
+// grad_weight, grad_bias may be null (output_mask).
+struct NormBackward {
+  i64 batch = 0, channels = 0, inner = 1, groups = 1;
+};
+void norm_backward(const NormBackward& a, const float* grad_out, const float* x, const float* mean, const float* rstd, const float* weight,
+                   float* grad_in, float* grad_weight, float* grad_bias);
+// convolution_backward over 1 to 3 spatial dims: grad_in, grad_weight and
+// grad_bias (each may be null), for a convolution or a transposed one.
+struct ConvBackward {
+  i64 batch = 0, in_channels = 0, out_channels = 0, groups = 1;
+  bool transposed = false;
+  std::vector<i64> in, out, kernel, stride, padding, dilation;
+};
+void conv_backward(const ConvBackward& a, const float* grad_out, const float* x, const float* weight, float* grad_in, float* grad_weight,
+                   float* grad_bias);
+
 // y = x rolled along each dim: y[.., (i + shifts[d]) % shape[d], ..] = x[.., i, ..];
 // shifts already in [0, shape[d]).
 void roll(const float* x, float* y, const std::vector<i64>& shape, const std::vector<i64>& shifts);
