@@ -62,6 +62,7 @@ void pool_backward(Context& cx, const Node& n, const std::string& base) {
     for (std::size_t i = 0; i < spatial; ++i)
       if (p.stride[i] == 0) p.stride[i] = p.kernel[i];  // torch: an empty stride is the kernel
     p.padding = cx.spatial_arg(n, "padding", spatial, 0);
+    cx.within_geometry(n, {{"kernel_size", &p.kernel}, {"stride", &p.stride}, {"padding", &p.padding}});
     for (std::size_t i = 0; i < spatial; ++i)
       if (p.kernel[i] <= 0 || p.stride[i] <= 0 || p.padding[i] < 0 || 2 * p.padding[i] > p.kernel[i])
         fail(ErrorCode::kInvalidArgument, cx.where(n) + ": kernel " + shape_str(p.kernel) + ", stride " + shape_str(p.stride) + ", padding " + shape_str(p.padding));
@@ -160,6 +161,7 @@ void convolution_backward(Context& cx, const Node& n) {
   a.stride = cx.spatial_arg(n, "stride", spatial, 1);
   a.padding = cx.spatial_arg(n, "padding", spatial, 0);
   a.dilation = cx.spatial_arg(n, "dilation", spatial, 1);
+  cx.within_geometry(n, {{"stride", &a.stride}, {"padding", &a.padding}, {"dilation", &a.dilation}});
   const i64 g = a.groups;
   const bool channels_fit = g > 0 && a.in_channels % g == 0 && a.out_channels % g == 0 &&
                             (a.transposed ? ws[0] == a.in_channels && ws[1] * g == a.out_channels : ws[0] == a.out_channels && ws[1] * g == a.in_channels);
