@@ -747,6 +747,13 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}}, attrs({{"dropout_p", 0.0}, {"is_causal", true}})),
                      b.op("scaled_dot_product_attention", "", {{"query", q2}, {"key", k2}, {"value", v2}}, attrs({{"dropout_p", 0.0}, {"is_causal", true}}))});
   }});
+  // Past 2^20 mask floats, attention without a mask or causal runs in chunks
+  // of 1024 query rows (here 2 chunks and a tail of 6) with their own masks.
+  out.push_back({"sdpa_long_sequences_in_chunks", [](Builder& b) {
+    const ValueId q = b.input({1, 2, 2054, 5}), k = b.input({1, 2, 1024, 5}), v = b.input({1, 2, 1024, 3});
+    b.g.set_outputs({b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}}, attrs({{"dropout_p", 0.0}, {"is_causal", false}})),
+                     b.op("scaled_dot_product_attention", "", {{"query", q}, {"key", k}, {"value", v}}, attrs({{"dropout_p", 0.0}, {"is_causal", true}}))});
+  }});
   out.push_back({"sdpa_rank_2_and_single_key", [](Builder& b) {
     const ValueId q = b.input({5, 7}), k = b.input({6, 7}), v = b.input({6, 3});
     const ValueId q1 = b.input({1, 1, 1, 9}), k1 = b.input({1, 1, 1, 9}), v1 = b.input({1, 1, 1, 2});

@@ -445,8 +445,63 @@ namespace {
 // of values, with the scores in a buffer of a few rows per thread. It adds one
 // [L, S] mask to every batch's scores, so the batch dims split in two: those
 // the mask varies over (one run each, `outer`) and those it is broadcast over
-// (one run's batch, `inner`). Past this many mask floats, the portable kernel.
+// (one run's batch, `inner`). A mask given that broadcasts to more than this
+// many floats [outer, L, S] runs on the portable kernel.
 constexpr i64 kMaskFloatsForXnnpack = i64{1} << 24;
+
+// XNNPACK's attention operator number `index` of the node, reshaped for
+// `batch` attentions of L queries against S keys.
+xnn_operator_t attention_op(Context& cx, const Node& n, NodeState& st, std::size_t index, i64 batch, i64 L, i64 S, i64 E, i64 Ev) {
+  while (st.ops.size() <= index) {
+    st.ops.emplace_back();
+    cx.check(xnn_create_scaled_dot_product_attention_nhtc_f32(xnn_attention_logits_cap_type_none, nullptr, 0, &st.ops.back().op), n,
+             "creating a scaled dot product attention");
+  }
+  xnn_operator_t op = st.ops[index].op;
+  std::size_t ws_size = 0, ws_align = 0;
+  cx.check(xnn_reshape_scaled_dot_product_attention_nhtc_f32(op, static_cast<std::size_t>(batch), 1, static_cast<std::size_t>(L), 1,
+                                                           static_cast<std::size_t>(S), static_cast<std::size_t>(E), static_cast<std::size_t>(Ev),
+                                                           &ws_size, &ws_align, cx.pool()),
+           n, "reshaping a scaled dot product attention");
+  cx.reserve_workspace(ws_size);
+  return op;
+}
+
+// Past this many mask floats ([L, S]), attention without a mask or causal runs
+// in chunks of query rows, each with a mask of its own rows: a model's long
+// sequences (4096 tokens and more) need no mask of L * S floats.
+constexpr i64 kMaskChunkFloats = i64{1} << 20;
+
+// Attention without a mask, or causal, in chunks of `rows` query rows per
+// batch item (the last chunk shorter): q [batch, L, E], k [batch, S, E],
+// v [batch, S, Ev] into out [batch, L, Ev]. The causal mask of a chunk is
+// written before its run.
+void fused_attention_in_chunks(Context& cx, const Node& n, NodeState& st, int q, int k, int v, int out, i64 batch, i64 L, i64 S, i64 E, i64 Ev,
+                               double scale_value, bool causal) {
+  const i64 rows = std::max<i64>(1, std::min(L, kMaskChunkFloats / S)), tail = L % rows;
+  const int scale = cx.planned_constant({E}, std::vector<float>(static_cast<std::size_t>(E), static_cast<float>(scale_value)));
+  const int mask = causal ? cx.new_tensor({rows, S}, false) : cx.planned_constant({rows, S}, std::vector<float>(static_cast<std::size_t>(rows * S), 0.0f));
+  xnn_operator_t full = attention_op(cx, n, st, 0, 1, rows, S, E, Ev);
+  xnn_operator_t last = tail ? attention_op(cx, n, st, 1, 1, tail, S, E, Ev) : nullptr;
+  Step& step = cx.add_step({q, k, v, scale}, causal ? std::vector<int>{out, mask} : std::vector<int>{out});
+  if (!causal) step.reads.push_back(mask);
+  step.xnnpack = true;
+  step.run = [&cx, &n, full, last, q, k, v, scale, mask, out, batch, L, S, E, Ev, rows, causal] {
+    float* m = cx.ptr(mask);
+    for (i64 b = 0; b < batch; ++b)
+      for (i64 r0 = 0; r0 < L; r0 += rows) {
+        const i64 count = std::min(rows, L - r0);
+        if (causal)  // torch's tril(ones(L, S)): row i keeps keys 0..i
+          for (i64 i = 0; i < count; ++i)
+            for (i64 j = 0; j < S; ++j) m[i * S + j] = j <= r0 + i ? 0.0f : -kInf;
+        xnn_operator_t op = count == rows ? full : last;
+        cx.check(xnn_setup_scaled_dot_product_attention_nhtc_f32(op, cx.workspace(), cx.ptr(q) + (b * L + r0) * E, cx.ptr(k) + b * S * E,
+                                                               cx.ptr(v) + b * S * Ev, cx.ptr(scale), m, cx.ptr(out) + (b * L + r0) * Ev),
+                 n, "setting up a scaled dot product attention");
+        cx.check(xnn_run_operator(op, cx.pool()), n, "running a scaled dot product attention");
+      }
+  };
+}
 
 // XNNPACK's fused attention on q [outer * inner, L, E], k [.., S, E] and
 // v [.., S, Ev] in torch's order into `out` [.., L, Ev], with an additive
@@ -458,18 +513,7 @@ struct AttentionSlots {
 void fused_attention(Context& cx, const Node& n, NodeState& st, AttentionSlots s, i64 outer, i64 inner, i64 L, i64 S, i64 E, i64 Ev, double scale_value,
                      bool scan) {
   const int scale = cx.planned_constant({E}, std::vector<float>(static_cast<std::size_t>(E), static_cast<float>(scale_value)));
-  if (st.ops.empty()) {
-    st.ops.emplace_back();
-    cx.check(xnn_create_scaled_dot_product_attention_nhtc_f32(xnn_attention_logits_cap_type_none, nullptr, 0, &st.ops.back().op), n,
-             "creating a scaled dot product attention");
-  }
-  xnn_operator_t op = st.ops.front().op;
-  std::size_t ws_size = 0, ws_align = 0;
-  cx.check(xnn_reshape_scaled_dot_product_attention_nhtc_f32(op, static_cast<std::size_t>(inner), 1, static_cast<std::size_t>(L), 1,
-                                                           static_cast<std::size_t>(S), static_cast<std::size_t>(E), static_cast<std::size_t>(Ev),
-                                                           &ws_size, &ws_align, cx.pool()),
-           n, "reshaping a scaled dot product attention");
-  cx.reserve_workspace(ws_size);
+  xnn_operator_t op = attention_op(cx, n, st, 0, inner, L, S, E, Ev);
   Step& step = cx.add_step({s.q, s.k, s.v, s.mask, scale}, {s.out});
   step.xnnpack = true;
   step.run = [&cx, &n, op, s, scale, outer, inner, L, S, E, Ev, scan] {
@@ -572,6 +616,11 @@ void lower_sdpa(Context& cx, const Node& n, NodeState& st) {
   out_shape.back() = Ev;
   const int out = cx.new_tensor(out_shape, false);
   const i64 outer = prod(batch, 0, varying_dims), inner = prod(batch, varying_dims, batch.size());
+  if (numel(out_shape) > 0 && S > 0 && E > 0 && !m && L * S > kMaskChunkFloats) {
+    fused_attention_in_chunks(cx, n, st, q, k, v, out, a.batch, L, S, E, Ev, a.scale, a.causal);
+    cx.define(n.outputs[0], out);
+    return;
+  }
   if (numel(out_shape) > 0 && S > 0 && E > 0 && outer * L * S <= kMaskFloatsForXnnpack) {
     const int mask = additive_mask(cx, n, a, m, batch, varying_dims);
     // torch gives zeros for a query row whose mask leaves no key (its
@@ -626,12 +675,17 @@ void lower_attention(Context& cx, const Node& n, NodeState& st) {
   const int pk = fully_connected(cx, n, st, 1, k, qkv_w + e * e, qkv_b ? qkv_b + e : nullptr, e, e);
   const int pv = fully_connected(cx, n, st, 2, v, qkv_w + 2 * e * e, qkv_b ? qkv_b + 2 * e : nullptr, e, e);
   const i64 d = e / a.heads, L = a.query_length, S = a.key_length;
-  if (!need_weights && numel(qs) > 0 && S > 0 && L * S <= kMaskFloatsForXnnpack) {
+  if (!need_weights && numel(qs) > 0 && S > 0) {
     auto heads_first = [&](int x, i64 length) { return permuted(cx, cx.alias(x, {a.batch, length, a.heads, d}, false), {0, 2, 1, 3}); };
-    const int mask = cx.planned_constant({L, S}, std::vector<float>(static_cast<std::size_t>(L * S), 0.0f));
+    const int hq = heads_first(pq, L), hk = heads_first(pk, S), hv = heads_first(pv, S);
     const int by_head = cx.new_tensor({a.batch, a.heads, L, d}, false);
-    fused_attention(cx, n, st, {heads_first(pq, L), heads_first(pk, S), heads_first(pv, S), mask, by_head}, 1, a.batch * a.heads, L, S, d, d,
-                    1.0 / std::sqrt(static_cast<double>(d)), false);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    if (L * S > kMaskChunkFloats) {
+      fused_attention_in_chunks(cx, n, st, hq, hk, hv, by_head, a.batch * a.heads, L, S, d, d, scale, false);
+    } else {
+      const int mask = cx.planned_constant({L, S}, std::vector<float>(static_cast<std::size_t>(L * S), 0.0f));
+      fused_attention(cx, n, st, {hq, hk, hv, mask, by_head}, 1, a.batch * a.heads, L, S, d, d, scale, false);
+    }
     const int context = cx.alias(permuted(cx, by_head, {0, 2, 1, 3}), qs, false);
     cx.define(n.outputs[0], fully_connected(cx, n, st, 3, context, proj_w, proj_b, e, e));
     if (n.outputs.size() > 1) cx.define(n.outputs[1], cx.new_tensor(Shape{0}, false));
