@@ -190,6 +190,19 @@ void lower_cast(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+namespace {
+
+// A factory's 'size' (zeros, full, rand, ...): a shape of no negative dim.
+Shape size_arg(const Context& cx, const Node& n) {
+  const auto size = cx.ints_arg(n, "size");
+  if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'size'");
+  for (i64 d : *size)
+    if (d < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + shape_str(*size));
+  return *size;
+}
+
+}  // namespace
+
 void lower_factory(Context& cx, const Node& n, NodeState&) {
   const std::string base = base_op(n.op);
   if (auto code = cx.int_arg(n, "dtype"); code && !held_kind(*code))
@@ -211,11 +224,7 @@ void lower_factory(Context& cx, const Node& n, NodeState&) {
   if (base == "scalar_tensor") {
     value = number_arg(cx, n, "s");
   } else {
-    const auto size = cx.ints_arg(n, "size");
-    if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'size'");
-    for (i64 d : *size)
-      if (d < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + shape_str(*size));
-    shape = *size;
+    shape = size_arg(cx, n);
     value = base == "full" ? number_arg(cx, n, "fill_value") : base == "ones" ? 1.0 : 0.0;
   }
   if (auto code = cx.int_arg(n, "dtype")) {
@@ -242,11 +251,7 @@ void lower_random(Context& cx, const Node& n, NodeState&) {
   } else if (base.ends_with("_like")) {
     shape = cx.slot(cx.tensor_arg(n, "self", 0)).shape;
   } else {
-    const auto size = cx.ints_arg(n, "size");
-    if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'size'");
-    for (i64 d : *size)
-      if (d < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + shape_str(*size));
-    shape = *size;
+    shape = size_arg(cx, n);
   }
   double low = 0, high = 1;
   if (base == "randint" || base == "randint_like") {

@@ -2,6 +2,7 @@
 // torch.export or AOTAutograd holds): the gradients of pooling, embedding,
 // layer and group norm and convolution, as plain loops.
 #include "kernels/portable/portable.h"
+#include "kernels/portable/util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,35 +25,19 @@ bool max_pool_backward(const float* grad_out, const float* indices, float* grad_
 }
 
 void avg_pool_backward(const AvgPool& p, const float* grad_out, float* grad_in) {
-  const std::size_t k = p.in.size();
-  i64 in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::size_t a = 3 - k + i;
-    in[a] = p.in[i], out[a] = p.out[i], kernel[a] = p.kernel[i], stride[a] = p.stride[i], pad[a] = p.padding[i];
-  }
-  const i64 in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
+  const AvgPool3 g(p);  // the forward's windows and divisors (op_avg_pool.cpp)
+  const i64 in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
   std::fill(grad_in, grad_in + p.planes * in_plane, 0.0f);
   for (i64 c = 0; c < p.planes; ++c) {
     float* gp = grad_in + c * in_plane;
-    for (i64 od = 0; od < out[0]; ++od)
-      for (i64 oh = 0; oh < out[1]; ++oh)
-        for (i64 ow = 0; ow < out[2]; ++ow) {
-          // The forward's window and divisor (op_avg_pool.cpp), each input in it given grad / divisor.
-          i64 lo[3], hi[3], padded = 1;
-          const i64 o[3] = {od, oh, ow};
-          for (int a = 0; a < 3; ++a) {
-            lo[a] = o[a] * stride[a] - pad[a];
-            hi[a] = std::min(lo[a] + kernel[a], in[a] + pad[a]);
-            padded *= hi[a] - lo[a];
-            lo[a] = std::max<i64>(lo[a], 0);
-            hi[a] = std::min(hi[a], in[a]);
-          }
-          const i64 inside = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
-          const i64 divisor = p.divisor_override ? p.divisor_override : p.count_include_pad ? padded : inside;
-          const float g = grad_out[c * out_plane + (od * out[1] + oh) * out[2] + ow] / static_cast<float>(divisor);
-          for (i64 d = lo[0]; d < hi[0]; ++d)
-            for (i64 h = lo[1]; h < hi[1]; ++h)
-              for (i64 w = lo[2]; w < hi[2]; ++w) gp[(d * in[1] + h) * in[2] + w] += g;
+    for (i64 od = 0; od < g.out[0]; ++od)
+      for (i64 oh = 0; oh < g.out[1]; ++oh)
+        for (i64 ow = 0; ow < g.out[2]; ++ow) {
+          const AvgPool3::Window w = g.window(p, od, oh, ow);
+          const float share = grad_out[c * out_plane + (od * g.out[1] + oh) * g.out[2] + ow] / static_cast<float>(w.divisor);
+          for (i64 d = w.lo[0]; d < w.hi[0]; ++d)
+            for (i64 h = w.lo[1]; h < w.hi[1]; ++h)
+              for (i64 i = w.lo[2]; i < w.hi[2]; ++i) gp[(d * g.in[1] + h) * g.in[2] + i] += share;
         }
   }
 }
