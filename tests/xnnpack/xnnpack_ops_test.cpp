@@ -1297,6 +1297,40 @@ TEST(XnnpackOpErrors, RefusedAtFinalizeNamingTheNode) {
     b.g.set_value_type(x, DType::kFloat32, symbolic({3}));
     b.g.set_outputs({b.op("bitwise_not", "", {{"self", x}})});
   }, ErrorCode::kUnsupported, "bitwise_not of a float32 (masks and integers only)");
+  refused([](Builder& b) {  // group norm's sizes are checked against the input's, never multiplied out
+    const ValueId x = b.input({2, 6, 3});
+    b.g.set_outputs(b.ops("native_group_norm_backward", {{"grad_out", x}, {"input", x}, {"mean", b.input({2, 3})}, {"rstd", b.input({2, 3})}},
+                          attrs({{"N", std::int64_t{1} << 40}, {"C", std::int64_t{1} << 40}, {"HxW", std::int64_t{3}}, {"group", std::int64_t{3}},
+                                 {"output_mask", std::vector<bool>{true, false, false}}}), 3));
+  }, ErrorCode::kShapeMismatch, "N, C, HxW and group for input [2, 6, 3]");
+  refused([](Builder& b) {
+    const ValueId x = b.input({1, 4, 5}), w = b.constant({6, 2, 3});
+    b.g.set_outputs(b.ops("convolution_backward", {{"grad_output", b.input({1, 6, 3})}, {"input", x}, {"weight", w}},
+                          attrs({{"bias_sizes", Ints{6}}, {"stride", Ints{1}}, {"padding", Ints{0}}, {"dilation", Ints{1}}, {"transposed", false},
+                                 {"output_padding", Ints{0}}, {"groups", std::int64_t{1} << 50}, {"output_mask", std::vector<bool>{true, true, true}}}), 3));
+  }, ErrorCode::kShapeMismatch, "weight [6, 2, 3] for 4 in and 6 out channels in 1125899906842624 groups");
+  refused([](Builder& b) {
+    const ValueId x = b.input({1, 2, 5});
+    b.g.set_outputs(b.ops("convolution_backward", {{"grad_output", b.input({1, 3, 4})}, {"input", x}, {"weight", b.constant({3, 2, 3})}},
+                          attrs({{"bias_sizes", Ints{3}}, {"stride", Ints{1}}, {"padding", Ints{0}}, {"dilation", Ints{1}}, {"transposed", false},
+                                 {"output_padding", Ints{0}}, {"groups", std::int64_t{1}}, {"output_mask", std::vector<bool>{true, true, true}}}), 3));
+  }, ErrorCode::kShapeMismatch, "grad_output [1, 3, 4] is not the output of input [1, 2, 5]");
+  refused([](Builder& b) {
+    b.g.set_outputs({b.op("randperm", "", {}, attrs({{"n", std::int64_t{1} << 30}}))});
+  }, ErrorCode::kInvalidArgument, "randperm of 1073741824 (0 to 2^24 here)");
+}
+
+// An embedding gradient's index out of range stops the run naming the node.
+TEST(XnnpackOpErrors, BackwardIndicesOutOfRangeStopTheRun) {
+  Builder b;
+  const ValueId ids = b.typed_input(at::tensor({1, 0}, at::kLong));
+  b.g.set_outputs({b.op("embedding_dense_backward", "", {{"grad_output", b.input({2, 3})}, {"indices", ids}},
+                        attrs({{"num_weights", std::int64_t{4}}, {"padding_idx", std::int64_t{-1}}, {"scale_grad_by_freq", false}}))});
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+  g.finalize();
+  EXPECT_EQ(g.run(b.inputs)[0].shape(), (Shape{4, 3}));
+  const std::vector<Tensor> bad{Tensor::from_vector<std::int64_t>({1, 9}, {2}), b.inputs[1]};
+  EXPECT_TG_ERROR(g.run(bad), ErrorCode::kOutOfRange, "index 9.000000 is out of range for 4 weights");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpTest, ::testing::ValuesIn(op_cases()), [](const auto& info) { return info.param.name; });

@@ -113,7 +113,9 @@ void norm_backward(Context& cx, const Node& n, const std::string& base) {
   } else {
     a.batch = cx.int_arg(n, "N").value_or(-1), a.channels = cx.int_arg(n, "C").value_or(-1);
     a.inner = cx.int_arg(n, "HxW").value_or(-1), a.groups = cx.int_arg(n, "group").value_or(-1);
-    if (a.batch < 0 || a.channels < 0 || a.inner < 0 || a.groups <= 0 || a.channels % a.groups || a.batch * a.channels * a.inner != numel(xs))
+    // The input's own dims (so that no product of these overflows): [N, C, ...] with HxW the rest.
+    if (xs.size() < 2 || a.batch != xs[0] || a.channels != xs[1] || a.inner != prod(xs, 2, xs.size()) || a.groups <= 0 || a.groups > std::max<i64>(a.channels, 1) ||
+        a.channels % a.groups)
       fail(ErrorCode::kShapeMismatch, cx.where(n) + ": N, C, HxW and group for input " + shape_str(xs));
   }
   const int mean = optional_tensor(cx, n, "mean", layer ? 3 : 2, reads), rstd = optional_tensor(cx, n, "rstd", layer ? 4 : 3, reads);
@@ -163,7 +165,7 @@ void convolution_backward(Context& cx, const Node& n) {
   a.dilation = cx.spatial_arg(n, "dilation", spatial, 1);
   cx.within_geometry(n, {{"stride", &a.stride}, {"padding", &a.padding}, {"dilation", &a.dilation}});
   const i64 g = a.groups;
-  const bool channels_fit = g > 0 && a.in_channels % g == 0 && a.out_channels % g == 0 &&
+  const bool channels_fit = g > 0 && g <= std::max<i64>(a.in_channels, 1) && a.in_channels % g == 0 && a.out_channels % g == 0 &&
                             (a.transposed ? ws[0] == a.in_channels && ws[1] * g == a.out_channels : ws[0] == a.out_channels && ws[1] * g == a.in_channels);
   if (!channels_fit) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(a.in_channels) + " in and " +
                                                          std::to_string(a.out_channels) + " out channels in " + std::to_string(g) + " groups");
