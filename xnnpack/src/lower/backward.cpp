@@ -104,10 +104,12 @@ void norm_backward(Context& cx, const Node& n, const std::string& base) {
   const Shape xs = cx.slot(x).shape;
   expect_shape(cx, n, "grad_out", cx.slot(grad).shape, xs);
   portable::NormBackward a;
+  Shape params;  // the weight's and bias's shape: normalized_shape, or [C]
   if (layer) {
     const auto normalized = cx.ints_arg(n, "normalized_shape");
     if (!normalized || normalized->size() > xs.size() || !std::equal(normalized->begin(), normalized->end(), xs.end() - static_cast<std::ptrdiff_t>(normalized->size())))
       fail(ErrorCode::kShapeMismatch, cx.where(n) + ": normalized_shape for input " + shape_str(xs));
+    params = *normalized;
     a.channels = prod(xs, xs.size() - normalized->size(), xs.size());
     a.batch = numel(xs) / std::max<i64>(a.channels, 1);
   } else {
@@ -125,12 +127,11 @@ void norm_backward(Context& cx, const Node& n, const std::string& base) {
   if (weight >= 0 && numel(cx.slot(weight).shape) != a.channels)
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(cx.slot(weight).shape) + " for " + std::to_string(a.channels) + " channels");
   const std::vector<bool> mask = output_mask(n);
-  // The weight's and bias's shape: normalized_shape, or [C].
-  Shape params = {a.channels};
-  if (layer) params = Shape(xs.end() - static_cast<std::ptrdiff_t>(cx.ints_arg(n, "normalized_shape")->size()), xs.end());
+  if (!layer) params = {a.channels};
   const int gi = mask[0] ? cx.new_tensor(xs, false) : -1;
   // torch gives no weight gradient without a weight, and (layer norm) no bias gradient without a bias.
-  const bool has_bias = !layer || (input_for_arg(n, "bias", 6) && cx.slot_of(*input_for_arg(n, "bias", 6)).kind == Kind::kTensor);
+  const auto bias = input_for_arg(n, "bias", 6);
+  const bool has_bias = !layer || (bias && cx.slot_of(*bias).kind == Kind::kTensor);
   const int gw = mask[1] && weight >= 0 ? cx.new_tensor(params, false) : -1, gb = mask[2] && has_bias ? cx.new_tensor(params, false) : -1;
   std::vector<int> writes;
   for (int s : {gi, gw, gb})

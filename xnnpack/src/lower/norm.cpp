@@ -212,7 +212,7 @@ void lower_norm(Context& cx, const Node& n, NodeState&) {
   Step& step = cx.portable_step(ins, statistics({batch, groups}));
   step.run = [&cx, ins, out, mean, rstd, batch, channels, inner, groups, w, b, eps, ptr_or_null] {
     cx.parallel_slices(batch * groups, [&](i64 first, i64 count) {
-      portable::group_norm(cx.ptr(ins[0]), cx.ptr(out), batch, channels, inner, groups, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
+      portable::group_norm(cx.ptr(ins[0]), cx.ptr(out), channels, inner, groups, ptr_or_null(ins, w), ptr_or_null(ins, b), eps,
                            mean < 0 ? nullptr : cx.ptr(mean), rstd < 0 ? nullptr : cx.ptr(rstd), first, count);
     }, rows_per_task(channels / groups * inner));
   };

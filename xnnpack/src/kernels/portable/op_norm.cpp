@@ -66,9 +66,8 @@ void normalize(const float* x, float* y, i64 n, float mean, float scale, float s
 
 }  // namespace
 
-void group_norm(const float* x, float* y, i64 batch, i64 channels, i64 inner, i64 groups, const float* weight, const float* bias, double eps,
-                float* mean_out, float* rstd_out, i64 first, i64 count) {
-  (void)batch;
+void group_norm(const float* x, float* y, i64 channels, i64 inner, i64 groups, const float* weight, const float* bias, double eps, float* mean_out,
+                float* rstd_out, i64 first, i64 count) {
   const i64 per_group = channels / groups;
   const i64 size = per_group * inner;
   for (i64 t = first; t < first + count; ++t) {

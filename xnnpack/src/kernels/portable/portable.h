@@ -63,8 +63,8 @@ void resize_bicubic(const float* x, float* y, i64 planes, i64 in_h, i64 in_w, i6
 // group norm: samples N, groups G, group_size C/G * inner; instance norm: G = C.
 // mean_out, rstd_out (may be null): each group's mean and 1 / sqrt(var + eps), [N, G].
 // Runs the (sample, group) pairs first .. first + count - 1 of batch * groups.
-void group_norm(const float* x, float* y, i64 batch, i64 channels, i64 inner, i64 groups, const float* weight,
-                const float* bias, double eps, float* mean_out, float* rstd_out, i64 first, i64 count);
+void group_norm(const float* x, float* y, i64 channels, i64 inner, i64 groups, const float* weight, const float* bias, double eps,
+                float* mean_out, float* rstd_out, i64 first, i64 count);
 // Normalizes each of `outer` rows of `inner` elements; weight/bias of `inner` (may be null);
 // mean_out, rstd_out (may be null): each row's mean and 1 / sqrt(var + eps).
 void layer_norm(const float* x, float* y, i64 outer, i64 inner, const float* weight, const float* bias, double eps,
