@@ -802,6 +802,16 @@ std::vector<OpCase> op_cases() {
     const ValueId x = b.input({3, 10});
     b.g.set_outputs({b.op("as_strided", "", {{"self", x}}, attrs({{"size", Ints{4, 3, 4}}, {"stride", Ints{5, 1, 2}}, {"storage_offset", std::int64_t{1}}}))});
   }});
+  // resize_ on a clone, as torch.export writes it: fewer elements (a prefix),
+  // as many, and more (the new tail is memory torch leaves uninitialized, so
+  // only the input's own elements are compared).
+  out.push_back({"resize_shrinks_keeps_and_grows_the_storage", [](Builder& b) {
+    const ValueId x = b.input({3, 1, 7});
+    auto resized = [&](Ints size) { return b.op("resize_", "", {{"self", b.op("clone", "", {{"self", x}})}}, attrs({{"size", size}})); };
+    const ValueId grown = b.op("view", "", {{"self", resized({5, 5})}}, attrs({{"size", Ints{-1}}}));
+    b.g.set_outputs({resized({2, 1, 5}), resized({1, 21}), resized({}),
+                     b.op("slice", "Tensor", {{"self", grown}}, attrs({{"dim", std::int64_t{0}}, {"start", std::int64_t{0}}, {"end", std::int64_t{21}}, {"step", std::int64_t{1}}}))});
+  }});
   out.push_back({"batch_norm_with_the_batch_statistics", [](Builder& b) {
     const ValueId x = b.input({3, 5, 4, 2});
     const auto outs = b.ops("_native_batch_norm_legit", {{"input", x}, {"weight", b.constant({5})}, {"bias", b.constant({5})}},

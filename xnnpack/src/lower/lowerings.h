@@ -297,6 +297,10 @@ void lower_as_batch_of_one(Context& cx, const Node& n, NodeState& st, Lowering l
 void lower_copy(Context& cx, const Node& n, NodeState&);
 // as_strided over the input's contiguous storage (portable::as_strided).
 void lower_as_strided(Context& cx, const Node& n, NodeState&);
+// resize_(self, size) / resize_as_(self, the_template): the input's contiguous
+// storage read as `size`; elements past the input's own (memory torch leaves
+// uninitialized) are zeros here.
+void lower_resize_storage(Context& cx, const Node& n, NodeState&);
 void lower_size(Context& cx, const Node& n, NodeState&);
 void lower_getitem(Context& cx, const Node& n, NodeState&);
 void lower_scalar_identity(Context& cx, const Node& n, NodeState&);

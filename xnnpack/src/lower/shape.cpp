@@ -698,6 +698,26 @@ void lower_as_strided(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+void lower_resize_storage(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const i64 have = numel(cx.slot(x).shape);
+  std::optional<std::vector<i64>> size;
+  if (base_op(n.op).rfind("resize_as", 0) == 0) size = cx.slot(cx.tensor_arg(n, "the_template", 1)).shape;
+  else size = cx.ints_arg(n, "size");
+  if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'size'");
+  for (i64 d : *size)
+    if (d < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + shape_str(*size) + " has a negative dim");
+  cx.within_budget(*size);  // also: the product of the sizes is addressable
+  const i64 want = numel(*size);
+  if (want <= have) return cx.define(n.outputs[0], cx.alias(x, *size, false));  // the first elements of the same storage
+  const int out = cx.new_tensor(*size, false);
+  cx.portable_map(x, out, [have, want](const float* a, float* b) {
+    std::copy(a, a + have, b);
+    std::fill(b + have, b + want, 0.0f);
+  });
+  cx.define(n.outputs[0], out);
+}
+
 void lower_flip(Context& cx, const Node& n, NodeState&) {
   const int x = cx.tensor_arg(n, "self", 0);
   const Shape shape = cx.slot(x).shape;

@@ -178,6 +178,8 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
        {"copy"}},
       {&lower_as_strided, kPortable,
        {"as_strided", "as_strided_copy"}},
+      {&lower_resize_storage, kPlanned | kPortable,
+       {"resize_", "resize", "resize_as_", "resize_as"}},
       {&lower_size, kPlanned,
        {"size", "sym_size", "dim", "sym_numel", "sym_stride", "sym_storage_offset", "sym_is_contiguous"}},
       {&lower_getitem, kPlanned,
