@@ -76,12 +76,23 @@ std::optional<c10::IValue> to_ivalue(const AttributeValue& a, const c10::TypePtr
 
 // A run-time value as a schema argument of `type` wants it: a 0-d tensor where
 // a number is expected becomes that number (TorchScript's scalars travel as
-// 0-d tensors when they are constants of the graph).
+// 0-d tensors when they are constants of the graph), and a number where a
+// tensor is expected a wrapped number.
 c10::IValue coerce(c10::IValue v, const c10::TypePtr& type_in) {
-  if (!v.isTensor()) return v;
   c10::TypePtr type = type_in;
   if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
   const auto kind = type->kind();
+  if (!v.isTensor()) {
+    // A number computed in the graph (torch.export's item(), mul.Tensor(x, it))
+    // where a tensor is expected: a wrapped number, as Python passes it, which
+    // type promotion treats as a scalar (float32 * a double stays float32).
+    if (kind == c10::TypeKind::TensorType && (v.isDouble() || v.isInt() || v.isBool())) {
+      at::Tensor t = at::scalar_tensor(v.toScalar(), at::TensorOptions().dtype(v.isDouble() ? at::kDouble : v.isInt() ? at::kLong : at::kBool));
+      t.unsafeGetTensorImpl()->set_wrapped_number(true);
+      return c10::IValue(t);
+    }
+    return v;
+  }
   const at::Tensor& t = v.toTensor();
   if (kind == c10::TypeKind::IntType || kind == c10::TypeKind::SymIntType) return c10::IValue(t.item<int64_t>());
   if (kind == c10::TypeKind::FloatType) return c10::IValue(t.item<double>());

@@ -136,6 +136,25 @@ class TokenClassifier(nn.Module):
         return self.head((h * w).sum(1) / w.sum(1).clamp_min(1))
 
 
+class DetectionHead(nn.Module):
+    """A detector's post-processing as detection code writes it: per-anchor
+    scores and box deltas from a small convolutional head, the anchors whose
+    score passes a threshold kept by a boolean mask (how many, only the run
+    knows), their coordinates by nonzero, and their scores over the best one,
+    read with .item()."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.cls, self.box = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 2, 1), nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        f = torch.relu(self.body(x))
+        scores = torch.sigmoid(self.cls(f)).flatten(1)
+        boxes = self.box(f).permute(0, 2, 3, 1).reshape(x.shape[0], -1, 4)
+        keep = scores > 0.5
+        return boxes[keep], scores[keep] / scores.max().item(), torch.nonzero(keep)
+
+
 def _batch():
     return torch.export.Dim("batch", min=1, max=64)
 
@@ -148,6 +167,7 @@ CASES = {
     "index_with_none": (IndexWithNone, [(1, 1, 4, 5)], [{"kind": "none"}], None),
     "list_outputs": (ListOutputs, [(1, 3, 5, 4)], [{"kind": "sigmoid"}, {"kind": "none"}, {"kind": "clip"}], None),
     "token_classifier": (TokenClassifier, [(2, 12), (2, 12)], [{"kind": "none"}], None),
+    "detection_head": (DetectionHead, [(2, 3, 6, 5)], [{"kind": "none"}, {"kind": "unknown"}, {"kind": "unknown"}], None),
 }
 
 

@@ -37,7 +37,8 @@ std::string pt2_path(const std::string& file) { return std::string(TRACEGRAPH_PT
 // make_pt2_models.py's own cases, and the small zoo less the scripted twins
 // of traced models (the same Python module).
 std::vector<std::string> models() {
-  std::vector<std::string> out = {"dynamic_batch", "flatten_by_size", "mean_of_heads", "index_with_none", "list_outputs", "token_classifier"};
+  std::vector<std::string> out = {"dynamic_batch", "flatten_by_size", "mean_of_heads", "index_with_none", "list_outputs", "token_classifier",
+                                  "detection_head"};
   const std::set<std::string> zoo(testing::kZooSmall.begin(), testing::kZooSmall.end());
   for (const std::string& name : testing::kZooSmall) {
     const std::string suffix = "_scripted";

@@ -1236,6 +1236,98 @@ TEST(XnnpackOpErrors, AnIntegerOutputPast2To24IsRefusedNotRounded) {
   EXPECT_TRUE(native::to_aten(g.run({small})[0]).equal(at::tensor({3000000, -15000000}, at::kLong)));  // and it still runs
 }
 
+// nonzero's count, what a boolean mask selects and item()'s value are known
+// only to the run: a run that reads another count or value than the plan's
+// plans again. Each run matches LibTorch's, through counts of none, some and
+// all, a count seen before, and an integer item() that sizes a slice.
+TEST(XnnpackDataDependent, ANewCountOrValuePlansAgainAndMatchesLibTorch) {
+  Builder b;
+  const ValueId x = b.input({3, 1, 5});
+  const ValueId n = b.typed_input(at::scalar_tensor(3, at::kLong));
+  auto typed = [&](ValueId v, DType dtype, std::optional<SymbolicShape> shape = std::nullopt) {
+    b.g.set_value_type(v, dtype, std::move(shape));
+    return v;
+  };
+  const ValueId mask = typed(b.op("gt", "Scalar", {{"self", x}}, attrs({{"other", 0.25}})), DType::kBool, symbolic({3, 1, 5}));
+  const ValueId coordinates = typed(b.op("nonzero", "", {{"self", mask}}), DType::kInt64);
+  const ValueId selected = b.op("index", "Tensor", {{"self", x}, {"indices", mask}});
+  // A mask over the first dim (rows kept whole), and one over the last behind Nones.
+  const ValueId first = b.op("select", "int", {{"self", b.op("select", "int", {{"self", x}}, attrs({{"dim", std::int64_t{2}}, {"index", std::int64_t{0}}}))}},
+                             attrs({{"dim", std::int64_t{1}}, {"index", std::int64_t{0}}}));
+  const ValueId rows = typed(b.op("lt", "Scalar", {{"self", first}}, attrs({{"other", 0.0}})), DType::kBool, symbolic({3}));
+  const ValueId by_rows = b.op("index", "Tensor", {{"self", x}, {"indices", rows}});
+  const ValueId last = typed(b.op("gt", "Scalar", {{"self", b.op("select", "int", {{"self", b.op("select", "int", {{"self", x}}, attrs({{"dim", std::int64_t{0}}, {"index", std::int64_t{1}}}))}},
+                                                                 attrs({{"dim", std::int64_t{0}}, {"index", std::int64_t{0}}}))}},
+                                   attrs({{"other", -0.5}})),
+                             DType::kBool, symbolic({5}));
+  Attributes behind;
+  behind.set("indices", std::vector<bool>{false, false, true});
+  const ValueId by_last = b.op("index", "Tensor", {{"self", x}, {"indices", last}}, behind);
+  const ValueId peak = typed(b.op("amax", "", {{"self", x}}, attrs({{"dim", Ints{}}, {"keepdim", false}})), DType::kFloat32, symbolic({}));
+  const ValueId top = b.op("item", "", {{"self", peak}});
+  const ValueId scaled = b.op("mul", "Tensor", {{"self", x}, {"other", top}});
+  const ValueId padded = b.op("constant_pad_nd", "", {{"self", x}, {"value", top}}, attrs({{"pad", Ints{1, 2}}}));
+  const ValueId head = b.op("slice", "Tensor", {{"self", x}, {"end", b.op("item", "", {{"self", n}})}},
+                            attrs({{"dim", std::int64_t{2}}, {"start", std::int64_t{0}}, {"step", std::int64_t{1}}}));
+  b.g.set_outputs({coordinates, selected, by_rows, by_last, scaled, head, padded});
+
+  Graph copy = b.g;
+  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
+  reference.finalize();
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({2}));
+  g.finalize();
+  const at::Tensor some = native::to_aten(b.inputs[0]);
+  const std::vector<std::pair<at::Tensor, std::int64_t>> runs = {
+      {some, 3}, {-some.abs() - 1, 0}, {some.abs() + 1, 5}, {some, 3}, {some * -1, 1}};
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    SCOPED_TRACE("run " + std::to_string(r));
+    const std::vector<Tensor> inputs = {native::from_aten(runs[r].first.contiguous()), Tensor::from_vector<std::int64_t>({runs[r].second}, {})};
+    const auto want = reference.run(inputs);
+    const auto got = g.run(inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+      EXPECT_EQ(got[i].dtype(), want[i].dtype()) << "output " << i;
+      EXPECT_LE(max_relative_error(got[i], want[i]), 1e-6) << "output " << i;
+    }
+  }
+}
+
+// A number computed from a size is planned again with a new input shape (the
+// scalar operand kept in the node's state follows it).
+TEST(XnnpackDataDependent, ANumberFromASizeFollowsANewInputShape) {
+  Builder b;
+  const ValueId x = b.input({2, 3});
+  b.g.set_value_type(x, DType::kFloat32, std::nullopt);
+  const ValueId width = b.op("size", "int", {{"self", x}}, attrs({{"dim", std::int64_t{1}}}));
+  b.g.set_outputs({b.op("mul", "Tensor", {{"self", x}, {"other", width}})});
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+  g.finalize();
+  for (std::int64_t w : {3, 5, 3}) {
+    const at::Tensor in = at::randn({2, w});
+    EXPECT_TRUE(at::allclose(native::to_aten(g.run({native::from_aten(in)})[0]), in * w)) << "width " << w;
+  }
+}
+
+// A NaN item() is the value planned for, not a new one at each pass: the run
+// ends, with torch's NaNs.
+TEST(XnnpackDataDependent, ANaNItemSettles) {
+  Builder b;
+  const ValueId x = b.input({2, 3});
+  const ValueId peak = b.op("amax", "", {{"self", x}}, attrs({{"dim", Ints{}}, {"keepdim", false}}));
+  b.g.set_value_type(peak, DType::kFloat32, symbolic({}));
+  b.g.set_outputs({b.op("add", "Tensor", {{"self", x}, {"other", b.op("item", "", {{"self", peak}})}})});
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+  g.finalize();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int r = 0; r < 2; ++r) {
+    const auto got = native::to_aten(g.run({Tensor::from_vector<float>({1, nan, 2, 3, 4, 5}, {2, 3})})[0]);
+    EXPECT_TRUE(got.isnan().all().item<bool>());
+  }
+  const auto got = native::to_aten(g.run({Tensor::from_vector<float>({1, 0, 2, 3, 4, 5}, {2, 3})})[0]);
+  EXPECT_TRUE(got.equal(at::tensor({6.f, 5.f, 7.f, 8.f, 9.f, 10.f}).view({2, 3}))) << got;
+}
+
 // Random ops draw from a generator of ours (not torch's): the distributions
 // are checked, new values come at every run, and randperm is a permutation.
 TEST(XnnpackRandom, DrawsTheDistributionsAnewAtEachRun) {

@@ -247,10 +247,9 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
   if (cx.slot(x).constant) inplace = false;  // never write into weights
   int y;
   if (b_number) {
-    if (st.data.empty()) st.data.push_back({static_cast<float>(*b_number * (base == "add" || base == "sub" ? alpha : 1.0)), 0, 0, 0});
     Slot c;
     c.kind = Kind::kTensor;
-    c.constant = st.data[0].data();
+    c.constant = cx.node_numbers(st, 0, {static_cast<float>(*b_number * (base == "add" || base == "sub" ? alpha : 1.0))});
     y = cx.new_slot(std::move(c));
   } else {
     y = cx.tensor_slot(n, *b);
@@ -575,6 +574,16 @@ void lower_compare(Context& cx, const Node& n, NodeState&) {
       {"eq", portable::Compare::kEq}, {"ne", portable::Compare::kNe}, {"lt", portable::Compare::kLt},
       {"le", portable::Compare::kLe}, {"gt", portable::Compare::kGt}, {"ge", portable::Compare::kGe}};
   const portable::Compare op = kOps.at(base_op(n.op));
+  // Numbers planning knows (sizes, item()'s value; torch.export's checks of them): a number.
+  if (const auto first = input_for_arg(n, "a", 0); first && !input_for_arg(n, "self", 0)) {
+    const Slot& sa = cx.slot_of(*first);
+    if (sa.kind == Kind::kInt || sa.kind == Kind::kFloat) {
+      const double p = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, q = number_arg(cx, n, "b");
+      const bool r = op == portable::Compare::kEq ? p == q : op == portable::Compare::kNe ? p != q : op == portable::Compare::kLt ? p < q
+                   : op == portable::Compare::kLe ? p <= q : op == portable::Compare::kGt ? p > q : p >= q;
+      return cx.define(n.outputs[0], cx.int_slot(r ? 1 : 0));
+    }
+  }
   const int a = cx.tensor_arg(n, "self", 0);
   const auto other = input_for_arg(n, "other", 1);
   if (!other || cx.slot_of(*other).kind != Kind::kTensor) {

@@ -1,6 +1,6 @@
-// Indices, masks and the values made while planning: index.Tensor,
-// index_select, where, any/all, the casts (_to_copy, to, type_as), arange,
-// full, scalar_tensor, zeros and ones. Tensors torch holds as integers or bool
+// Indices, masks and the values made while planning: index.Tensor (boolean
+// masks too), nonzero, item, index_select, where, any/all, the casts
+// (_to_copy, to, type_as), arange, full, scalar_tensor, zeros and ones. Tensors torch holds as integers or bool
 // are held as float32 here, exact up to 2^24 (portable.h); a graph output of
 // such a type is cast back as it is read (runtime.cpp).
 #include "lower/lowerings.h"
@@ -40,33 +40,101 @@ Shape broadcast_all(const Context& cx, const Node& n, const std::vector<Shape>& 
 
 }  // namespace
 
+namespace {
+
+constexpr i64 kExactInFloat = i64{1} << 24;  // integers held as float32 are exact up to here
+
+// The number of nonzero elements of `x`, which only the run knows: a step
+// reads it and checks it against the count planned for (Context::observed()).
+// nullopt where no run has read it yet: the plan stops here.
+std::optional<i64> nonzero_count(Context& cx, int x) {
+  const std::optional<double> seen = cx.observed();
+  Step& step = cx.add_step({x}, {});
+  step.run = [&cx, x, id = step.node, count = numel(cx.slot(x).shape), seen] {
+    Context::confirm(id, seen, static_cast<double>(portable::count_nonzero(cx.ptr(x), count)));
+  };
+  if (!seen) {
+    cx.stop_plan();
+    return std::nullopt;
+  }
+  return static_cast<i64>(*seen);
+}
+
+// nonzero's coordinates are held as float32: every dim must be exact there.
+void coordinates_exact(const Context& cx, const Node& n, const Shape& shape) {
+  for (i64 d : shape)
+    if (d > kExactInFloat)
+      fail(ErrorCode::kLimitExceeded, cx.where(n) + ": the coordinates of a tensor of shape " + shape_str(shape) +
+                                          ": this backend holds indices as float32, exact up to 2^24");
+}
+
+}  // namespace
+
 void lower_index(Context& cx, const Node& n, NodeState&) {
   const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
   const Shape xs = cx.slot(x).shape;
   // indices: Tensor?[]; the `indices` attribute marks the Nones (absent: every entry given).
   std::vector<ValueId> given = inputs_for_arg(n, "indices");
-  std::vector<bool> present(given.size(), true);
+  std::vector<bool> entries(given.size(), true);
   if (const AttributeValue* mask = n.attributes.find("indices"))
-    if (const auto* p = std::get_if<std::vector<bool>>(mask)) present = *p;
-  if (static_cast<std::size_t>(std::count(present.begin(), present.end(), true)) != given.size())
+    if (const auto* p = std::get_if<std::vector<bool>>(mask)) entries = *p;
+  if (static_cast<std::size_t>(std::count(entries.begin(), entries.end(), true)) != given.size())
     fail(ErrorCode::kSchema, cx.where(n) + ": " + std::to_string(given.size()) + " index tensors for the " +
-                                 std::to_string(std::count(present.begin(), present.end(), true)) + " entries that are not None");
-  if (present.size() > xs.size()) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(present.size()) + " indices for a tensor of rank " + std::to_string(xs.size()));
+                                 std::to_string(std::count(entries.begin(), entries.end(), true)) + " entries that are not None");
+  // Per dim of x from the first: indexed or taken whole. A boolean mask of k
+  // dims stands for the k index tensors of its nonzero() coordinates, which
+  // the run counts (one column of `mask_rows` per dim, at `offset`).
+  std::vector<bool> present;
   std::vector<int> idx;
+  std::vector<i64> offset;
   std::vector<Shape> shapes;
-  for (ValueId v : given) {
+  int mask_rows = -1;
+  for (std::size_t e = 0, g = 0; e < entries.size(); ++e) {
+    if (!entries[e]) {
+      present.push_back(false);
+      continue;
+    }
+    const ValueId v = given[g++];
     const Value& value = cx.graph().value(v);
-    if (value.dtype && *value.dtype == DType::kBool)
-      fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask as an index (its result's shape depends on the values)");
-    idx.push_back(cx.held_tensor_slot(n, v));
-    shapes.push_back(cx.slot(idx.back()).shape);
+    if (!value.dtype || *value.dtype != DType::kBool) {
+      present.push_back(true);
+      idx.push_back(cx.held_tensor_slot(n, v));
+      offset.push_back(0);
+      shapes.push_back(cx.slot(idx.back()).shape);
+      continue;
+    }
+    if (mask_rows >= 0) fail(ErrorCode::kUnsupported, cx.where(n) + ": two boolean masks in one index");
+    const int m = cx.as_layout(cx.held_tensor_slot(n, v), false);
+    const Shape ms = cx.slot(m).shape;
+    const std::size_t at = present.size();
+    if (ms.empty()) fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask of no dims as an index");
+    if (at + ms.size() > xs.size() || !std::equal(ms.begin(), ms.end(), xs.begin() + static_cast<std::ptrdiff_t>(at)))
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": the boolean mask " + shape_str(ms) + " does not match dims " + std::to_string(at) + ".. of " + shape_str(xs));
+    coordinates_exact(cx, n, ms);
+    const std::optional<i64> count = nonzero_count(cx, m);
+    if (!count) return;
+    const i64 rank = static_cast<i64>(ms.size()), rows = *count;
+    mask_rows = cx.new_tensor({rank, rows}, false);
+    cx.portable_map(m, mask_rows, [ms, rows](const float* a, float* b) { portable::nonzero(a, ms, b, rows, true); });
+    for (i64 d = 0; d < rank; ++d) {
+      present.push_back(true);
+      idx.push_back(mask_rows);
+      offset.push_back(d * rows);
+      shapes.push_back({rows});
+    }
   }
+  if (present.size() > xs.size()) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(present.size()) + " indices for a tensor of rank " + std::to_string(xs.size()));
   if (idx.empty()) return cx.define(n.outputs[0], x);
   const Shape index_shape = broadcast_all(cx, n, shapes);
   std::vector<int> reads{x};
-  for (int& s : idx) {
-    s = broadcast_to(cx, s, index_shape);
-    reads.push_back(s);
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    if (idx[k] == mask_rows) {
+      if (shapes[k] != index_shape)  // a mask's coordinates broadcast to more: rare, and not a view of them
+        fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask beside index tensors that broadcast to " + shape_str(index_shape));
+    } else {
+      idx[k] = broadcast_to(cx, idx[k], index_shape);
+    }
+    if (std::find(reads.begin(), reads.end(), idx[k]) == reads.end()) reads.push_back(idx[k]);
   }
   // The output's shape, as the kernel lays it out (portable::index).
   std::vector<std::size_t> indexed;
@@ -86,16 +154,79 @@ void lower_index(Context& cx, const Node& n, NodeState&) {
   const int out = cx.new_tensor(out_shape, false);
   Step& step = cx.add_step(reads, {out});
   // One thread: an index out of range stops the run with an error naming the node.
-  step.run = [&cx, &n, x, xs, idx, present, index_shape, out] {
+  step.run = [&cx, &n, x, xs, idx, offset, present, index_shape, out] {
     std::vector<const float*> pointers(present.size(), nullptr);
-    std::size_t k = 0;
-    for (std::size_t d = 0; d < present.size(); ++d)
-      if (present[d]) pointers[d] = cx.ptr(idx[k++]);
+    for (std::size_t d = 0, k = 0; d < present.size(); ++d)
+      if (present[d]) {
+        pointers[d] = cx.ptr(idx[k]) + offset[k];
+        ++k;
+      }
     double bad = 0;
     if (!portable::index(cx.ptr(x), cx.ptr(out), xs, pointers, index_shape, &bad))
       fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(bad) + " is out of range for " + shape_str(xs));
   };
   cx.define(n.outputs[0], out);
+}
+
+void lower_nonzero(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape shape = cx.slot(x).shape;
+  coordinates_exact(cx, n, shape);
+  i64 rows = 0;
+  float fill = 0;
+  if (base_op(n.op) == "nonzero_static") {  // a size given: no count to wait for
+    rows = cx.int_arg(n, "size").value_or(-1);
+    if (rows < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + std::to_string(rows) + " (not negative)");
+    const i64 f = cx.int_arg(n, "fill_value").value_or(-1);
+    if (f > kExactInFloat || f < -kExactInFloat) fail(ErrorCode::kOutOfRange, cx.where(n) + ": fill_value " + std::to_string(f) + " is past 2^24");
+    fill = static_cast<float>(f);
+  } else {
+    const std::optional<i64> count = nonzero_count(cx, x);
+    if (!count) return;
+    rows = *count;
+  }
+  if (base_op(n.op) == "nonzero_numpy") {  // nonzero(as_tuple=True): one index tensor per dim (of a scalar, as of [1])
+    const Shape dims = shape.empty() ? Shape{1} : shape;
+    if (n.outputs.size() != dims.size())
+      fail(ErrorCode::kSchema, cx.where(n) + ": " + std::to_string(n.outputs.size()) + " outputs for the " + std::to_string(dims.size()) + " dims of " + shape_str(shape));
+    std::vector<int> outs;
+    for (std::size_t d = 0; d < dims.size(); ++d) outs.push_back(cx.new_tensor({rows}, false));
+    std::vector<int> ins{x};
+    Step& step = cx.portable_step(ins, outs);
+    step.run = [&cx, xi = ins[0], dims, rows, outs] {
+      std::vector<float> columns(static_cast<std::size_t>(rows) * dims.size());
+      portable::nonzero(cx.ptr(xi), dims, columns.data(), rows, true);
+      for (std::size_t d = 0; d < dims.size(); ++d)
+        std::copy(columns.begin() + static_cast<std::ptrdiff_t>(d) * rows, columns.begin() + static_cast<std::ptrdiff_t>(d + 1) * rows, cx.ptr(outs[d]));
+    };
+    for (std::size_t d = 0; d < outs.size(); ++d) cx.define(n.outputs[d], outs[d]);
+    return;
+  }
+  const int out = cx.new_tensor({rows, static_cast<i64>(shape.size())}, false);
+  cx.portable_map(x, out, [shape, rows, fill](const float* a, float* b) { portable::nonzero(a, shape, b, rows, false, fill); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_item(Context& cx, const Node& n, NodeState&) {
+  auto self = input_for_arg(n, "self", 0);
+  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
+  const Slot& known = cx.slot_of(*self);
+  if (known.kind == Kind::kInt || known.kind == Kind::kFloat) return cx.define(n.outputs[0], cx.slot_index(*self));  // a number planning knows
+  const int x = cx.tensor_slot(n, *self);
+  const Shape shape = cx.slot(x).shape;
+  if (numel(shape) != 1) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": item() of a tensor of shape " + shape_str(shape) + " (one element is needed)");
+  const auto& dtype = cx.graph().value(*self).dtype;
+  const bool integral = dtype && held_kind(*dtype) != Held::kFloat;
+  std::optional<double> value = Context::constant_number(cx.slot(x));
+  if (!value) {  // computed in the graph: the run reads it
+    value = cx.observed();
+    Step& step = cx.add_step({x}, {});
+    step.run = [&cx, x, id = step.node, seen = value] { Context::confirm(id, seen, cx.ptr(x)[0]); };
+    if (!value) return cx.stop_plan();
+  }
+  if (!integral) return cx.define(n.outputs[0], cx.float_slot(*value));
+  if (!std::isfinite(*value)) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": item() of an integer tensor read " + std::to_string(*value));
+  cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(*value)));
 }
 
 void lower_index_select(Context& cx, const Node& n, NodeState&) {

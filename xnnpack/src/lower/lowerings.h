@@ -307,8 +307,16 @@ void lower_scalar_identity(Context& cx, const Node& n, NodeState&);
 
 // ---- index.cpp ---------------------------------------------------------
 
-// index.Tensor (Tensor?[] indices, Nones kept whole), index_select.
+// index.Tensor (Tensor?[] indices, Nones kept whole; a boolean mask as its
+// nonzero() coordinates, counted by the run), index_select.
 void lower_index(Context& cx, const Node& n, NodeState&);
+// nonzero / argwhere: [count, rank] coordinates, the count read by the run
+// (Context::observed()); nonzero_numpy (as_tuple): one [count] per dim;
+// nonzero_static: [size, rank], the rest fill_value.
+void lower_nonzero(Context& cx, const Node& n, NodeState&);
+// item / _local_scalar_dense: the one element as a number the rest of the
+// plan knows, read by the run (Context::observed()).
+void lower_item(Context& cx, const Node& n, NodeState&);
 void lower_index_select(Context& cx, const Node& n, NodeState&);
 // gather(self, dim, index); embedding(weight, indices) as a gather of rows.
 void lower_gather(Context& cx, const Node& n, NodeState&);

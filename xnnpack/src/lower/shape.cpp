@@ -398,9 +398,8 @@ void lower_pad(Context& cx, const Node& n, NodeState& st) {
       pre[p] = static_cast<std::size_t>(before[d]);
       post[p] = static_cast<std::size_t>(after[d]);
     }
-    if (st.data.empty()) st.data.push_back({value});
     XnnOp& made = cx.plan_op();
-    cx.check(xnn_create_constant_pad_nd_x32(st.data[0].data(), 0, &made.op), n, "creating a constant pad");
+    cx.check(xnn_create_constant_pad_nd_x32(cx.node_numbers(st, 0, {value}), 0, &made.op), n, "creating a constant pad");
     xnn_operator_t op = made.op;
     cx.check(xnn_reshape_constant_pad_nd_x32(op, rank, shape.data(), pre.data(), post.data(), cx.pool()), n, "reshaping a constant pad");
     const int out = cx.new_tensor(out_shape, channels_last);

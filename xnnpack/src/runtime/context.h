@@ -424,6 +424,55 @@ class Context {
     return steps_.back();
   }
 
+  // Numbers a node derived (a scalar operand, a pad value), kept in its state
+  // across plans as floats with XNNPACK's tail: rewritten where a new plan's
+  // numbers differ (a size from new input shapes, item()'s value), and the
+  // copies made of the old ones forgotten.
+  const float* node_numbers(NodeState& st, std::size_t k, std::vector<float> values) {
+    values.resize(values.size() + kTailBytes / sizeof(float), 0.0f);
+    if (st.data.size() <= k) st.data.resize(k + 1);
+    std::vector<float>& held = st.data[k];
+    if (held.size() == values.size() && std::memcmp(held.data(), values.data(), values.size() * sizeof(float)) == 0) return held.data();
+    forget_copies(held.data());
+    held = std::move(values);
+    padded_.insert(held.data());
+    return held.data();
+  }
+  // Drops what was made from constant floats at `p` (padded and layout copies),
+  // before they change or are freed.
+  void forget_copies(const float* p) {
+    padded_.erase(p);
+    for (auto it = constant_copies_.begin(); it != constant_copies_.end();) {
+      if (std::get<0>(it->first) == p) it = constant_copies_.erase(it);
+      else ++it;
+    }
+  }
+
+  // ---- values only the run knows ---------------------------------------
+
+  // nonzero's count and item()'s value decide the shapes and numbers after
+  // them. A plan is made for the value the last run read there (observed());
+  // the node's step reads the value again and, where it differs, stops the
+  // run with Observed: the runtime plans for the new value and runs again.
+  // A node whose value no run has read yet ends its plan (stop_plan()): its
+  // step always reports.
+  struct Observed {
+    NodeId node;
+    double value;
+  };
+  // The value the last run read at the node being lowered.
+  std::optional<double> observed() const {
+    auto it = observed_.find(current_.index);
+    if (it == observed_.end()) return std::nullopt;
+    return it->second;
+  }
+  void stop_plan() { plan_stopped_ = true; }
+  // The step's check of `seen` against the value planned for (bit for bit:
+  // a NaN is the NaN planned for, not a new value each time).
+  static void confirm(NodeId node, std::optional<double> planned, double seen) {
+    if (!planned || std::memcmp(&*planned, &seen, sizeof seen) != 0) throw Observed{node, seen};
+  }
+
   // ---- layout ---------------------------------------------------------
 
   // The slot holding tensor `s` in the wanted layout: itself when the layouts
@@ -610,6 +659,8 @@ class Context {
   std::size_t operator_bytes_ = 0;  // XNNPACK's own buffers in this plan (indirection)
   AlignedFloats workspace_;
   NodeId current_;
+  std::unordered_map<std::uint32_t, double> observed_;  // by node index: what the last run read there
+  bool plan_stopped_ = false;                            // the plan ends at a node whose value no run has read
 };
 
 }  // namespace tracegraph::xnnpack

@@ -103,6 +103,7 @@ void Runtime::reset_plan() {
   workspace_.reset();
   arena_bytes_ = 0;
   planned_.reset();
+  plan_stopped_ = false;
 }
 
 void Runtime::plan(const std::vector<Shape>& input_shapes) {
@@ -123,9 +124,10 @@ void Runtime::plan(const std::vector<Shape>& input_shapes) {
     const Lowering lower = lowering_for(n);
     if (!lower) fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
     lower(*this, n, states_[id.index]);
+    if (plan_stopped_) break;  // the rest waits for a value only the run knows
   }
   current_ = NodeId{};
-  for (ValueId v : graph_.outputs()) {
+  for (ValueId v : plan_stopped_ ? std::vector<ValueId>{} : graph_.outputs()) {
     const int s = value_slot_[v.index];
     if (s < 0) fail(ErrorCode::kUnproducedOutput, "xnnpack: graph output '" + graph_.value(v).name + "' is never computed");
     output_slots_.push_back(s);
@@ -200,6 +202,7 @@ void Runtime::prepare(const Graph& graph) {
   states_.clear();
   constant_copies_.clear();
   held_.clear();
+  observed_.clear();
   held_plans_.clear();
   padded_.clear();
   planned_.reset();
@@ -242,20 +245,26 @@ std::vector<Tensor> Runtime::run(const std::vector<Tensor>& inputs) {
     if (t.device().type != DeviceType::kCPU) fail(ErrorCode::kInvalidArgument, "xnnpack: input '" + name + "' is on " + t.device().str() + "; this backend runs on the CPU");
     shapes.push_back(t.shape());
   }
-  if (!planned_ || *planned_ != shapes) plan(shapes);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const int s = input_slots_[i];
-    if (s >= 0 && inputs[i].numel()) load_input(inputs[i], ptr(s), graph_.value(graph_.inputs()[i]).name);
-  }
-  if (options_.profile) {
-    std::fill(step_ms_.begin(), step_ms_.end(), 0.0);
-    for (std::size_t k = 0; k < steps_.size(); ++k) {
-      const auto t0 = std::chrono::steady_clock::now();
-      steps_[k].run();
-      step_ms_[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // A value only the run knows (nonzero's count, item()'s value) that is not
+  // the one planned for: plan for it and run again. Each pass settles one
+  // more such node, so there are at most as many passes as nodes, plus one.
+  for (std::size_t pass = 0;; ++pass) {
+    if (!planned_ || *planned_ != shapes) plan(shapes);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const int s = input_slots_[i];
+      if (s >= 0 && inputs[i].numel()) load_input(inputs[i], ptr(s), graph_.value(graph_.inputs()[i]).name);
     }
-  } else {
-    for (Step& step : steps_) step.run();
+    try {
+      run_steps();
+    } catch (const Observed& seen) {
+      forget_after(seen.node);
+      observed_[seen.node.index] = seen.value;
+      planned_.reset();
+      if (pass > graph_.nodes().size()) fail(ErrorCode::kInternal, "xnnpack: the values only the run knows did not settle");
+      continue;
+    }
+    if (plan_stopped_) fail(ErrorCode::kInternal, "xnnpack: a plan that stops at a value only the run knows ran to its end");
+    break;
   }
   std::vector<Tensor> outputs;
   for (std::size_t k = 0; k < output_slots_.size(); ++k) {
@@ -266,6 +275,33 @@ std::vector<Tensor> Runtime::run(const std::vector<Tensor>& inputs) {
     outputs.push_back(std::move(t));
   }
   return outputs;
+}
+
+void Runtime::forget_after(NodeId node) {
+  std::unordered_set<std::uint32_t> changed;
+  for (ValueId v : graph_.node(node).outputs) changed.insert(v.index);
+  for (NodeId id : graph_.nodes()) {
+    const Node& n = graph_.node(id);
+    if (std::none_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) { return changed.count(v.index) > 0; })) continue;
+    for (ValueId v : n.outputs) changed.insert(v.index);
+    if (auto it = states_.find(id.index); it != states_.end()) {
+      for (const std::vector<float>& d : it->second.data) forget_copies(d.data());
+      states_.erase(it);
+    }
+  }
+}
+
+void Runtime::run_steps() {
+  if (!options_.profile) {
+    for (Step& step : steps_) step.run();
+    return;
+  }
+  std::fill(step_ms_.begin(), step_ms_.end(), 0.0);
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    steps_[k].run();
+    step_ms_[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
 }
 
 std::vector<NodeTime> Runtime::profile() const {

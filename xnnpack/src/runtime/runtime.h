@@ -1,7 +1,7 @@
-// The runtime: a graph planned for its inputs' shapes (each node lowered into
-// steps by lower/, then the memory plan), run step by step, its outputs read
-// back in torch's layout, and the profile of the last run. Private to
-// xnnpack/src.
+// The runtime: a graph planned for its inputs' shapes and the values only a
+// run knows (each node lowered into steps by lower/, then the memory plan),
+// run step by step, its outputs read back in torch's layout, and the profile
+// of the last run. Private to xnnpack/src.
 #pragma once
 
 #include "runtime/context.h"
@@ -27,6 +27,10 @@ class Runtime : public Context {
   // that reuses a buffer once the last reader of its value has run.
   void allocate();
   Tensor read_out(int s);
+  void run_steps();  // each step in order, timed when profiling
+  // Drops the states of the nodes that read what `node` computed, directly or
+  // not: made for a value only the run knows, which has changed.
+  void forget_after(NodeId node);
 
   std::unordered_map<std::uint32_t, NodeState> states_;
   std::optional<std::vector<Shape>> planned_;

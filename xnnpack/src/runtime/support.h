@@ -31,6 +31,7 @@
 #include <thread>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)

@@ -8,6 +8,31 @@
 
 namespace tracegraph::xnnpack::portable {
 
+i64 count_nonzero(const float* x, i64 count) {
+  i64 n = 0;
+  for (i64 i = 0; i < count; ++i) n += x[i] != 0.0f;
+  return n;
+}
+
+void nonzero(const float* x, const std::vector<i64>& shape, float* y, i64 rows, bool by_dim, float fill) {
+  const std::size_t rank = shape.size();
+  const i64 count = product(shape, 0, rank);
+  std::vector<i64> at(rank, 0);  // the coordinates of element i
+  i64 row = 0;
+  for (i64 i = 0; i < count && row < rows; ++i) {
+    if (x[i] != 0.0f) {
+      for (std::size_t d = 0; d < rank; ++d) (by_dim ? y[static_cast<i64>(d) * rows + row] : y[row * static_cast<i64>(rank) + static_cast<i64>(d)]) = static_cast<float>(at[d]);
+      ++row;
+    }
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++at[d] < shape[d]) break;
+      at[d] = 0;
+    }
+  }
+  for (; row < rows; ++row)
+    for (std::size_t d = 0; d < rank; ++d) (by_dim ? y[static_cast<i64>(d) * rows + row] : y[row * static_cast<i64>(rank) + static_cast<i64>(d)]) = fill;
+}
+
 bool index(const float* x, float* y, const std::vector<i64>& x_shape, const std::vector<const float*>& indices,
            const std::vector<i64>& index_shape, double* bad) {
   const std::size_t rank = x_shape.size(), k = index_shape.size();

@@ -144,6 +144,14 @@ void batch_norm_running_stats(const float* x, float* y, i64 batch, i64 channels,
 // (y partly written) at the first index out of range, its value in *bad.
 bool index(const float* x, float* y, const std::vector<i64>& x_shape, const std::vector<const float*>& indices,
            const std::vector<i64>& index_shape, double* bad);
+// How many of x's `count` elements are not zero (NaN counts: it is not zero).
+i64 count_nonzero(const float* x, i64 count);
+// torch.nonzero: the coordinates in `shape` of x's nonzero elements, in
+// order, as floats: element k's as row k of y [rows, rank] (by_dim false),
+// or as column k of y [rank, rows] (by_dim: one index tensor per dim, the
+// form a boolean mask indexes with). Writes at most `rows` of them
+// (nonzero_static's size); rows past the last nonzero get `fill`.
+void nonzero(const float* x, const std::vector<i64>& shape, float* y, i64 rows, bool by_dim, float fill = 0);
 // torch.gather along `dim`: y [index_shape] with y[..., i, ...] = x[..., index[..., i, ...], ...]
 // (index_shape no larger than x's but along dim). False at the first index out of range, its value in *bad.
 bool gather(const float* x, const float* index, float* y, const std::vector<i64>& x_shape, const std::vector<i64>& index_shape,
