@@ -183,6 +183,7 @@ class Reader {
     ValueId id;
     c10::IValue constant;
     std::vector<ValueId> list;
+    std::vector<bool> present = {};  // Tensor?[]: which entries `list` fills (empty: all)
   };
 
   [[noreturn]] void unsupported(const tj::Node* n, const std::string& why) const {
@@ -484,6 +485,7 @@ class Reader {
         const c10::TypePtr& t = o->type();
         const bool wanted = t->cast<c10::TensorType>() || t->kind() == c10::TypeKind::IntType ||
                             t->kind() == c10::TypeKind::FloatType || t->kind() == c10::TypeKind::BoolType ||
+                            t->kind() == c10::TypeKind::NumberType ||  // item()'s Scalar
                             (t->cast<c10::ListType>() && t->cast<c10::ListType>()->getElementType()->kind() == c10::TypeKind::IntType);
         if (wanted) originals.push_back(o);
       }
@@ -509,6 +511,54 @@ class Reader {
         info = {DType::kInt64, SymbolicShape{Dim::of(static_cast<std::int64_t>(iv.toIntList().size()))}};
       }
       probed_[originals[i]] = info;
+    }
+    mark_data_dependent(*g);
+  }
+
+  // The sizes the example run gave where the values decide them (nonzero's
+  // count, what a boolean mask selects) become symbols, u0, u1, ... as
+  // torch.export names them; a value of the same shape as an input carrying
+  // such a symbol (an elementwise op on it) carries it too.
+  void mark_data_dependent(const tj::Graph& g) {
+    int next = 0;
+    auto is_mask = [&](const tj::Value* v) {
+      auto it = probed_.find(v);
+      return it != probed_.end() && it->second.dtype == DType::kBool;
+    };
+    auto symbolic_dims = [](const TypeInfo& t) {
+      return t.shape && std::any_of(t.shape->begin(), t.shape->end(), [](const Dim& d) { return !d.is_static(); });
+    };
+    const std::unordered_map<const tj::Value*, TypeInfo> ran = probed_;  // the sizes of the example run, all static
+    for (const tj::Node* n : g.nodes()) {
+      if (n->outputs().empty() || !probed_.count(n->output(0))) continue;
+      TypeInfo& out = probed_[n->output(0)];
+      if (!out.shape) continue;
+      // Which dim of the first output the values decide, if any.
+      std::optional<std::size_t> decided;
+      const std::string kind = n->kind().toQualString();
+      if (kind == "aten::nonzero" || kind == "aten::argwhere" || kind == "aten::masked_select") decided = 0;
+      if (kind == "aten::index" && n->inputs().size() == 2 && n->input(1)->node()->kind() == c10::prim::ListConstruct) {
+        const auto items = n->input(1)->node()->inputs();
+        std::size_t at = 0, given = 0;
+        for (std::size_t k = 0; k < items.size(); ++k) {
+          if (items[k]->type()->kind() == c10::TypeKind::NoneType) continue;
+          ++given;
+          if (is_mask(items[k])) at = k;
+          else at = items.size();  // integer indices beside it: not followed here
+        }
+        if (given == 1 && at < items.size() && at < out.shape->size()) decided = at;
+      }
+      if (decided) {
+        (*out.shape)[*decided] = Dim::sym("u" + std::to_string(next++));
+        continue;
+      }
+      for (const tj::Value* in : n->inputs()) {
+        auto it = probed_.find(in);
+        if (it != probed_.end() && symbolic_dims(it->second) && ran.at(in).shape == ran.at(n->output(0)).shape) {
+          out.shape = it->second.shape;
+          break;
+        }
+      }
     }
   }
 
@@ -613,14 +663,22 @@ class Reader {
   void convert_list(const tj::Node* n) {
     const tj::Value* out = n->output();
     auto list_type = out->type()->cast<c10::ListType>();
-    const bool tensors = list_type && (list_type->getElementType()->cast<c10::TensorType>() != nullptr);
-    if (tensors) {
-      Slot s{SlotKind::kTensorList, {}, {}, {}};
+    const c10::TypePtr element = list_type ? list_type->getElementType() : nullptr;
+    const auto optional = element ? element->cast<c10::OptionalType>() : nullptr;
+    const bool tensors = element && element->cast<c10::TensorType>() != nullptr;
+    const bool optional_tensors = optional && optional->getElementType()->cast<c10::TensorType>() != nullptr;  // index's Tensor?[]
+    if (tensors || optional_tensors) {
+      Slot s{SlotKind::kTensorList, {}, {}, {}, {}};
+      bool gap = false;
       for (const tj::Value* in : n->inputs()) {
         const Slot& e = slot(n, in);
-        if (e.kind != SlotKind::kValue) unsupported(n, "a tensor list element is not a tensor value");
-        s.list.push_back(e.id);
+        const bool none = optional_tensors && e.kind == SlotKind::kConstant && e.constant.isNone();
+        if (!none && e.kind != SlotKind::kValue) unsupported(n, "a tensor list element is not a tensor value");
+        if (!none) s.list.push_back(e.id);
+        s.present.push_back(!none);
+        gap = gap || none;
       }
+      if (!gap) s.present.clear();
       slots_[out] = std::move(s);
       return;
     }
@@ -665,6 +723,7 @@ class Reader {
             inputs.push_back(v);
             arg_names.push_back(arg);
           }
+          if (!s.present.empty()) attrs.set(arg, s.present);  // the Nones of a Tensor?[] (docs/format.md)
           break;
         case SlotKind::kConstant:
           if (s.constant.isNone()) break;  // an absent optional argument

@@ -33,7 +33,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_zoo_models as zoo  # noqa: E402
-from make_test_models import leaves, write_safetensors  # noqa: E402
+from make_test_models import DetectionHead, leaves, write_safetensors  # noqa: E402
 
 torch.set_num_threads(1)
 warnings.filterwarnings("ignore")
@@ -134,25 +134,6 @@ class TokenClassifier(nn.Module):
         h = h + self.mlp(self.norm2(h))
         w = attention_mask.unsqueeze(-1).to(h.dtype)
         return self.head((h * w).sum(1) / w.sum(1).clamp_min(1))
-
-
-class DetectionHead(nn.Module):
-    """A detector's post-processing as detection code writes it: per-anchor
-    scores and box deltas from a small convolutional head, the anchors whose
-    score passes a threshold kept by a boolean mask (how many, only the run
-    knows), their coordinates by nonzero, and their scores over the best one,
-    read with .item()."""
-
-    def __init__(self):
-        super().__init__()
-        self.body, self.cls, self.box = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 2, 1), nn.Conv2d(8, 8, 1)
-
-    def forward(self, x):
-        f = torch.relu(self.body(x))
-        scores = torch.sigmoid(self.cls(f)).flatten(1)
-        boxes = self.box(f).permute(0, 2, 3, 1).reshape(x.shape[0], -1, 4)
-        keep = scores > 0.5
-        return boxes[keep], scores[keep] / scores.max().item(), torch.nonzero(keep)
 
 
 def _batch():

@@ -156,6 +156,25 @@ class TwoHeads(nn.Module):
         return torch.cat([torch.sigmoid(self.mask(f)), self.affs(f)], 1)
 
 
+class DetectionHead(nn.Module):
+    """A detector's post-processing as detection code writes it: per-anchor
+    scores and box deltas from a small convolutional head, the anchors whose
+    score passes a threshold kept by a boolean mask (how many, only the run
+    knows), their coordinates by nonzero, and their scores over the best one,
+    read with .item()."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.cls, self.box = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 2, 1), nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        f = torch.relu(self.body(x))
+        scores = torch.sigmoid(self.cls(f)).flatten(1)
+        boxes = self.box(f).permute(0, 2, 3, 1).reshape(x.shape[0], -1, 4)
+        keep = scores > 0.5
+        return boxes[keep], scores[keep] / scores.max().item(), torch.nonzero(keep)
+
+
 class TupleOut(nn.Module):
     def __init__(self):
         super().__init__()
@@ -323,6 +342,7 @@ MODELS = {
     "mobilenet_v2_scripted": (lambda: torchvision_model("mobilenet_v2"), [(1, 3, 224, 224)], "script", [NONE]),
     "resnet18_traced": (lambda: torchvision_model("resnet18"), [(1, 3, 224, 224)], "trace", [NONE]),
     "resnet18_scripted": (lambda: torchvision_model("resnet18"), [(1, 3, 224, 224)], "script", [NONE]),
+    "detection_head_scripted": (DetectionHead, [(2, 3, 6, 5)], "script", [NONE, {"kind": "unknown"}, {"kind": "unknown"}]),
 }
 
 

@@ -28,7 +28,7 @@ inline const std::vector<std::string> kReadableModels = {
     "mobilenet_v2_scripted", "mobilenet_v2_traced", "resnet18_scripted", "resnet18_traced",
     "unet2d", "unet3d_clamp", "unet3d_dict_out", "unet3d_eval_sigmoid", "unet3d_hardtanh",
     "unet3d_none", "unet3d_sigmoid_inplace", "unet3d_sigmoid_inplace_scripted", "unet3d_sigmoid_scripted",
-    "unet3d_sigmoid_traced", "unet3d_softmax", "unet3d_tanh", "unet3d_tuple_out", "unet3d_two_heads",
+    "unet3d_sigmoid_traced", "unet3d_softmax", "unet3d_tanh", "unet3d_tuple_out", "unet3d_two_heads", "detection_head_scripted",
     // The same models saved by torch 1.13 (make_test_models.py --old): the older file format.
     "mobilenet_v2_scripted_torch113", "resnet18_traced_torch113", "unet2d_torch113", "unet3d_dict_out_torch113",
     "unet3d_sigmoid_scripted_torch113", "unet3d_sigmoid_traced_torch113",

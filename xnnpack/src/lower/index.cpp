@@ -60,6 +60,31 @@ std::optional<i64> nonzero_count(Context& cx, int x) {
   return static_cast<i64>(*seen);
 }
 
+// Whether value `v` is a boolean mask. Its dtype says where the reader knew
+// it; where not (a scripted model read without input shapes), the op that
+// made it does: a comparison, a logical op, a cast to bool, or a view, copy
+// or bitwise op of masks.
+bool is_mask(const Graph& g, ValueId v, int depth = 0) {
+  const Value& value = g.value(v);
+  if (value.dtype) return *value.dtype == DType::kBool;
+  if (value.is_constant()) return value.data.dtype() == DType::kBool;
+  if (!value.producer || depth > 16) return false;
+  const Node& p = g.node(*value.producer);
+  const std::string base = base_op(p.op);
+  static const std::set<std::string, std::less<>> kMasks = {
+      "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "logical_xor", "isnan", "isinf",
+      "isfinite", "isneginf", "isposinf", "signbit", "__not__"};
+  static const std::set<std::string, std::less<>> kViews = {
+      "view", "reshape", "flatten", "unflatten", "unsqueeze", "squeeze", "permute", "transpose", "expand", "expand_as",
+      "contiguous", "clone", "detach", "select", "slice", "repeat", "bitwise_not", "__invert__"};
+  static const std::set<std::string, std::less<>> kOfMasks = {"bitwise_and", "bitwise_or", "bitwise_xor", "__and__", "__or__", "__xor__", "cat", "stack"};
+  if (kMasks.count(base)) return true;
+  if (base == "to" || base == "_to_copy" || base == "type") return arg_int(p, "dtype") == 11;  // c10's Bool
+  if (p.inputs.empty()) return false;
+  if (kViews.count(base)) return is_mask(g, p.inputs[0], depth + 1);
+  return kOfMasks.count(base) && std::all_of(p.inputs.begin(), p.inputs.end(), [&](ValueId in) { return is_mask(g, in, depth + 1); });
+}
+
 // nonzero's coordinates are held as float32: every dim must be exact there.
 void coordinates_exact(const Context& cx, const Node& n, const Shape& shape) {
   for (i64 d : shape)
@@ -95,8 +120,7 @@ void lower_index(Context& cx, const Node& n, NodeState&) {
       continue;
     }
     const ValueId v = given[g++];
-    const Value& value = cx.graph().value(v);
-    if (!value.dtype || *value.dtype != DType::kBool) {
+    if (!is_mask(cx.graph(), v)) {
       present.push_back(true);
       idx.push_back(cx.held_tensor_slot(n, v));
       offset.push_back(0);
