@@ -128,6 +128,35 @@ test('loadModel reads an exported graph with the weights its document names', as
                        (e) => e instanceof TracegraphError && e.code === 'invalid_argument' && /options\.weights/.test(e.message));
 });
 
+// Sizes only the run knows (what a boolean mask keeps, nonzero's count): a
+// new input with another count plans again, and the first input after it
+// gives the first results again (the scripted detection head, read in wasm).
+test('a detection head whose outputs the values size runs on a new count and back', async () => {
+  const models = join(root, 'build', 'native', 'models');
+  const io = readTensors(join(models, 'detection_head_scripted.io.safetensors'));
+  const [x] = inputsOf(io);
+  const g = await loadModel(join(models, 'detection_head_scripted.ts'), { inputShapes: [x.shape] });
+  try {
+    g.finalize({ threads: 1 });
+    const matches = () => {
+      const out = g.run([x]);
+      outputsOf(io).forEach((want, i) => {
+        assert.deepEqual(out[i].shape, want.shape, `output ${i} shape`);
+        assert.ok(relativeError(out[i].data, want.data) <= 1e-4, `output ${i}`);
+      });
+      return out[2].shape[0];
+    };
+    const kept = matches();
+    const other = g.run([{ shape: x.shape, data: x.data.map((v) => -2 * v) }]);
+    const count = other[2].shape[0];
+    assert.notEqual(count, kept);
+    assert.deepEqual(other.map((o) => o.shape), [[count, 4], [count], [count, 2]]);
+    assert.equal(matches(), kept);
+  } finally {
+    g.dispose();
+  }
+});
+
 test('a traced TorchScript archive reads and runs; one that loops on its input names its line', async () => {
   const models = join(root, 'build', 'native', 'models');
   const g = await loadModel(join(models, 'unet3d_sigmoid_traced.ts'));
