@@ -68,7 +68,8 @@ SWEEP = [
     "nn.functional.pad",
     "nn.functional.pixel_shuffle",
     # Indexing.
-    "index_select", "gather", "scatter", "index_add", "index_put", "nn.functional.embedding", "topk", "sort",
+    "index_select", "gather", "scatter", "index_add", "index_put", "nn.functional.embedding", "topk", "sort", "masked_select",
+    "argwhere", "nonzero_static",
     # Makers.
     "arange", "full", "zeros", "ones", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones",
     # Matrices, convolutions, pooling, norms, resizes, attention.

@@ -1269,7 +1269,15 @@ TEST(XnnpackDataDependent, ANewCountOrValuePlansAgainAndMatchesLibTorch) {
   const ValueId padded = b.op("constant_pad_nd", "", {{"self", x}, {"value", top}}, attrs({{"pad", Ints{1, 2}}}));
   const ValueId head = b.op("slice", "Tensor", {{"self", x}, {"end", b.op("item", "", {{"self", n}})}},
                             attrs({{"dim", std::int64_t{2}}, {"start", std::int64_t{0}}, {"step", std::int64_t{1}}}));
-  b.g.set_outputs({coordinates, selected, by_rows, by_last, scaled, head, padded});
+  // A mask the graph leaves untyped (a scripted model read without shapes), broadcast.
+  const ValueId untyped = b.op("ge", "Scalar", {{"self", b.op("select", "int", {{"self", x}}, attrs({{"dim", std::int64_t{0}}, {"index", std::int64_t{2}}}))}},
+                               attrs({{"other", 0.0}}));
+  const ValueId picked = b.op("masked_select", "", {{"self", x}, {"mask", untyped}});
+  // x[mask] = x[mask] * 2: one value per position set.
+  Attributes put;
+  put.set("accumulate", false);
+  const ValueId doubled = b.op("index_put", "", {{"self", x}, {"indices", mask}, {"values", b.op("mul", "Scalar", {{"self", selected}}, attrs({{"other", 2.0}}))}}, put);
+  b.g.set_outputs({coordinates, selected, by_rows, by_last, scaled, head, padded, picked, doubled});
 
   Graph copy = b.g;
   TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());

@@ -38,15 +38,18 @@ Shape broadcast_all(const Context& cx, const Node& n, const std::vector<Shape>& 
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 constexpr i64 kExactInFloat = i64{1} << 24;  // integers held as float32 are exact up to here
 
-// The number of nonzero elements of `x`, which only the run knows: a step
-// reads it and checks it against the count planned for (Context::observed()).
-// nullopt where no run has read it yet: the plan stops here.
+// nonzero's coordinates are held as float32: every dim must be exact there.
+void coordinates_exact(const Context& cx, const Node& n, const Shape& shape) {
+  for (i64 d : shape)
+    if (d > kExactInFloat)
+      fail(ErrorCode::kLimitExceeded, cx.where(n) + ": the coordinates of a tensor of shape " + shape_str(shape) +
+                                          ": this backend holds indices as float32, exact up to 2^24");
+}
+
+}  // namespace
+
 std::optional<i64> nonzero_count(Context& cx, int x) {
   const std::optional<double> seen = cx.observed();
   Step& step = cx.add_step({x}, {});
@@ -60,11 +63,8 @@ std::optional<i64> nonzero_count(Context& cx, int x) {
   return static_cast<i64>(*seen);
 }
 
-// Whether value `v` is a boolean mask. Its dtype says where the reader knew
-// it; where not (a scripted model read without input shapes), the op that
-// made it does: a comparison, a logical op, a cast to bool, or a view, copy
-// or bitwise op of masks.
-bool is_mask(const Graph& g, ValueId v, int depth = 0) {
+// A scripted model read without input shapes leaves values untyped.
+bool is_mask(const Graph& g, ValueId v, int depth) {
   const Value& value = g.value(v);
   if (value.dtype) return *value.dtype == DType::kBool;
   if (value.is_constant()) return value.data.dtype() == DType::kBool;
@@ -84,16 +84,6 @@ bool is_mask(const Graph& g, ValueId v, int depth = 0) {
   if (kViews.count(base)) return is_mask(g, p.inputs[0], depth + 1);
   return kOfMasks.count(base) && std::all_of(p.inputs.begin(), p.inputs.end(), [&](ValueId in) { return is_mask(g, in, depth + 1); });
 }
-
-// nonzero's coordinates are held as float32: every dim must be exact there.
-void coordinates_exact(const Context& cx, const Node& n, const Shape& shape) {
-  for (i64 d : shape)
-    if (d > kExactInFloat)
-      fail(ErrorCode::kLimitExceeded, cx.where(n) + ": the coordinates of a tensor of shape " + shape_str(shape) +
-                                          ": this backend holds indices as float32, exact up to 2^24");
-}
-
-}  // namespace
 
 void lower_index(Context& cx, const Node& n, NodeState&) {
   const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
@@ -228,6 +218,21 @@ void lower_nonzero(Context& cx, const Node& n, NodeState&) {
   }
   const int out = cx.new_tensor({rows, static_cast<i64>(shape.size())}, false);
   cx.portable_map(x, out, [shape, rows, fill](const float* a, float* b) { portable::nonzero(a, shape, b, rows, false, fill); });
+  cx.define(n.outputs[0], out);
+}
+
+void lower_masked_select(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.tensor_arg(n, "self", 0);
+  const auto m = input_for_arg(n, "mask", 1);
+  if (!m) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'mask'");
+  const int mask = cx.held_tensor_slot(n, *m);
+  const Shape shape = broadcast_all(cx, n, {cx.slot(x).shape, cx.slot(mask).shape});
+  const int xb = cx.as_layout(broadcast_to(cx, x, shape), false), mb = cx.as_layout(broadcast_to(cx, mask, shape), false);
+  const std::optional<i64> count = nonzero_count(cx, mb);
+  if (!count) return;
+  const int out = cx.new_tensor({*count}, false);
+  Step& step = cx.add_step({xb, mb}, {out});
+  step.run = [&cx, xb, mb, out, total = numel(shape)] { portable::masked_select(cx.ptr(xb), cx.ptr(mb), cx.ptr(out), total); };
   cx.define(n.outputs[0], out);
 }
 

@@ -307,6 +307,15 @@ void lower_scalar_identity(Context& cx, const Node& n, NodeState&);
 
 // ---- index.cpp ---------------------------------------------------------
 
+// Whether value `v` is a boolean mask: its dtype, or where the reader left it
+// untyped, the op that made it (a comparison, a cast to bool, a view of a mask).
+bool is_mask(const Graph& g, ValueId v, int depth = 0);
+// The number of nonzero elements of slot `x`, which only the run knows: a
+// step reads it and checks it against the count planned for
+// (Context::observed()). nullopt where no run has read it yet: the plan stops.
+std::optional<i64> nonzero_count(Context& cx, int x);
+// masked_select(self, mask): the elements under the mask (both broadcast), [count].
+void lower_masked_select(Context& cx, const Node& n, NodeState&);
 // index.Tensor (Tensor?[] indices, Nones kept whole; a boolean mask as its
 // nonzero() coordinates, counted by the run), index_select.
 void lower_index(Context& cx, const Node& n, NodeState&);

@@ -145,18 +145,28 @@ void lower_index_put(Context& cx, const Node& n, NodeState&) {
     return broadcast_to(cx, cx.alias(values0, vs, false), to);
   };
   const int out = cx.new_tensor(xs, false);
-  const Value& first = cx.graph().value(given[0]);
-  if (first.dtype && *first.dtype == DType::kBool) {
-    // x[mask] = values: a mask over the leading dims, one block of values for every position set.
-    const int mask = tensor_or_none(cx, n, "indices", 1);
+  if (is_mask(cx.graph(), given[0])) {
+    // x[mask] = values: a mask over the leading dims, one block of values for
+    // every position set, or one block per position (x[mask] = y[mask]: the
+    // count only the run knows).
+    const int mask = cx.as_layout(tensor_or_none(cx, n, "indices", 1), false);
     const Shape ms = cx.slot(mask).shape;
     const bool leading = given.size() == 1 && present[0] && ms.size() <= xs.size() && std::equal(ms.begin(), ms.end(), xs.begin());
     if (!leading) fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask " + shape_str(ms) + " that is not over the leading dims of " + shape_str(xs));
     const Shape block(xs.begin() + static_cast<std::ptrdiff_t>(ms.size()), xs.end());
-    const int values = values_as(block);
+    Shape vs = cx.slot(values0).shape;
+    while (vs.size() > block.size() && vs.front() == 1) vs.erase(vs.begin());
+    const bool per_position = vs.size() == block.size() + 1;
+    Shape to = block;
+    if (per_position) {
+      const std::optional<i64> count = nonzero_count(cx, mask);
+      if (!count) return;
+      to.insert(to.begin(), *count);
+    }
+    const int values = values_as(to);
     const i64 positions = numel(ms), inner = numel(block);
-    copy_then(cx, n, x, out, {mask, values}, [&cx, out, mask, values, positions, inner, accumulate](double*) {
-      portable::mask_put(cx.ptr(out), cx.ptr(mask), positions, inner, cx.ptr(values), accumulate);
+    copy_then(cx, n, x, out, {mask, values}, [&cx, out, mask, values, positions, inner, accumulate, per_position](double*) {
+      portable::mask_put(cx.ptr(out), cx.ptr(mask), positions, inner, cx.ptr(values), accumulate, per_position);
       return true;
     });
     return cx.define(n.outputs[0], out);
@@ -164,9 +174,7 @@ void lower_index_put(Context& cx, const Node& n, NodeState&) {
   std::vector<int> idx;
   std::optional<Shape> index_shape;
   for (ValueId v : given) {
-    const Value& value = cx.graph().value(v);
-    if (value.dtype && *value.dtype == DType::kBool)
-      fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask among integer indices");
+    if (is_mask(cx.graph(), v)) fail(ErrorCode::kUnsupported, cx.where(n) + ": a boolean mask among integer indices");
     idx.push_back(cx.as_layout(cx.held_tensor_slot(n, v), false));
     const Shape s = cx.slot(idx.back()).shape;
     index_shape = index_shape ? shape_rules::broadcast(*index_shape, s) : s;

@@ -132,6 +132,8 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
        {"index", "_unsafe_index"}},
       {&lower_nonzero, kPortable,
        {"nonzero", "argwhere", "nonzero_static", "nonzero_numpy"}},
+      {&lower_masked_select, kPortable,
+       {"masked_select"}},
       {&lower_item, kPlanned | kPortable,
        {"item", "_local_scalar_dense"}},
       {&lower_scatter, kPortable,

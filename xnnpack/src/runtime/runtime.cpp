@@ -248,6 +248,11 @@ std::vector<Tensor> Runtime::run(const std::vector<Tensor>& inputs) {
   // A value only the run knows (nonzero's count, item()'s value) that is not
   // the one planned for: plan for it and run again. Each pass settles one
   // more such node, so there are at most as many passes as nodes, plus one.
+  if (planned_shapes_ != shapes) {
+    // Values read for other input shapes may not fit these: read them again.
+    for (const auto& [node, value] : std::unordered_map<std::uint32_t, double>(observed_)) forget_after(NodeId{node});
+    observed_.clear();
+  }
   for (std::size_t pass = 0;; ++pass) {
     if (!planned_ || *planned_ != shapes) plan(shapes);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -288,6 +293,7 @@ void Runtime::forget_after(NodeId node) {
       for (const std::vector<float>& d : it->second.data) forget_copies(d.data());
       states_.erase(it);
     }
+    observed_.erase(id.index);  // read under the old value: read again
   }
 }
 

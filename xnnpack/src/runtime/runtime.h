@@ -28,8 +28,9 @@ class Runtime : public Context {
   void allocate();
   Tensor read_out(int s);
   void run_steps();  // each step in order, timed when profiling
-  // Drops the states of the nodes that read what `node` computed, directly or
-  // not: made for a value only the run knows, which has changed.
+  // Drops the states (and the values read) of the nodes that read what `node`
+  // computed, directly or not: made for a value only the run knows, which has
+  // changed.
   void forget_after(NodeId node);
 
   std::unordered_map<std::uint32_t, NodeState> states_;

@@ -148,12 +148,18 @@ bool index_put(float* y, const std::vector<i64>& y_shape, const std::vector<cons
   return true;
 }
 
-void mask_put(float* y, const float* mask, i64 positions, i64 inner, const float* values, bool accumulate) {
+void mask_put(float* y, const float* mask, i64 positions, i64 inner, const float* values, bool accumulate, bool per_position) {
   for (i64 p = 0; p < positions; ++p) {
     if (mask[p] == 0) continue;
     float* to = y + p * inner;
     for (i64 j = 0; j < inner; ++j) to[j] = accumulate ? to[j] + values[j] : values[j];
+    if (per_position) values += inner;
   }
+}
+
+void masked_select(const float* x, const float* mask, float* y, i64 count) {
+  for (i64 i = 0; i < count; ++i)
+    if (mask[i] != 0) *y++ = x[i];
 }
 
 }  // namespace tracegraph::xnnpack::portable

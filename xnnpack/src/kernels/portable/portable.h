@@ -189,8 +189,12 @@ bool index_along(float* y, i64 outer, i64 size, i64 inner, const float* index, i
 bool index_put(float* y, const std::vector<i64>& y_shape, const std::vector<const float*>& indices, const std::vector<i64>& index_shape,
                const float* values, bool accumulate, double* bad);
 // index_put under a boolean mask over y's leading dims: y [positions, inner];
-// each block whose mask is set gets `values` (one block, broadcast), or adds it.
-void mask_put(float* y, const float* mask, i64 positions, i64 inner, const float* values, bool accumulate);
+// each block whose mask is set gets `values` (one block, broadcast; with
+// per_position, the next of one block per set position), or adds it.
+void mask_put(float* y, const float* mask, i64 positions, i64 inner, const float* values, bool accumulate, bool per_position = false);
+// torch.masked_select of x and mask of the same `count` elements: y gets x's
+// elements where the mask is set, in order.
+void masked_select(const float* x, const float* mask, float* y, i64 count);
 
 // pixel_shuffle of [planes, C * r * r, H, W] to [planes, C, H * r, W * r].
 void pixel_shuffle(const float* x, float* y, i64 planes, i64 channels, i64 h, i64 w, i64 r);
