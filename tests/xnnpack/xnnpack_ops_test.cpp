@@ -1277,7 +1277,15 @@ TEST(XnnpackDataDependent, ANewCountOrValuePlansAgainAndMatchesLibTorch) {
   Attributes put;
   put.set("accumulate", false);
   const ValueId doubled = b.op("index_put", "", {{"self", x}, {"indices", mask}, {"values", b.op("mul", "Scalar", {{"self", selected}}, attrs({{"other", 2.0}}))}}, put);
-  b.g.set_outputs({coordinates, selected, by_rows, by_last, scaled, head, padded, picked, doubled});
+  // Repeats computed in the graph (the count of each row's kept elements): x's rows
+  // repeated that often, directly and as torch.export writes it (indices, then index_select).
+  const ValueId per_row = b.op("sum", "dim_IntList", {{"self", mask}}, attrs({{"dim", Ints{1, 2}}, {"keepdim", false}}));
+  b.g.set_value_type(per_row, DType::kInt64, symbolic({3}));
+  const ValueId rows_repeated = b.op("repeat_interleave", "self_Tensor", {{"self", x}, {"repeats", per_row}}, attrs({{"dim", std::int64_t{0}}}));
+  const ValueId which = b.op("repeat_interleave", "Tensor", {{"repeats", per_row}});
+  b.g.set_value_type(which, DType::kInt64, std::nullopt);
+  const ValueId gathered = b.op("index_select", "", {{"self", x}, {"index", which}}, attrs({{"dim", std::int64_t{0}}}));
+  b.g.set_outputs({coordinates, selected, by_rows, by_last, scaled, head, padded, picked, doubled, rows_repeated, which, gathered});
 
   Graph copy = b.g;
   TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());

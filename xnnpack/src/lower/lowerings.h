@@ -269,8 +269,10 @@ void lower_expand(Context& cx, const Node& n, NodeState&);
 // repeat(self, repeats): tiled (portable::repeat).
 void lower_repeat(Context& cx, const Node& n, NodeState&);
 // repeat_interleave(self, repeats, dim): each slice along dim (of the
-// flattened tensor without one) repeated in place; repeats a number or a
-// constant tensor of one per slice.
+// flattened tensor without one) repeated in place; repeats a number, or a
+// tensor of one per slice, constant or computed (the output's size then only
+// the run knows: Context::observed()). repeat_interleave(repeats): each index
+// that many times.
 void lower_repeat_interleave(Context& cx, const Node& n, NodeState&);
 void lower_flip(Context& cx, const Node& n, NodeState&);
 // tril, triu of the last two dims.

@@ -618,7 +618,63 @@ void lower_repeat(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+namespace {
+
+// A tensor of repeats computed in the graph, read by the run: each a whole
+// number, not negative (else the run stops naming the node).
+std::vector<i64> read_repeats(const Context& cx, const Node& n, const float* r, i64 count) {
+  std::vector<i64> out(static_cast<std::size_t>(count));
+  for (i64 i = 0; i < count; ++i) {
+    if (!(r[i] >= 0) || r[i] != std::floor(r[i]))
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": repeats[" + std::to_string(i) + "] is " + std::to_string(r[i]) + " (a whole number, not negative)");
+    out[static_cast<std::size_t>(i)] = static_cast<i64>(r[i]);
+  }
+  return out;
+}
+
+// Their sum, the output's size, which only the run knows: a step reads it and
+// checks it against the size planned for (Context::observed()); nullopt where
+// no run has read it yet (the plan stops here).
+std::optional<i64> repeats_total(Context& cx, const Node& n, int r, i64 count) {
+  const std::optional<double> seen = cx.observed();
+  Step& step = cx.add_step({r}, {});
+  step.run = [&cx, &n, r, count, id = step.node, seen] {
+    double total = 0;
+    for (i64 k : read_repeats(cx, n, cx.ptr(r), count)) total += static_cast<double>(k);
+    Context::confirm(id, seen, total);
+  };
+  if (!seen) {
+    cx.stop_plan();
+    return std::nullopt;
+  }
+  if (*seen > static_cast<double>(i64{1} << 53)) fail(ErrorCode::kLimitExceeded, cx.where(n) + ": repeats add up to " + std::to_string(*seen));
+  return static_cast<i64>(*seen);
+}
+
+}  // namespace
+
 void lower_repeat_interleave(Context& cx, const Node& n, NodeState&) {
+  auto v = input_for_arg(n, "repeats", std::numeric_limits<std::size_t>::max());
+  const bool computed = v && !cx.graph().value(*v).is_constant() && cx.slot_of(*v).kind == Kind::kTensor;
+  if (!input_for_arg(n, "self", 0)) {
+    // repeat_interleave(repeats): each index i, repeats[i] times (torch.export's
+    // form of x.repeat_interleave(r) before an index_select).
+    if (!v) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'repeats'");
+    const int r = cx.as_layout(cx.held_tensor_slot(n, *v), false);
+    const Shape rs = cx.slot(r).shape;
+    if (rs.size() != 1) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": repeats " + shape_str(rs) + " (one dim)");
+    const i64 count = rs[0];
+    const std::optional<i64> total = repeats_total(cx, n, r, count);
+    if (!total) return;
+    const int out = cx.new_tensor({*total}, false);
+    Step& step = cx.add_step({r}, {out});
+    step.run = [&cx, &n, r, out, count] {
+      float* y = cx.ptr(out);
+      const std::vector<i64> repeats = read_repeats(cx, n, cx.ptr(r), count);
+      for (i64 i = 0; i < count; ++i) y = std::fill_n(y, repeats[static_cast<std::size_t>(i)], static_cast<float>(i));
+    };
+    return cx.define(n.outputs[0], out);
+  }
   const int x = cx.tensor_arg(n, "self", 0);
   Shape shape = cx.slot(x).shape;
   // No dim: over the flattened tensor.
@@ -627,16 +683,35 @@ void lower_repeat_interleave(Context& cx, const Node& n, NodeState&) {
   const std::size_t dim = static_cast<std::size_t>(normalize_dim(dim_arg.value_or(0), std::max<std::size_t>(shape.size(), 1), cx.where(n)));
   if (shape.empty()) shape = {1};
   const i64 size = shape[dim];
-  // repeats: one number for every slice, or a tensor known before the run with one per slice.
+  const i64 outer = prod(shape, 0, dim), inner = prod(shape, dim + 1, shape.size());
+  // repeats: one number for every slice, a tensor known before the run with
+  // one per slice, or one computed in the graph (read by the run).
   std::vector<i64> repeats;
-  auto v = input_for_arg(n, "repeats", std::numeric_limits<std::size_t>::max());
+  if (computed) {
+    const int r = cx.as_layout(cx.slot_index(*v), false);
+    const i64 count = numel(cx.slot(r).shape);
+    if (count != size && count != 1) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(count) + " repeats for a dim of " + std::to_string(size));
+    const std::optional<i64> total = repeats_total(cx, n, r, count);
+    if (!total) return;
+    Shape out_shape = shape;
+    out_shape[dim] = *total;
+    if (count == 1 && __builtin_mul_overflow(*total, size, &out_shape[dim]))
+      fail(ErrorCode::kLimitExceeded, cx.where(n) + ": repeats add up past int64");
+    const int out = cx.new_tensor(out_shape, false);
+    const int xi = cx.as_layout(x, false);
+    Step& step = cx.add_step({xi, r}, {out});
+    step.run = [&cx, &n, xi, r, out, count, size, outer, inner] {
+      std::vector<i64> each = read_repeats(cx, n, cx.ptr(r), count);
+      if (count == 1) each.assign(static_cast<std::size_t>(size), each[0]);
+      portable::repeat_interleave(cx.ptr(xi), cx.ptr(out), outer, inner, each);
+    };
+    return cx.define(n.outputs[0], out);
+  }
   if (v && cx.graph().value(*v).is_constant() && cx.graph().value(*v).data.dtype() == DType::kInt64) {
     const Tensor& data = cx.graph().value(*v).data;
     const auto* r = data.data_as<std::int64_t>();
     repeats.assign(r, r + data.numel());
     if (repeats.size() == 1) repeats.assign(static_cast<std::size_t>(size), repeats[0]);
-  } else if (v && cx.slot_of(*v).kind == Kind::kTensor) {
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": 'repeats' is a tensor computed in the graph (the output's size would depend on its values)");
   } else {
     auto r = cx.int_arg(n, "repeats");
     if (!r) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'repeats'");
@@ -652,7 +727,6 @@ void lower_repeat_interleave(Context& cx, const Node& n, NodeState&) {
   Shape out_shape = shape;
   out_shape[dim] = total;
   cx.within_budget(out_shape);
-  const i64 outer = prod(shape, 0, dim), inner = prod(shape, dim + 1, shape.size());
   const int out = cx.new_tensor(out_shape, false);
   cx.portable_map(x, out, [outer, inner, repeats](const float* a, float* b) { portable::repeat_interleave(a, b, outer, inner, repeats); });
   cx.define(n.outputs[0], out);
