@@ -802,6 +802,17 @@ std::vector<OpCase> op_cases() {
     const ValueId x = b.input({3, 10});
     b.g.set_outputs({b.op("as_strided", "", {{"self", x}}, attrs({{"size", Ints{4, 3, 4}}, {"stride", Ints{5, 1, 2}}, {"storage_offset", std::int64_t{1}}}))});
   }});
+  // Permutes reduced before they run: a 3D window partition's 8 dims (a size-1
+  // dim dropped, two kept together: 6 for XNNPACK), one that moves only
+  // size-1 dims (the same bytes), and 7 dims that stay 7 (a strided copy).
+  out.push_back({"permutes_of_many_dims", [](Builder& b) {
+    const ValueId windows = b.input({1, 2, 3, 2, 2, 3, 2, 5});
+    const ValueId ones = b.input({3, 1, 4, 1});
+    const ValueId seven = b.input({2, 3, 2, 3, 2, 2, 2});
+    auto permute = [&](ValueId x, Ints dims) { return b.op("permute", "", {{"self", x}}, attrs({{"dims", dims}})); };
+    b.g.set_outputs({permute(windows, {0, 1, 3, 5, 2, 4, 6, 7}), permute(ones, {1, 0, 3, 2}), permute(seven, {6, 5, 4, 3, 2, 1, 0}),
+                     b.op("add", "Tensor", {{"self", permute(ones, {3, 0, 1, 2})}, {"other", b.constant({1, 3, 1, 4})}})});
+  }});
   // resize_ on a clone, as torch.export writes it: fewer elements (a prefix),
   // as many, and more (the new tail is memory torch leaves uninitialized, so
   // only the input's own elements are compared).

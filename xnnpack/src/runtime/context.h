@@ -504,12 +504,18 @@ class Context {
   // Slot `s` with its physical dims (`in_shape`) permuted by `perm`, as a slot
   // of logical shape `shape`: for a constant, a transposed copy made once; else
   // a transpose step.
-  int transposed(int s, const std::vector<std::size_t>& in_shape, const std::vector<std::size_t>& perm, const Shape& shape,
+  int transposed(int s, const std::vector<std::size_t>& full_shape, const std::vector<std::size_t>& full_perm, const Shape& shape,
                  bool channels_last) {
     const Slot& slot = slots_[static_cast<std::size_t>(s)];
+    // The same move over fewer dims: size-1 dims dropped, and input dims that
+    // stay next to each other merged (a 3D Swin transformer's window partition
+    // permutes 8 dims, of which 5 or 6 are left). None moved: the same bytes.
+    std::vector<std::size_t> in_shape, perm;
+    simplify_permutation(full_shape, full_perm, in_shape, perm);
+    if (std::is_sorted(perm.begin(), perm.end())) return alias(s, shape, channels_last);
     const std::size_t rank = in_shape.size();
-    // XNNPACK's transpose takes up to XNN_MAX_TENSOR_DIMS (6) dims; a 3D Swin
-    // transformer's window partition permutes 8: a strided copy of ours.
+    // XNNPACK's transpose takes up to XNN_MAX_TENSOR_DIMS (6) dims; past
+    // that, a strided copy of ours.
     const bool portable = rank > XNN_MAX_TENSOR_DIMS;
     std::vector<i64> sizes(rank), strides(rank), in_strides(rank, 1);
     for (std::size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * static_cast<i64>(in_shape[d]);
@@ -586,6 +592,35 @@ class Context {
 
   // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK
   // may read past its end (weights come from a file's buffer, unpadded).
+  // `perm` over `shape` with its size-1 dims dropped and each run of input
+  // dims that stays in order in perm merged into one.
+  static void simplify_permutation(const std::vector<std::size_t>& shape, const std::vector<std::size_t>& perm,
+                                   std::vector<std::size_t>& out_shape, std::vector<std::size_t>& out_perm) {
+    const std::size_t rank = shape.size();
+    // The kept dims in input order, renumbered.
+    std::vector<std::size_t> renumber(rank, rank);
+    std::vector<std::size_t> kept_shape;
+    for (std::size_t d = 0; d < rank; ++d)
+      if (shape[d] != 1) renumber[d] = kept_shape.size(), kept_shape.push_back(shape[d]);
+    std::vector<std::size_t> kept_perm;
+    for (std::size_t p : perm)
+      if (renumber[p] < rank) kept_perm.push_back(renumber[p]);
+    // Runs of consecutive input dims in the output order.
+    std::vector<std::size_t> group_of(kept_shape.size());  // input dim -> its run
+    std::vector<std::size_t> first_of_run;                  // the runs in output order, by first input dim
+    for (std::size_t k = 0; k < kept_perm.size(); ++k)
+      if (k == 0 || kept_perm[k] != kept_perm[k - 1] + 1) first_of_run.push_back(kept_perm[k]);
+    std::vector<std::size_t> starts(first_of_run);
+    std::sort(starts.begin(), starts.end());  // the runs in input order
+    out_shape.assign(starts.size(), 1);
+    for (std::size_t r = 0; r < starts.size(); ++r) {
+      const std::size_t end = r + 1 < starts.size() ? starts[r + 1] : kept_shape.size();
+      for (std::size_t d = starts[r]; d < end; ++d) out_shape[r] *= kept_shape[d], group_of[d] = r;
+    }
+    out_perm.clear();
+    for (std::size_t first : first_of_run) out_perm.push_back(group_of[first]);
+  }
+
   int padded(int s) {
     const Slot& slot = slots_[static_cast<std::size_t>(s)];
     if (!slot.constant || padded_.count(slot.constant)) return s;
