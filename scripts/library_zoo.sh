@@ -6,7 +6,9 @@
 #   natively: `tracegraph check` on each archive (the LibTorch backend as read
 #             is the reference; XNNPACK within 1e-4), a table at the end;
 #   in wasm:  tests/js/pt2.test.mjs on the same archives (loadModel, the
-#             activation, the run against torch's outputs), under Node.
+#             activation, the run against torch's outputs), under Node;
+#   and the TorchScript path: each model traced, `tracegraph export` to the
+#             JSON pair, run through the JavaScript API under Node.
 # The libraries are pinned and installed from PyPI into the cache, beside the
 # venv's torch (not into it). The README's test command leaves this out for
 # time: about 15 minutes here. Builds the native and wasm presets.
@@ -44,7 +46,21 @@ done
 printf '%b' "$table"
 echo "[library zoo] $ran of $all archives run on XNNPACK within 1e-4 natively ($("$TRACEGRAPH_PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['refused']), 'refused by the library or torch.export:', ', '.join(d['refused']))" "$OUT/index.json"))"
 
-# In wasm, under Node: loadModel on each archive, as the page opens it.
+# The traced TorchScript, exported to the JSON pair natively.
+exported=0 traced=0
+for model in $("$TRACEGRAPH_PYTHON" -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['traced']))" "$OUT/index.json"); do
+  shape=$("$TRACEGRAPH_PYTHON" -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['input_shapes'][0])))" "$OUT/$model.expected.json")
+  traced=$((traced + 1))
+  if build/native/native/tracegraph export "$OUT/$model.ts" -o "$OUT/exported/$model" --input-shape "$shape" >/dev/null; then
+    cp "$OUT/$model.io.safetensors" "$OUT/exported/$model/"
+    exported=$((exported + 1))
+  fi
+done
+echo "[library zoo] $exported of $traced traced TorchScript files exported by tracegraph export"
+
+# In wasm, under Node: loadModel on each archive, as the page opens it, and
+# the exported TorchScript through the JavaScript API.
 cmake --preset wasm >/dev/null
 cmake --build --preset wasm
-TRACEGRAPH_PT2_DIR="$OUT" TRACEGRAPH_JS_DIR=build/wasm/js node --test --test-name-pattern='\.pt2 opens, names its activation and runs' tests/js/pt2.test.mjs
+TRACEGRAPH_PT2_DIR="$OUT" TRACEGRAPH_JS_DIR=build/wasm/js TRACEGRAPH_LIBRARY_EXPORTED_DIR="$OUT/exported" node --test \
+  --test-name-pattern='(\.pt2 opens, names its activation and runs|\.ts exported to JSON loads and runs)' tests/js/pt2.test.mjs

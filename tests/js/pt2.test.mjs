@@ -94,6 +94,25 @@ for (const model of zooIndex.small) {
   });
 }
 
+// The path a TorchScript user takes (issue 33's measure): the library zoo's
+// traced models, exported by `tracegraph export` to the JSON pair and run
+// through the JavaScript API (scripts/library_zoo.sh makes them; absent, no
+// test is made here).
+const exportedLibrary = process.env.TRACEGRAPH_LIBRARY_EXPORTED_DIR;
+const tracedIndex = exportedLibrary ? JSON.parse(readFileSync(join(exportedLibrary, '..', 'index.json'), 'utf8')) : { traced: [] };
+for (const model of tracedIndex.traced ?? []) {
+  test(`${model}.ts exported to JSON loads and runs`, async (t) => {
+    const dir = join(exportedLibrary, model);
+    const io = readTensors(join(dir, `${model}.io.safetensors`));
+    const g = await api.loadGraph(join(dir, `${model}.json`), join(dir, `${model}.safetensors`));
+    try {
+      optimizeAndRun(t, g, io);
+    } finally {
+      g.dispose();
+    }
+  });
+}
+
 test('loadModel takes bytes, a file URL and reports progress', async () => {
   const path = join(pt2Dir, 'dynamic_batch.pt2');
   const bytes = new Uint8Array(readFileSync(path));

@@ -117,12 +117,22 @@ def make(name, entry, out_dir):
         assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), name
     torch.export.save(program, os.path.join(out_dir, name + ".pt2"))
     torch.export.save(program.run_decompositions(), os.path.join(out_dir, name + ".core.pt2"))
+    # The same model as TorchScript, traced (what a torch.jit.trace user ships): a
+    # trace the library's code refuses is a fact kept with its reason, not a failure.
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.jit.trace(model, (x,), check_trace=False, strict=False).save(os.path.join(out_dir, name + ".ts"))
+        traced = None
+    except Exception as e:
+        traced = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:300]
     write_safetensors(os.path.join(out_dir, name + ".io.safetensors"),
                       [("input.0", x)] + [(f"output.{i}", t) for i, t in enumerate(flat)], keep_integers=True)
     facts = {"name": name, "input_shapes": [list(shape)], "output_shapes": [list(t.shape) for t in flat],
              "activation": activation * len(flat), "symbolic_inputs": []}
     with open(os.path.join(out_dir, name + ".expected.json"), "w") as f:
         json.dump(facts, f, indent=1, sort_keys=True)
+    return traced
 
 
 def main():
@@ -132,20 +142,24 @@ def main():
     import monai
     import segmentation_models_pytorch
     import timm
-    index = {"models": [], "refused": {},
+    index = {"models": [], "refused": {}, "traced": [], "trace_refused": {},
              "versions": {"torch": torch.__version__, "timm": timm.__version__, "monai": monai.__version__,
                           "segmentation_models_pytorch": segmentation_models_pytorch.__version__}}
     for name, entry in models().items():
         if only and name not in only:
             continue
         try:
-            make(name, entry, out_dir)
+            traced = make(name, entry, out_dir)
         except Exception as e:  # the library's model or torch.export refusing it: a fact about them, kept with its reason
             index["refused"][name] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:300]
             print(f"[library] {name}: refused: {index['refused'][name]}", flush=True)
             continue
         index["models"].append(name)
-        print(f"[library] {name}", flush=True)
+        if traced:
+            index["trace_refused"][name] = traced
+        else:
+            index["traced"].append(name)
+        print(f"[library] {name}" + (f" (no trace: {traced})" if traced else ""), flush=True)
     with open(os.path.join(out_dir, "index.json"), "w") as f:
         json.dump(index, f, indent=1)
 
