@@ -581,6 +581,27 @@ std::vector<OpCase> op_cases() {
     mha(x, x, x, 15, 3, "self_attention");
     mha(one, k, v, 10, 2, "cross_attention_one_token");
   }});
+  // With masks (nn.MultiheadAttention's key_padding_mask and attn_mask, set
+  // means left out): a key padding mask [B, S] that leaves one batch item no
+  // key, an attention mask [L, S], and both merged [B, H, L, S].
+  out.push_back({"native_multi_head_attention_with_masks", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 6});
+    auto mha = [&](ValueId mask, std::int64_t type, const char* name) {
+      Attributes a = attrs({{"embed_dim", std::int64_t{6}}, {"num_head", std::int64_t{3}}, {"need_weights", false}, {"average_attn_weights", true},
+                            {"mask_type", type}});
+      a.set(std::string(kArgNamesAttribute),
+            std::vector<std::string>{"query", "key", "value", "qkv_weight", "qkv_bias", "proj_weight", "proj_bias", "mask"});
+      const NodeId n = b.g.add_node("aten::_native_multi_head_attention",
+                                    {x, x, x, b.constant({18, 6}), b.constant({18}), b.constant({6, 6}), b.constant({6}), mask}, {NewValue{}, NewValue{}}, a, name);
+      b.g.add_output(b.g.node(n).outputs[0]);
+    };
+    at::Tensor padding = at::zeros({2, 5}, at::kBool);
+    padding.index_put_({0, at::indexing::Slice(3, at::indexing::None)}, true);
+    padding.index_put_({1}, true);  // no key left: zeros
+    mha(b.g.add_constant("padding", native::from_aten(padding)), 1, "key_padding");
+    mha(b.g.add_constant("causal", native::from_aten(at::ones({5, 5}, at::kBool).triu(1))), 0, "attention_mask");
+    mha(b.g.add_constant("merged", native::from_aten(at::rand({2, 3, 5, 5}) > 0.6)), 2, "merged");
+  }});
   out.push_back({"residual_add_with_fused_clamps", [](Builder& b) {
     // activation_fusion's relu and relu6 on adds: same shapes after a
     // convolution (one pass of ours), broadcast and plain (XNNPACK and a clamp).

@@ -425,21 +425,6 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
 
 namespace {
 
-// Whether a value torch holds as bool (a mask): its type says so, or a
-// comparison or logical op made it (held here as float32 0/1 either way).
-bool is_mask(const Context& cx, ValueId v) {
-  const Value& value = cx.graph().value(v);
-  if (value.dtype) return *value.dtype == DType::kBool;
-  if (!value.producer) return false;
-  static const std::set<std::string, std::less<>> kMaskOps = {"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or",
-                                                             "logical_xor", "isnan", "isinf", "isfinite"};
-  return kMaskOps.count(base_op(cx.graph().node(*value.producer).op)) > 0;
-}
-
-}  // namespace
-
-namespace {
-
 // XNNPACK's fused attention (scaled-dot-product-attention-nhtc): per tile of
 // query rows, the scores against every key, the softmax and the weighted sum
 // of values, with the scores in a buffer of a few rows per thread. It adds one
@@ -505,18 +490,19 @@ void fused_attention_in_chunks(Context& cx, const Node& n, NodeState& st, int q,
 
 // XNNPACK's fused attention on q [outer * inner, L, E], k [.., S, E] and
 // v [.., S, Ev] in torch's order into `out` [.., L, Ev], with an additive
-// mask [outer, L, S]: one run per outer slice. `scan`: rows whose mask leaves
-// no key (all -inf) are zeroed after the run, where XNNPACK's softmax gives NaN.
+// mask [outer, L, S]: one run per outer slice. `no_key`: the value rows whose
+// mask leaves no key (all -inf) get after the run (torch's SDPA: zeros),
+// where XNNPACK's softmax gives what it gives.
 struct AttentionSlots {
   int q, k, v, mask, out;
 };
 void fused_attention(Context& cx, const Node& n, NodeState& st, AttentionSlots s, i64 outer, i64 inner, i64 L, i64 S, i64 E, i64 Ev, double scale_value,
-                     bool scan) {
+                     std::optional<float> no_key) {
   const int scale = cx.planned_constant({E}, std::vector<float>(static_cast<std::size_t>(E), static_cast<float>(scale_value)));
   xnn_operator_t op = attention_op(cx, n, st, 0, inner, L, S, E, Ev);
   Step& step = cx.add_step({s.q, s.k, s.v, s.mask, scale}, {s.out});
   step.xnnpack = true;
-  step.run = [&cx, &n, op, s, scale, outer, inner, L, S, E, Ev, scan] {
+  step.run = [&cx, &n, op, s, scale, outer, inner, L, S, E, Ev, no_key] {
     for (i64 o = 0; o < outer; ++o) {
       const float* mo = cx.ptr(s.mask) + o * L * S;
       float* oo = cx.ptr(s.out) + o * inner * L * Ev;
@@ -524,19 +510,21 @@ void fused_attention(Context& cx, const Node& n, NodeState& st, AttentionSlots s
                                                              cx.ptr(s.v) + o * inner * S * Ev, cx.ptr(scale), mo, oo),
                n, "setting up a scaled dot product attention");
       cx.check(xnn_run_operator(op, cx.pool()), n, "running a scaled dot product attention");
-      if (!scan) continue;
+      if (!no_key) continue;
       for (i64 i = 0; i < L; ++i) {
         const float* row = mo + i * S;
         if (!std::all_of(row, row + S, [](float x) { return x == -kInf; })) continue;
-        for (i64 b = 0; b < inner; ++b) std::fill_n(oo + (b * L + i) * Ev, Ev, 0.0f);
+        for (i64 b = 0; b < inner; ++b) std::fill_n(oo + (b * L + i) * Ev, Ev, *no_key);
       }
     }
   };
 }
 
 // The additive [outer..., L, S] mask XNNPACK takes: none (zeros), causal, or
-// the node's (bool masks made 0 / -inf by a step).
-int additive_mask(Context& cx, const Node& n, const portable::Sdpa& a, std::optional<ValueId> m, const Shape& batch, std::size_t varying_dims) {
+// slot `m` (a bool mask made 0 / -inf by a step: 0 where it is set when
+// a.mask_keeps, as SDPA's; -inf where it is set when `drops`, as
+// _native_multi_head_attention's).
+int additive_mask(Context& cx, const portable::Sdpa& a, std::optional<int> m, const Shape& batch, std::size_t varying_dims, bool drops = false) {
   const i64 L = a.query_length, S = a.key_length;
   if (!m) {
     std::vector<float> values(static_cast<std::size_t>(L * S), 0.0f);
@@ -545,7 +533,7 @@ int additive_mask(Context& cx, const Node& n, const portable::Sdpa& a, std::opti
         for (i64 j = i + 1; j < S; ++j) values[static_cast<std::size_t>(i * S + j)] = -kInf;
     return cx.planned_constant({L, S}, std::move(values));
   }
-  const int ms = cx.as_layout(cx.tensor_slot(n, *m), false);
+  const int ms = cx.as_layout(*m, false);
   Shape padded = cx.slot(ms).shape;
   padded.insert(padded.begin(), batch.size() + 2 - padded.size(), 1);
   // The dims after the varying ones are 1 in the mask: the same storage without them.
@@ -555,14 +543,15 @@ int additive_mask(Context& cx, const Node& n, const portable::Sdpa& a, std::opti
   target.push_back(L);
   target.push_back(S);
   const int full = broadcast_to(cx, cx.alias(ms, kept, false), target);
-  if (!a.mask_keeps) return full;
+  if (!a.mask_keeps && !drops) return full;
   const int out = cx.new_tensor(target, false);
   const i64 count = numel(target);
+  const float set = drops ? -kInf : 0.0f, unset = drops ? 0.0f : -kInf;
   Step& step = cx.add_step({full}, {out});
-  step.run = [&cx, full, out, count] {
-    const float* keep = cx.ptr(full);
+  step.run = [&cx, full, out, count, set, unset] {
+    const float* mask = cx.ptr(full);
     float* o = cx.ptr(out);
-    for (i64 i = 0; i < count; ++i) o[i] = keep[i] != 0 ? 0.0f : -kInf;
+    for (i64 i = 0; i < count; ++i) o[i] = mask[i] != 0 ? set : unset;
   };
   return out;
 }
@@ -606,7 +595,7 @@ void lower_sdpa(Context& cx, const Node& n, NodeState& st) {
     const Shape ms = cx.slot_of(*m).shape;
     const auto fits = shape_rules::broadcast(ms, full);
     if (!fits || *fits != full) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": attn_mask " + shape_str(ms) + " does not broadcast to " + shape_str(full));
-    a.mask_keeps = is_mask(cx, *m);
+    a.mask_keeps = is_mask(cx.graph(), *m);
     for (std::size_t d = 0; d < batch.size(); ++d) {
       const std::size_t from_end = full.size() - d;
       if (from_end <= ms.size() && ms[ms.size() - from_end] > 1) varying_dims = d + 1;
@@ -622,10 +611,10 @@ void lower_sdpa(Context& cx, const Node& n, NodeState& st) {
     return;
   }
   if (numel(out_shape) > 0 && S > 0 && E > 0 && outer * L * S <= kMaskFloatsForXnnpack) {
-    const int mask = additive_mask(cx, n, a, m, batch, varying_dims);
+    const int mask = additive_mask(cx, a, m ? std::optional<int>(cx.tensor_slot(n, *m)) : std::nullopt, batch, varying_dims);
     // torch gives zeros for a query row whose mask leaves no key (its
     // _safe_softmax); None and causal masks leave a key in every row.
-    fused_attention(cx, n, st, {q, k, v, mask, out}, outer, inner, L, S, E, Ev, a.scale, m.has_value());
+    fused_attention(cx, n, st, {q, k, v, mask, out}, outer, inner, L, S, E, Ev, a.scale, m ? std::optional<float>(0.0f) : std::nullopt);
     cx.define(n.outputs[0], out);
     return;
   }
@@ -651,7 +640,8 @@ void lower_attention(Context& cx, const Node& n, NodeState& st) {
   const Shape qs = cx.slot(q).shape, ks = cx.slot(k).shape;
   if (qs.size() != 3 || ks != qs || ks != cx.slot(v).shape)  // as PyTorch's kernel requires
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": query " + shape_str(qs) + ", key " + shape_str(ks) + " (equal batch-first [batch, length, embed] expected)");
-  if (input_for_arg(n, "mask", 9)) fail(ErrorCode::kUnsupported, cx.where(n) + ": attention with a mask");
+  std::optional<ValueId> mask_arg = input_for_arg(n, "mask", 9);
+  if (mask_arg && cx.slot_of(*mask_arg).kind != Kind::kTensor) mask_arg.reset();
   portable::Attention a{};
   a.batch = qs[0];
   a.query_length = qs[1];
@@ -668,6 +658,7 @@ void lower_attention(Context& cx, const Node& n, NodeState& st) {
   const float* proj_b = cx.weight_or_null(n, "proj_bias", 8, e);
   if (!qkv_w || !proj_w) fail(ErrorCode::kSchema, cx.where(n) + ": missing qkv_weight or proj_weight");
   const bool need_weights = cx.int_arg(n, "need_weights").value_or(1) != 0;
+  if (mask_arg && need_weights) fail(ErrorCode::kUnsupported, cx.where(n) + ": attention with a mask and its weights asked for");
   // The projections on XNNPACK (weights packed once). The attention itself on
   // XNNPACK's fused attention, heads first; where the weights are asked for, a
   // portable kernel (scores, softmax, weighted sum per head) that keeps them.
@@ -680,14 +671,57 @@ void lower_attention(Context& cx, const Node& n, NodeState& st) {
     const int hq = heads_first(pq, L), hk = heads_first(pk, S), hv = heads_first(pv, S);
     const int by_head = cx.new_tensor({a.batch, a.heads, L, d}, false);
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-    if (L * S > kMaskChunkFloats) {
+    int additive = -1;
+    std::size_t varying = 0;  // as SDPA's: the batch dims up to the last one the mask varies over
+    if (mask_arg) {
+      // torch's mask_type: 0 an attention mask [L, S], 1 a key padding mask
+      // [B, S], 2 both merged [B, H, L, S]; set means left out (its
+      // _masked_softmax), and a row with no key left gives NaN, as this op's
+      // own kernel does (nn.MultiheadAttention's other path gives zeros).
+      int mask = cx.as_layout(cx.tensor_slot(n, *mask_arg), false);
+      Shape ms = cx.slot(mask).shape;
+      const std::optional<i64> type = cx.int_arg(n, "mask_type");
+      if (ms.size() == 2 && ms == Shape{a.batch, S} && (type ? *type == 1 : ms != Shape{L, S})) ms = {a.batch, 1, 1, S};
+      const Shape full{a.batch, a.heads, L, S};
+      const auto fits = shape_rules::broadcast(ms, full);
+      if (!fits || *fits != full) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": mask " + shape_str(cx.slot(mask).shape) + " for attention of " + shape_str(full));
+      if (ms.size() == 4) mask = cx.alias(mask, ms, false);
+      for (std::size_t dim = 0; dim < 2; ++dim)
+        if (4 - dim <= ms.size() && ms[ms.size() - (4 - dim)] > 1) varying = dim + 1;
+      const Shape batch{a.batch, a.heads};
+      if (prod(batch, 0, varying) * L * S > kMaskFloatsForXnnpack)
+        fail(ErrorCode::kUnsupported, cx.where(n) + ": a mask of " + shape_str(full) + ", past what the fused attention takes");
+      portable::Sdpa geometry;
+      geometry.query_length = L;
+      geometry.key_length = S;
+      additive = additive_mask(cx, geometry, mask, batch, varying, is_mask(cx.graph(), *mask_arg));
+      fused_attention(cx, n, st, {hq, hk, hv, additive, by_head}, prod(batch, 0, varying), prod(batch, varying, 2), L, S, d, d, scale, std::nullopt);
+    } else if (L * S > kMaskChunkFloats) {
       fused_attention_in_chunks(cx, n, st, hq, hk, hv, by_head, a.batch * a.heads, L, S, d, d, scale, false);
     } else {
       const int mask = cx.planned_constant({L, S}, std::vector<float>(static_cast<std::size_t>(L * S), 0.0f));
-      fused_attention(cx, n, st, {hq, hk, hv, mask, by_head}, 1, a.batch * a.heads, L, S, d, d, scale, false);
+      fused_attention(cx, n, st, {hq, hk, hv, mask, by_head}, 1, a.batch * a.heads, L, S, d, d, scale, std::nullopt);
     }
     const int context = cx.alias(permuted(cx, by_head, {0, 2, 1, 3}), qs, false);
-    cx.define(n.outputs[0], fully_connected(cx, n, st, 3, context, proj_w, proj_b, e, e));
+    const int y = fully_connected(cx, n, st, 3, context, proj_w, proj_b, e, e);
+    if (additive >= 0) {
+      // A query whose mask leaves one of its heads no key: NaN through the
+      // projection in torch, its whole row (XNNPACK's clamps would not keep it).
+      Step& nan_rows = cx.add_step({y, additive}, {y});
+      nan_rows.run = [&cx, y, additive, varying, B = a.batch, H = a.heads, L, S, e] {
+        const float* masks = cx.ptr(additive);
+        float* out = cx.ptr(y);
+        for (i64 b = 0; b < B; ++b)
+          for (i64 h = 0; h < H; ++h) {
+            const i64 o = varying == 0 ? 0 : varying == 1 ? b : b * H + h;
+            for (i64 i = 0; i < L; ++i) {
+              const float* row = masks + (o * L + i) * S;
+              if (std::all_of(row, row + S, [](float m) { return m == -kInf; })) std::fill_n(out + (b * L + i) * e, e, std::numeric_limits<float>::quiet_NaN());
+            }
+          }
+      };
+    }
+    cx.define(n.outputs[0], y);
     if (n.outputs.size() > 1) cx.define(n.outputs[1], cx.new_tensor(Shape{0}, false));
     return;
   }
