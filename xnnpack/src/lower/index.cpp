@@ -1,8 +1,9 @@
 // Indices, masks and the values made while planning: index.Tensor (boolean
-// masks too), nonzero, item, index_select, where, any/all, the casts
-// (_to_copy, to, type_as), arange, full, scalar_tensor, zeros and ones. Tensors torch holds as integers or bool
-// are held as float32 here, exact up to 2^24 (portable.h); a graph output of
-// such a type is cast back as it is read (runtime.cpp).
+// masks too), nonzero, masked_select, item, index_select, where, any/all, the
+// casts (_to_copy, to, type_as), arange, full, scalar_tensor, zeros and ones.
+// Tensors torch holds as integers or bool are held as float32 here, exact up
+// to 2^24 (portable.h); a graph output of such a type is cast back as it is
+// read (runtime.cpp).
 #include "lower/lowerings.h"
 
 namespace tracegraph::xnnpack {

@@ -625,7 +625,7 @@ namespace {
 std::vector<i64> read_repeats(const Context& cx, const Node& n, const float* r, i64 count) {
   std::vector<i64> out(static_cast<std::size_t>(count));
   for (i64 i = 0; i < count; ++i) {
-    if (!(r[i] >= 0) || r[i] != std::floor(r[i]))
+    if (!(r[i] >= 0) || !std::isfinite(r[i]) || r[i] != std::floor(r[i]))
       fail(ErrorCode::kInvalidArgument, cx.where(n) + ": repeats[" + std::to_string(i) + "] is " + std::to_string(r[i]) + " (a whole number, not negative)");
     out[static_cast<std::size_t>(i)] = static_cast<i64>(r[i]);
   }

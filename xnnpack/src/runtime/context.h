@@ -501,7 +501,7 @@ class Context {
     return out;
   }
 
-  // Slot `s` with its physical dims (`in_shape`) permuted by `perm`, as a slot
+  // Slot `s` with its physical dims (`full_shape`) permuted by `full_perm`, as a slot
   // of logical shape `shape`: for a constant, a transposed copy made once; else
   // a transpose step.
   int transposed(int s, const std::vector<std::size_t>& full_shape, const std::vector<std::size_t>& full_perm, const Shape& shape,
@@ -590,8 +590,6 @@ class Context {
     });
   }
 
-  // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK
-  // may read past its end (weights come from a file's buffer, unpadded).
   // `perm` over `shape` with its size-1 dims dropped and each run of input
   // dims that stays in order in perm merged into one.
   static void simplify_permutation(const std::vector<std::size_t>& shape, const std::vector<std::size_t>& perm,
@@ -621,6 +619,8 @@ class Context {
     for (std::size_t first : first_of_run) out_perm.push_back(group_of[first]);
   }
 
+  // A constant XNNPACK reads as an operand, copied once with the tail XNNPACK
+  // may read past its end (weights come from a file's buffer, unpadded).
   int padded(int s) {
     const Slot& slot = slots_[static_cast<std::size_t>(s)];
     if (!slot.constant || padded_.count(slot.constant)) return s;
