@@ -52,15 +52,8 @@ void coordinates_exact(const Context& cx, const Node& n, const Shape& shape) {
 }  // namespace
 
 std::optional<i64> nonzero_count(Context& cx, int x) {
-  const std::optional<double> seen = cx.observed();
-  Step& step = cx.add_step({x}, {});
-  step.run = [&cx, x, id = step.node, count = numel(cx.slot(x).shape), seen] {
-    Context::confirm(id, seen, static_cast<double>(portable::count_nonzero(cx.ptr(x), count)));
-  };
-  if (!seen) {
-    cx.stop_plan();
-    return std::nullopt;
-  }
+  const auto seen = cx.read_by_run(x, [count = numel(cx.slot(x).shape)](const float* p) { return static_cast<double>(portable::count_nonzero(p, count)); });
+  if (!seen) return std::nullopt;
   return static_cast<i64>(*seen);
 }
 
@@ -248,12 +241,8 @@ void lower_item(Context& cx, const Node& n, NodeState&) {
   const auto& dtype = cx.graph().value(*self).dtype;
   const bool integral = dtype && held_kind(*dtype) != Held::kFloat;
   std::optional<double> value = Context::constant_number(cx.slot(x));
-  if (!value) {  // computed in the graph: the run reads it
-    value = cx.observed();
-    Step& step = cx.add_step({x}, {});
-    step.run = [&cx, x, id = step.node, seen = value] { Context::confirm(id, seen, cx.ptr(x)[0]); };
-    if (!value) return cx.stop_plan();
-  }
+  if (!value) value = cx.read_by_run(x, [](const float* p) { return static_cast<double>(p[0]); });  // computed in the graph: the run reads it
+  if (!value) return;
   if (!integral) return cx.define(n.outputs[0], cx.float_slot(*value));
   if (!std::isfinite(*value)) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": item() of an integer tensor read " + std::to_string(*value));
   cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(*value)));

@@ -271,8 +271,8 @@ void lower_repeat(Context& cx, const Node& n, NodeState&);
 // repeat_interleave(self, repeats, dim): each slice along dim (of the
 // flattened tensor without one) repeated in place; repeats a number, or a
 // tensor of one per slice, constant or computed (the output's size then only
-// the run knows: Context::observed()). repeat_interleave(repeats): each index
-// that many times.
+// the run knows: Context::read_by_run()). repeat_interleave(repeats): each
+// index that many times.
 void lower_repeat_interleave(Context& cx, const Node& n, NodeState&);
 void lower_flip(Context& cx, const Node& n, NodeState&);
 // tril, triu of the last two dims.
@@ -314,7 +314,7 @@ void lower_scalar_identity(Context& cx, const Node& n, NodeState&);
 bool is_mask(const Graph& g, ValueId v, int depth = 0);
 // The number of nonzero elements of slot `x`, which only the run knows: a
 // step reads it and checks it against the count planned for
-// (Context::observed()). nullopt where no run has read it yet: the plan stops.
+// (Context::read_by_run()). nullopt where no run has read it yet: the plan stops.
 std::optional<i64> nonzero_count(Context& cx, int x);
 // masked_select(self, mask): the elements under the mask (both broadcast), [count].
 void lower_masked_select(Context& cx, const Node& n, NodeState&);
@@ -322,11 +322,11 @@ void lower_masked_select(Context& cx, const Node& n, NodeState&);
 // nonzero() coordinates, counted by the run), index_select.
 void lower_index(Context& cx, const Node& n, NodeState&);
 // nonzero / argwhere: [count, rank] coordinates, the count read by the run
-// (Context::observed()); nonzero_numpy (as_tuple): one [count] per dim;
+// (Context::read_by_run()); nonzero_numpy (as_tuple): one [count] per dim;
 // nonzero_static: [size, rank], the rest fill_value.
 void lower_nonzero(Context& cx, const Node& n, NodeState&);
 // item / _local_scalar_dense: the one element as a number the rest of the
-// plan knows, read by the run (Context::observed()).
+// plan knows, read by the run (Context::read_by_run()).
 void lower_item(Context& cx, const Node& n, NodeState&);
 void lower_index_select(Context& cx, const Node& n, NodeState&);
 // gather(self, dim, index); embedding(weight, indices) as a gather of rows.

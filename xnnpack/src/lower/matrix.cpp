@@ -520,11 +520,22 @@ void fused_attention(Context& cx, const Node& n, NodeState& st, AttentionSlots s
   };
 }
 
+// How many of the `batch_dims` leading dims of `full` (batch..., L, S) a mask
+// of shape `mask` (broadcast to it) varies over, up to the last one it does.
+std::size_t varying_dims(const Shape& mask, const Shape& full, std::size_t batch_dims) {
+  std::size_t varying = 0;
+  for (std::size_t d = 0; d < batch_dims; ++d) {
+    const std::size_t from_end = full.size() - d;
+    if (from_end <= mask.size() && mask[mask.size() - from_end] > 1) varying = d + 1;
+  }
+  return varying;
+}
+
 // The additive [outer..., L, S] mask XNNPACK takes: none (zeros), causal, or
 // slot `m` (a bool mask made 0 / -inf by a step: 0 where it is set when
 // a.mask_keeps, as SDPA's; -inf where it is set when `drops`, as
 // _native_multi_head_attention's).
-int additive_mask(Context& cx, const portable::Sdpa& a, std::optional<int> m, const Shape& batch, std::size_t varying_dims, bool drops = false) {
+int additive_mask(Context& cx, const portable::Sdpa& a, std::optional<int> m, const Shape& batch, std::size_t varying, bool drops = false) {
   const i64 L = a.query_length, S = a.key_length;
   if (!m) {
     std::vector<float> values(static_cast<std::size_t>(L * S), 0.0f);
@@ -537,9 +548,9 @@ int additive_mask(Context& cx, const portable::Sdpa& a, std::optional<int> m, co
   Shape padded = cx.slot(ms).shape;
   padded.insert(padded.begin(), batch.size() + 2 - padded.size(), 1);
   // The dims after the varying ones are 1 in the mask: the same storage without them.
-  Shape kept(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(varying_dims));
+  Shape kept(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(varying));
   kept.insert(kept.end(), padded.end() - 2, padded.end());
-  Shape target(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(varying_dims));
+  Shape target(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(varying));
   target.push_back(L);
   target.push_back(S);
   const int full = broadcast_to(cx, cx.alias(ms, kept, false), target);
@@ -589,29 +600,26 @@ void lower_sdpa(Context& cx, const Node& n, NodeState& st) {
   full.push_back(S);
   std::optional<ValueId> m = input_for_arg(n, "attn_mask", 3);
   if (m && cx.slot_of(*m).kind != Kind::kTensor) m.reset();
-  std::size_t varying_dims = 0;  // the batch dims up to the last one the mask varies over
+  std::size_t varying = 0;  // the batch dims up to the last one the mask varies over
   if (m) {
     if (a.causal) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": is_causal with an attn_mask (torch refuses both)");
     const Shape ms = cx.slot_of(*m).shape;
     const auto fits = shape_rules::broadcast(ms, full);
     if (!fits || *fits != full) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": attn_mask " + shape_str(ms) + " does not broadcast to " + shape_str(full));
     a.mask_keeps = is_mask(cx.graph(), *m);
-    for (std::size_t d = 0; d < batch.size(); ++d) {
-      const std::size_t from_end = full.size() - d;
-      if (from_end <= ms.size() && ms[ms.size() - from_end] > 1) varying_dims = d + 1;
-    }
+    varying = varying_dims(ms, full, batch.size());
   }
   Shape out_shape = qs;
   out_shape.back() = Ev;
   const int out = cx.new_tensor(out_shape, false);
-  const i64 outer = prod(batch, 0, varying_dims), inner = prod(batch, varying_dims, batch.size());
+  const i64 outer = prod(batch, 0, varying), inner = prod(batch, varying, batch.size());
   if (numel(out_shape) > 0 && S > 0 && E > 0 && !m && L * S > kMaskChunkFloats) {
     fused_attention_in_chunks(cx, n, st, q, k, v, out, a.batch, L, S, E, Ev, a.scale, a.causal);
     cx.define(n.outputs[0], out);
     return;
   }
   if (numel(out_shape) > 0 && S > 0 && E > 0 && outer * L * S <= kMaskFloatsForXnnpack) {
-    const int mask = additive_mask(cx, a, m ? std::optional<int>(cx.tensor_slot(n, *m)) : std::nullopt, batch, varying_dims);
+    const int mask = additive_mask(cx, a, m ? std::optional<int>(cx.tensor_slot(n, *m)) : std::nullopt, batch, varying);
     // torch gives zeros for a query row whose mask leaves no key (its
     // _safe_softmax); None and causal masks leave a key in every row.
     fused_attention(cx, n, st, {q, k, v, mask, out}, outer, inner, L, S, E, Ev, a.scale, m ? std::optional<float>(0.0f) : std::nullopt);
@@ -672,7 +680,7 @@ void lower_attention(Context& cx, const Node& n, NodeState& st) {
     const int by_head = cx.new_tensor({a.batch, a.heads, L, d}, false);
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
     int additive = -1;
-    std::size_t varying = 0;  // as SDPA's: the batch dims up to the last one the mask varies over
+    std::size_t varying = 0;  // the batch dims (B, H) up to the last one the mask varies over
     if (mask_arg) {
       // torch's mask_type: 0 an attention mask [L, S], 1 a key padding mask
       // [B, S], 2 both merged [B, H, L, S]; set means left out (its
@@ -686,8 +694,7 @@ void lower_attention(Context& cx, const Node& n, NodeState& st) {
       const auto fits = shape_rules::broadcast(ms, full);
       if (!fits || *fits != full) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": mask " + shape_str(cx.slot(mask).shape) + " for attention of " + shape_str(full));
       if (ms.size() == 4) mask = cx.alias(mask, ms, false);
-      for (std::size_t dim = 0; dim < 2; ++dim)
-        if (4 - dim <= ms.size() && ms[ms.size() - (4 - dim)] > 1) varying = dim + 1;
+      varying = varying_dims(ms, full, 2);
       const Shape batch{a.batch, a.heads};
       if (prod(batch, 0, varying) * L * S > kMaskFloatsForXnnpack)
         fail(ErrorCode::kUnsupported, cx.where(n) + ": a mask of " + shape_str(full) + ", past what the fused attention takes");

@@ -632,21 +632,15 @@ std::vector<i64> read_repeats(const Context& cx, const Node& n, const float* r, 
   return out;
 }
 
-// Their sum, the output's size, which only the run knows: a step reads it and
-// checks it against the size planned for (Context::observed()); nullopt where
-// no run has read it yet (the plan stops here).
+// Their sum, the output's size, which only the run knows
+// (Context::read_by_run()); nullopt where no run has read it yet.
 std::optional<i64> repeats_total(Context& cx, const Node& n, int r, i64 count) {
-  const std::optional<double> seen = cx.observed();
-  Step& step = cx.add_step({r}, {});
-  step.run = [&cx, &n, r, count, id = step.node, seen] {
+  const auto seen = cx.read_by_run(r, [&cx, &n, count](const float* p) {
     double total = 0;
-    for (i64 k : read_repeats(cx, n, cx.ptr(r), count)) total += static_cast<double>(k);
-    Context::confirm(id, seen, total);
-  };
-  if (!seen) {
-    cx.stop_plan();
-    return std::nullopt;
-  }
+    for (i64 k : read_repeats(cx, n, p, count)) total += static_cast<double>(k);
+    return total;
+  });
+  if (!seen) return std::nullopt;
   if (*seen > static_cast<double>(i64{1} << 53)) fail(ErrorCode::kLimitExceeded, cx.where(n) + ": repeats add up to " + std::to_string(*seen));
   return static_cast<i64>(*seen);
 }

@@ -451,26 +451,30 @@ class Context {
   // ---- values only the run knows ---------------------------------------
 
   // nonzero's count and item()'s value decide the shapes and numbers after
-  // them. A plan is made for the value the last run read there (observed());
-  // the node's step reads the value again and, where it differs, stops the
-  // run with Observed: the runtime plans for the new value and runs again.
-  // A node whose value no run has read yet ends its plan (stop_plan()): its
+  // them. A plan is made for the value the last run read there
+  // (read_by_run()); the node's step reads the value again and, where it
+  // differs, stops the run with Observed: the runtime plans for the new value
+  // and runs again. A node whose value no run has read yet ends its plan: its
   // step always reports.
   struct Observed {
     NodeId node;
     double value;
   };
-  // The value the last run read at the node being lowered.
-  std::optional<double> observed() const {
+  // The value `read(data of slot x)` gives at the run, for the node being
+  // lowered: a step reads it and checks it against the value planned for (the
+  // last run's; bit for bit, so a NaN is the NaN planned for). nullopt where
+  // no run has read it yet: the plan stops after this step.
+  template <class Read>
+  std::optional<double> read_by_run(int x, Read read) {
     auto it = observed_.find(current_.index);
-    if (it == observed_.end()) return std::nullopt;
-    return it->second;
-  }
-  void stop_plan() { plan_stopped_ = true; }
-  // The step's check of `seen` against the value planned for (bit for bit:
-  // a NaN is the NaN planned for, not a new value each time).
-  static void confirm(NodeId node, std::optional<double> planned, double seen) {
-    if (!planned || std::memcmp(&*planned, &seen, sizeof seen) != 0) throw Observed{node, seen};
+    const std::optional<double> planned = it == observed_.end() ? std::nullopt : std::optional<double>(it->second);
+    Step& step = add_step({x}, {});
+    step.run = [this, x, read, planned, id = step.node] {
+      const double seen = read(ptr(x));
+      if (!planned || std::memcmp(&*planned, &seen, sizeof seen) != 0) throw Observed{id, seen};
+    };
+    if (!planned) plan_stopped_ = true;
+    return planned;
   }
 
   // ---- layout ---------------------------------------------------------

@@ -17,11 +17,15 @@ i64 count_nonzero(const float* x, i64 count) {
 void nonzero(const float* x, const std::vector<i64>& shape, float* y, i64 rows, bool by_dim, float fill) {
   const std::size_t rank = shape.size();
   const i64 count = product(shape, 0, rank);
+  // Where coordinate d of row `row` goes.
+  auto cell = [&](i64 row, std::size_t d) -> float& {
+    return by_dim ? y[static_cast<i64>(d) * rows + row] : y[row * static_cast<i64>(rank) + static_cast<i64>(d)];
+  };
   std::vector<i64> at(rank, 0);  // the coordinates of element i
   i64 row = 0;
   for (i64 i = 0; i < count && row < rows; ++i) {
     if (x[i] != 0.0f) {
-      for (std::size_t d = 0; d < rank; ++d) (by_dim ? y[static_cast<i64>(d) * rows + row] : y[row * static_cast<i64>(rank) + static_cast<i64>(d)]) = static_cast<float>(at[d]);
+      for (std::size_t d = 0; d < rank; ++d) cell(row, d) = static_cast<float>(at[d]);
       ++row;
     }
     for (std::size_t d = rank; d-- > 0;) {
@@ -30,7 +34,7 @@ void nonzero(const float* x, const std::vector<i64>& shape, float* y, i64 rows, 
     }
   }
   for (; row < rows; ++row)
-    for (std::size_t d = 0; d < rank; ++d) (by_dim ? y[static_cast<i64>(d) * rows + row] : y[row * static_cast<i64>(rank) + static_cast<i64>(d)]) = fill;
+    for (std::size_t d = 0; d < rank; ++d) cell(row, d) = fill;
 }
 
 bool index(const float* x, float* y, const std::vector<i64>& x_shape, const std::vector<const float*>& indices,
