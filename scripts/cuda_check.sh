@@ -11,6 +11,7 @@ $PY -c 'import torch; assert torch.cuda.is_available(), "torch sees no CUDA devi
 # No torch 1.13 there: the old-format test models are not made (TRACEGRAPH_OLD_PYTHON empty).
 cmake --preset native-cuda -DTRACEGRAPH_PYTHON="$(command -v "$PY")" -DTRACEGRAPH_OLD_PYTHON= >/dev/null
 cmake --build --preset native-cuda -j"$(nproc)"
-# The ctest fixture makes the test models with the same torch.
-ctest --preset native-cuda -R 'make_test_models|Cuda|Parity.*unet3d_dict_out' --output-on-failure
+# The ctest fixture makes the test models with the same torch; the models
+# torch 1.13 makes (named *_torch113) are not made here, so not tested.
+ctest --preset native-cuda -R 'make_test_models|Cuda|Parity.*unet3d_dict_out' -E torch113 --output-on-failure
 build/native-cuda/native/tracegraph bench build/native-cuda/models/unet3d_sigmoid_traced.ts --input-shape 1,1,44,44,44 --device cuda --runs 20
