@@ -20,6 +20,7 @@ DType from_aten_dtype(c10::ScalarType type) {
     case c10::kChar: return DType::kInt8;
     case c10::kByte: return DType::kUInt8;
     case c10::kBool: return DType::kBool;
+    case c10::kComplexFloat: return DType::kComplex64;
     default: fail(ErrorCode::kUnsupported, std::string("torch dtype ") + c10::toString(type) + " has no tracegraph dtype");
   }
 }
@@ -36,6 +37,7 @@ c10::ScalarType to_aten_dtype(DType dtype) {
     case DType::kInt8: return c10::kChar;
     case DType::kUInt8: return c10::kByte;
     case DType::kBool: return c10::kBool;
+    case DType::kComplex64: return c10::kComplexFloat;
   }
   fail(ErrorCode::kInternal, "unknown dtype");
 }

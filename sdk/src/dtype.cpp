@@ -17,6 +17,7 @@ constexpr DTypeInfo kTable[] = {
     {DType::kInt64, 8, "int64", "I64"},     {DType::kInt32, 4, "int32", "I32"},
     {DType::kInt16, 2, "int16", "I16"},     {DType::kInt8, 1, "int8", "I8"},
     {DType::kUInt8, 1, "uint8", "U8"},      {DType::kBool, 1, "bool", "BOOL"},
+    {DType::kComplex64, 8, "complex64", "C64"},
 };
 
 const DTypeInfo& info(DType dtype) noexcept { return kTable[static_cast<std::size_t>(dtype)]; }
@@ -29,6 +30,8 @@ bool is_floating(DType dtype) noexcept {
   return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
          dtype == DType::kBFloat16;
 }
+
+bool is_complex(DType dtype) noexcept { return dtype == DType::kComplex64; }
 
 std::string_view dtype_name(DType dtype) noexcept { return info(dtype).name; }
 

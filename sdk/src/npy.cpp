@@ -22,7 +22,7 @@ struct Descr {
 constexpr Descr kDescrs[] = {
     {DType::kFloat32, "<f4"}, {DType::kFloat64, "<f8"}, {DType::kFloat16, "<f2"}, {DType::kInt64, "<i8"},
     {DType::kInt32, "<i4"},   {DType::kInt16, "<i2"},   {DType::kInt8, "|i1"},    {DType::kUInt8, "|u1"},
-    {DType::kBool, "|b1"},
+    {DType::kBool, "|b1"},  {DType::kComplex64, "<c8"},
 };
 
 // A reader of the header's Python literal: a dict of string keys whose values

@@ -34,6 +34,7 @@ std::optional<DType> dtype_of_export(std::int64_t code) {
     case 6: return DType::kFloat16;
     case 7: return DType::kFloat32;
     case 8: return DType::kFloat64;
+    case 10: return DType::kComplex64;
     case 12: return DType::kBool;
     case 13: return DType::kBFloat16;
     default: return std::nullopt;

@@ -408,7 +408,7 @@ std::optional<DType> storage_dtype(std::string_view type) {
       {"torch.FloatStorage", DType::kFloat32}, {"torch.DoubleStorage", DType::kFloat64}, {"torch.HalfStorage", DType::kFloat16},
       {"torch.BFloat16Storage", DType::kBFloat16}, {"torch.LongStorage", DType::kInt64}, {"torch.IntStorage", DType::kInt32},
       {"torch.ShortStorage", DType::kInt16}, {"torch.CharStorage", DType::kInt8}, {"torch.ByteStorage", DType::kUInt8},
-      {"torch.BoolStorage", DType::kBool}};
+      {"torch.BoolStorage", DType::kBool}, {"torch.ComplexFloatStorage", DType::kComplex64}};
   auto it = kTypes.find(type);
   if (it == kTypes.end()) return std::nullopt;
   return it->second;

@@ -87,6 +87,9 @@ SWEEP = [
     "nn.functional.cosine_similarity", "nn.functional.pairwise_distance", "cdist", "nn.functional.pdist", "nn.functional.unfold",
     "nn.functional.embedding_bag", "masked_scatter", "scatter_add", "scatter_reduce", "slice_scatter", "index_copy", "index_fill",
     "lerp", "addcmul", "addcdiv", "baddbmm", "outer", "logit", "erfinv", "frac", "hypot", "argmin", "aminmax", "cummax",
+    # Fourier transforms (complex outputs; spectral convolutions, LaMa's fast Fourier convolutions).
+    "fft.fft", "fft.ifft", "fft.rfft", "fft.irfft", "fft.fft2", "fft.ifft2", "fft.rfft2", "fft.irfft2", "fft.fftn", "fft.ifftn",
+    "fft.rfftn", "fft.irfftn", "fft.hfft", "fft.ihfft",
 ]
 
 

@@ -289,14 +289,14 @@ def op_counts(module):
     return counts, constant_elements
 
 
-SAFETENSORS_DTYPES = {torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL", torch.uint8: "U8"}
+SAFETENSORS_DTYPES = {torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL", torch.uint8: "U8", torch.complex64: "C64"}
 
 
 def write_safetensors(path, tensors, keep_integers=False):
-    """Tensors as float32, or with keep_integers the integer and bool ones as their own dtype."""
+    """Tensors as float32, or with keep_integers the integer, bool and complex ones as their own dtype."""
     header, offset, blobs = {}, 0, []
     for name, t in tensors:
-        t = t.detach().contiguous()
+        t = t.detach().resolve_conj().contiguous()
         dtype = SAFETENSORS_DTYPES.get(t.dtype) if keep_integers else None
         if dtype is None:
             t, dtype = t.to(torch.float32), "F32"

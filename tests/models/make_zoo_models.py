@@ -223,6 +223,46 @@ class ChannelMeanHead(nn.Module):
         return self.fc(torch.relu(self.conv(x)).mean([2, 3]))
 
 
+class FourierUnit(nn.Module):
+    """LaMa's Fourier unit (the global branch of its fast Fourier
+    convolutions): rfftn over H and W, the real and imaginary parts as
+    channels through a 1x1 convolution, batch norm and ReLU, back to complex,
+    irfftn to the input's size."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv2d(2 * channels, 2 * channels, 1, bias=False)
+        self.bn = nn.BatchNorm2d(2 * channels)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        ff = torch.fft.rfftn(x, dim=(-2, -1), norm="ortho")
+        ff = torch.stack((ff.real, ff.imag), dim=-1)
+        ff = ff.permute(0, 1, 4, 2, 3).contiguous().view(b, -1, h, w // 2 + 1)
+        ff = torch.relu(self.bn(self.conv(ff)))
+        ff = ff.view(b, -1, 2, h, w // 2 + 1).permute(0, 1, 3, 4, 2).contiguous()
+        ff = torch.complex(ff[..., 0], ff[..., 1])
+        return torch.fft.irfftn(ff, s=(h, w), dim=(-2, -1), norm="ortho")
+
+
+class FfcBlock(nn.Module):
+    """A LaMa-style inpainting block: a local 3x3 branch and the Fourier
+    unit's global one, summed with the input; a sigmoid head. 6 channels
+    and an odd width (17: 9 frequencies)."""
+
+    def __init__(self, channels=6):
+        super().__init__()
+        self.inp = nn.Conv2d(3, channels, 3, padding=1)
+        self.local = nn.Conv2d(channels, channels, 3, padding=1)
+        self.glob = FourierUnit(channels)
+        self.head = nn.Conv2d(channels, 1, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.inp(x))
+        h = h + self.local(h) + self.glob(h)
+        return torch.sigmoid(self.head(h))
+
+
 # -------------------------------------------------------------- torchvision --
 
 
@@ -353,6 +393,8 @@ add("write_through_slice_traced", WriteThroughSlice, [(1, 1, 4, 5, 3)], "trace",
 add("conv1d_net_traced", Conv1dNet, [(2, 2, 50)], "trace", [{"kind": "softmax", "dim": 1}])
 add("conv1d_net_scripted", Conv1dNet, [(2, 2, 50)], "script", [{"kind": "softmax", "dim": 1}])
 add("channel_mean_head_scripted", ChannelMeanHead, [(1, 3, 9, 7)], "script", [NONE])
+add("ffc_block_traced", FfcBlock, [(1, 3, 20, 17)], "trace", [SIGMOID])
+add("ffc_block_scripted", FfcBlock, [(1, 3, 20, 17)], "script", [SIGMOID])
 
 
 # ------------------------------------------------------------------- main --

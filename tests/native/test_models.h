@@ -122,8 +122,11 @@ inline void expect_activations(const std::vector<Activation>& got, const nlohman
 // The largest |got - want| over the largest finite |want|; a NaN or an
 // infinity matches only itself (torch's NaN where torch gives one is right).
 inline double max_relative_error(const at::Tensor& got, const at::Tensor& want) {
-  const at::Tensor g = got.to(at::kCPU).to(at::kDouble);
-  const at::Tensor w = want.to(at::kCPU).to(at::kDouble);
+  if (got.is_complex() != want.is_complex()) return INFINITY;
+  // Complex tensors as their (real, imaginary) pairs.
+  auto pairs = [](const at::Tensor& t) { return (t.is_complex() ? at::view_as_real(t.resolve_conj()) : t).to(at::kCPU).to(at::kDouble); };
+  const at::Tensor g = pairs(got);
+  const at::Tensor w = pairs(want);
   if (g.sizes() != w.sizes()) return INFINITY;
   if (g.numel() == 0) return 0;
   const at::Tensor same = (g == w) | (g.isnan() & w.isnan());

@@ -40,9 +40,13 @@ std::string sweep_path(const std::string& file) { return std::string(TRACEGRAPH_
 std::string mismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
   if (got.size() != want.size()) return std::to_string(got.size()) + " outputs for " + std::to_string(want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
-    const at::Tensor g = native::to_aten(got[i]).to(at::kDouble), w = native::to_aten(want[i]).to(at::kDouble);
+    // A complex output as its (real, imaginary) pairs.
+    auto pairs = [](const at::Tensor& t) { return (t.is_complex() ? at::view_as_real(t) : t).to(at::kDouble); };
+    const at::Tensor g = pairs(native::to_aten(got[i])), w = pairs(native::to_aten(want[i]));
+    if (is_complex(got[i].dtype()) != is_complex(want[i].dtype()))
+      return "output " + std::to_string(i) + ": " + std::string(dtype_name(got[i].dtype())) + " for " + std::string(dtype_name(want[i].dtype()));
     if (g.sizes() != w.sizes()) return "output " + std::to_string(i) + ": shape " + shape_str(got[i].shape()) + " for " + shape_str(want[i].shape());
-    const bool exact = !is_floating(want[i].dtype());
+    const bool exact = !is_floating(want[i].dtype()) && !is_complex(want[i].dtype());
     if (exact ? !g.equal(w) : !at::allclose(g, w, 1e-4, 1e-5, /*equal_nan=*/true)) {
       const at::Tensor d = (g - w).abs().nan_to_num(0, 0, 0);
       return "output " + std::to_string(i) + ": off by up to " + std::to_string(d.numel() ? d.max().item<double>() : 0.0);
@@ -169,9 +173,13 @@ TEST(OpSweep, PyTorchsSamplesMatchOrAreRefusedByName) {
        << "torch " << index["torch"].get<std::string>() << " tags " << core.size() << " ops `core`; the sweep takes every OpInfo of one, but those\n"
        << "whose outputs are not a function of their inputs:";
     for (const auto& [name, why] : index["left_out"].items()) md << " `" << name << "` (" << why.get<std::string>() << ")";
-    md << ". " << core.size() - not_lowered.size() << " of the " << core.size() << " are lowered; not:";
-    for (const std::string& op : not_lowered) md << " `" << op << "`";
-    md << ".\n";
+    if (not_lowered.empty()) {
+      md << ". All " << core.size() << " are lowered.\n";
+    } else {
+      md << ". " << core.size() - not_lowered.size() << " of the " << core.size() << " are lowered; not:";
+      for (const std::string& op : not_lowered) md << " `" << op << "`";
+      md << ".\n";
+    }
     std::printf("[op sweep] %zu of %zu core ATen ops lowered\n", core.size() - not_lowered.size(), core.size());
   }
   std::printf("[op sweep] %d of %d float32 samples and %d of %d int64 samples run on XNNPACK, over %zu ops\n", on_xnnpack, all, int_on_xnnpack, all_int,

@@ -1209,6 +1209,69 @@ std::vector<OpCase> op_cases() {
       b.g.set_outputs(outs);
     }});
   }
+  // Fourier transforms and complex values (lower/complex.cpp): odd, even,
+  // size-1 and padded or cropped lengths, every normalization, lines past
+  // the GEMM's length (a kernel of ours), complex inputs and arithmetic.
+  const auto norm = [](const char* name) { return std::string(name); };
+  out.push_back({"fft_rfftn_odd_sizes_ortho_and_backward", [norm](Builder& b) {
+    const ValueId x = b.input({2, 1, 5, 7});
+    b.g.set_outputs({b.op("fft_rfftn", "", {{"self", x}}, attrs({{"dim", Ints{-2, -1}}, {"norm", norm("ortho")}})),
+                     b.op("fft_rfftn", "", {{"self", x}}, attrs({{"dim", Ints{1, 3}}}))});
+  }});
+  out.push_back({"fft_irfftn_to_an_odd_size_from_a_real_input", [norm](Builder& b) {
+    const ValueId x = b.input({3, 4, 5});
+    b.g.set_outputs({b.op("fft_irfftn", "", {{"self", x}}, attrs({{"s", Ints{4, 9}}, {"dim", Ints{1, 2}}, {"norm", norm("forward")}})),
+                     b.op("fft_irfft2", "", {{"self", x}}, attrs({}))});
+  }});
+  out.push_back({"fft_fft_padded_cropped_and_inverse", [norm](Builder& b) {
+    const ValueId x = b.input({3, 6});
+    const ValueId spectrum = b.op("fft_fft", "", {{"self", x}}, attrs({{"n", std::int64_t{8}}, {"dim", std::int64_t{1}}}));
+    b.g.set_outputs({spectrum, b.op("fft_fft", "", {{"self", x}}, attrs({{"n", std::int64_t{4}}, {"dim", std::int64_t{0}}, {"norm", norm("ortho")}})),
+                     b.op("fft_ifft", "", {{"self", spectrum}}, attrs({{"dim", std::int64_t{-1}}}))});
+  }});
+  out.push_back({"fft_2_n_and_hermitian_forms", [norm](Builder& b) {
+    const ValueId x = b.input({2, 3, 5});
+    b.g.set_outputs({b.op("fft_ifft2", "", {{"self", x}}, attrs({{"norm", norm("forward")}})), b.op("fft_fftn", "", {{"self", x}}, attrs({})),
+                     b.op("fft_ifftn", "", {{"self", x}}, attrs({{"s", Ints{4, 4}}})),
+                     b.op("fft_hfft", "", {{"self", x}}, attrs({{"n", std::int64_t{7}}})),
+                     b.op("fft_ihfft", "", {{"self", x}}, attrs({{"dim", std::int64_t{1}}, {"norm", norm("ortho")}}))});
+  }});
+  out.push_back({"fft_core_r2c_c2c_c2r", [](Builder& b) {
+    const ValueId x = b.input({1, 3, 6, 5});
+    const ValueId half = b.op("_fft_r2c", "", {{"self", x}}, attrs({{"dim", Ints{2, 3}}, {"normalization", std::int64_t{1}}, {"onesided", true}}));
+    const ValueId back = b.op("_fft_c2c", "", {{"self", half}}, attrs({{"dim", Ints{2}}, {"normalization", std::int64_t{0}}, {"forward", false}}));
+    b.g.set_outputs({half, b.op("_fft_r2c", "", {{"self", x}}, attrs({{"dim", Ints{1}}, {"normalization", std::int64_t{2}}, {"onesided", false}})),
+                     b.op("_fft_c2r", "", {{"self", back}}, attrs({{"dim", Ints{2, 3}}, {"normalization", std::int64_t{2}}, {"last_dim_size", std::int64_t{5}}})),
+                     b.op("_fft_c2r", "", {{"self", half}}, attrs({{"dim", Ints{3}}, {"normalization", std::int64_t{0}}, {"last_dim_size", std::int64_t{4}}}))});
+  }});
+  out.push_back({"fft_size_one", [](Builder& b) {
+    const ValueId x = b.input({1, 1, 1});
+    b.g.set_outputs({b.op("fft_rfftn", "", {{"self", x}}, attrs({})), b.op("fft_fft", "", {{"self", x}}, attrs({{"dim", std::int64_t{0}}})),
+                     b.op("fft_irfft", "", {{"self", x}}, attrs({{"n", std::int64_t{1}}}))});
+  }});
+  out.push_back({"fft_lines_past_the_gemm", [](Builder& b) {
+    const ValueId x = b.input({2, 1100});
+    const ValueId spectrum = b.op("fft_rfft", "", {{"self", x}}, attrs({}));
+    b.g.set_outputs({spectrum, b.op("fft_irfft", "", {{"self", spectrum}}, attrs({{"n", std::int64_t{1100}}}))});
+  }});
+  out.push_back({"complex_arithmetic_and_parts", [](Builder& b) {
+    const ValueId x = b.input({2, 6}), y = b.input({2, 6});
+    const ValueId p = b.op("fft_rfft", "", {{"self", x}}, attrs({})), q = b.op("fft_rfft", "", {{"self", y}}, attrs({}));
+    const ValueId row = b.constant({1, 4});
+    b.g.set_outputs({b.op("mul", "Tensor", {{"self", p}, {"other", q}}), b.op("add", "Tensor", {{"self", p}, {"other", q}}, attrs({{"alpha", 2.0}})),
+                     b.op("sub", "Tensor", {{"self", p}, {"other", q}}), b.op("div", "Tensor", {{"self", p}, {"other", q}}),
+                     b.op("mul", "Tensor", {{"self", row}, {"other", p}}), b.op("mul", "Scalar", {{"self", q}}, attrs({{"other", 2.5}})),
+                     b.op("view_as_real", "", {{"self", b.op("conj_physical", "", {{"self", p}})}}), b.op("real", "", {{"self", p}}),
+                     b.op("imag", "", {{"self", q}}), b.op("complex", "", {{"real", x}, {"imag", y}}),
+                     b.op("view_as_complex", "", {{"self", b.op("view_as_real", "", {{"self", q}})}})});
+  }});
+  out.push_back({"complex_input_and_casts", [](Builder& b) {
+    const ValueId z = b.typed_input(at::randn({3, 4}, at::kComplexFloat));
+    const ValueId x = b.input({3, 4});
+    const ValueId promoted = b.op("_to_copy", "", {{"self", x}}, attrs({{"dtype", std::int64_t{9}}}));
+    b.g.set_outputs({b.op("fft_fft", "", {{"self", z}}, attrs({})), b.op("fft_ifft", "", {{"self", promoted}}, attrs({{"dim", std::int64_t{0}}})),
+                     b.op("_to_copy", "", {{"self", z}}, attrs({{"dtype", std::int64_t{6}}})), b.op("add", "Tensor", {{"self", z}, {"other", promoted}})});
+  }});
   return out;
 }
 
@@ -1374,6 +1437,42 @@ TEST(XnnpackDataDependent, ANaNItemSettles) {
   }
   const auto got = native::to_aten(g.run({Tensor::from_vector<float>({1, 0, 2, 3, 4, 5}, {2, 3})})[0]);
   EXPECT_TRUE(got.equal(at::tensor({6.f, 5.f, 7.f, 8.f, 9.f, 10.f}).view({2, 3}))) << got;
+}
+
+// A value known to be complex goes only to the ops that take one: finalize()
+// names the node and its input; so does planning where the reader gave no dtype.
+TEST(XnnpackComplex, OtherOpsOnComplexValuesAreRefusedByName) {
+  for (bool typed : {true, false}) {
+    Builder b;
+    const ValueId x = b.input({2, 6});
+    const ValueId spectrum = b.op("fft_rfft", "", {{"self", x}}, attrs({}));
+    if (typed) b.g.set_value_type(spectrum, DType::kComplex64, std::nullopt);
+    b.g.set_outputs({b.op("sum", "", {{"self", spectrum}}, attrs({}))});
+    TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+    try {
+      g.finalize();
+      FAIL() << "a sum of complex values was planned";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+      EXPECT_NE(e.message().find("aten::sum"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("is complex"), std::string::npos) << e.message();
+    }
+  }
+}
+
+// New input lengths give the transforms new DFT matrices (and the old length's again).
+TEST(XnnpackComplex, NewLengthsPlanNewTransforms) {
+  Builder b;
+  const ValueId x = b.input({2, 8});
+  b.g.set_value_type(x, DType::kFloat32, std::nullopt);  // any shape
+  b.g.set_outputs({b.op("fft_rfftn", "", {{"self", x}}, attrs({{"norm", std::string("ortho")}}))});
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({2}));
+  g.finalize();
+  for (std::int64_t w : {8, 12, 8, 1}) {
+    const at::Tensor in = at::randn({2, w});
+    EXPECT_LE(testing::max_relative_error(native::to_aten(g.run({native::from_aten(in)})[0]), at::fft_rfftn(in, std::nullopt, std::nullopt, "ortho")), 1e-5)
+        << "width " << w;
+  }
 }
 
 // Random ops draw from a generator of ours (not torch's): the distributions

@@ -60,15 +60,16 @@ export interface TensorIn {
    *  (bool as 0/1 in a Uint8Array); plain numbers are made into the graph input's dtype. */
   data: Float32Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array | ArrayLike<number>;
   shape: number[];
-  /** Needed only to tell a Uint8Array of bools from one of uint8 where the graph does not. */
-  dtype?: 'float32' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
+  /** Needed only to tell a Uint8Array of bools from one of uint8, or a Float32Array of
+   *  complex64 (real, imaginary) pairs from float32 values, where the graph does not. */
+  dtype?: 'float32' | 'complex64' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 }
 
 export interface TensorOut {
-  // bool as 0/1 bytes.
+  // bool as 0/1 bytes; complex64 as (real, imaginary) pairs in a Float32Array of twice the elements.
   data: Float32Array | Float64Array | BigInt64Array | Int32Array | Uint8Array;
   shape: number[];
-  dtype: 'float32' | 'float64' | 'int64' | 'int32' | 'bool';
+  dtype: 'float32' | 'complex64' | 'float64' | 'int64' | 'int32' | 'bool';
 }
 
 export interface ValueInfo {

@@ -283,16 +283,18 @@ function product(shape) { return shape.reduce((a, b) => a * b, 1); }
 
 // The dtypes a tensor may come in, in the order of C++'s DType (their codes
 // for tg_run), and the typed array of each.
-const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool'];
+// complex64 comes as a Float32Array of (real, imaginary) pairs, twice the elements.
+const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool', 'complex64'];
 const ARRAYS = {
   float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, int16: Int16Array, int8: Int8Array,
-  uint8: Uint8Array, bool: Uint8Array,
+  uint8: Uint8Array, bool: Uint8Array, complex64: Float32Array,
 };
 
 // The dtype a typed array holds (a Uint8Array is bool where the tensor or the graph says so), or null for a plain array.
 function dtypeOfArray(data, said, want) {
+  if (data instanceof Float32Array && (said === 'complex64' || (said === undefined && want === 'complex64'))) return 'complex64';
   if (data instanceof Uint8Array) return said === 'bool' || (said === undefined && want === 'bool') ? 'bool' : 'uint8';
-  for (const [name, type] of Object.entries(ARRAYS)) if (name !== 'bool' && data instanceof type) return name;
+  for (const [name, type] of Object.entries(ARRAYS)) if (name !== 'bool' && name !== 'complex64' && data instanceof type) return name;
   return null;
 }
 
@@ -313,13 +315,14 @@ function asTensor(t, what, want = 'float32') {
     dtype = t.dtype ?? want ?? 'float32';
     if (!(dtype in ARRAYS)) throw new TracegraphError('dtype_mismatch', `${what}: the graph takes ${dtype}, which a plain array cannot give`);
     const values = Array.from(raw, Number);
-    if (dtype !== 'float32' && dtype !== 'float64' && !values.every(Number.isInteger))
+    if (dtype !== 'float32' && dtype !== 'float64' && dtype !== 'complex64' && !values.every(Number.isInteger))
       throw new TracegraphError('invalid_argument', `${what}: ${dtype} values must be whole numbers`);
     data = dtype === 'int64' ? BigInt64Array.from(values, (v) => BigInt(v)) : dtype === 'bool' ? Uint8Array.from(values, (v) => (v ? 1 : 0)) : ARRAYS[dtype].from(values);
   } else if (t.dtype !== undefined && t.dtype !== dtype) {
     throw new TracegraphError('dtype_mismatch', `${what}: dtype '${t.dtype}' given with a ${raw.constructor.name}`);
   }
-  if (data.length !== product(t.shape)) throw new TracegraphError('shape_mismatch', `${what}: shape [${t.shape}] holds ${product(t.shape)} elements, given ${data.length}`);
+  const elements = product(t.shape) * (dtype === 'complex64' ? 2 : 1);  // complex64: (real, imaginary) pairs
+  if (data.length !== elements) throw new TracegraphError('shape_mismatch', `${what}: shape [${t.shape}] holds ${elements} ${dtype === 'complex64' ? 'floats (real, imaginary pairs)' : 'elements'}, given ${data.length}`);
   return { data, shape: t.shape, dtype };
 }
 
@@ -599,6 +602,7 @@ export class TracedGraph {
           let data;
           const buffer = core.u8.buffer;
           if (dtype === 'float32') data = new Float32Array(buffer, p, n).slice();
+          else if (dtype === 'complex64') data = new Float32Array(buffer, p, 2 * n).slice();
           else if (dtype === 'int64') data = new BigInt64Array(buffer, p, n).slice();
           else if (dtype === 'float64') data = new Float64Array(buffer, p, n).slice();
           else if (dtype === 'int32') data = new Int32Array(buffer, p, n).slice();

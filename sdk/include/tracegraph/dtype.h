@@ -20,15 +20,19 @@ enum class DType : std::uint8_t {
   kInt8,
   kUInt8,
   kBool,
+  // Two float32s, real then imaginary (torch's complex64, safetensors' C64).
+  kComplex64,
 };
 
 inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                                        DType::kBFloat16, DType::kInt64, DType::kInt32,
-                                       DType::kInt16, DType::kInt8, DType::kUInt8, DType::kBool};
+                                       DType::kInt16, DType::kInt8, DType::kUInt8, DType::kBool,
+                                       DType::kComplex64};
 
 // Bytes per element.
 std::size_t dtype_size(DType dtype) noexcept;
 bool is_floating(DType dtype) noexcept;
+bool is_complex(DType dtype) noexcept;
 
 // "float32", "int64", "bool", ... (the exported format's names, also torch's).
 std::string_view dtype_name(DType dtype) noexcept;

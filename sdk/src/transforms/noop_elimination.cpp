@@ -17,6 +17,7 @@ std::optional<DType> torch_dtype(std::int64_t code) {
     case 5: return DType::kFloat16;
     case 6: return DType::kFloat32;
     case 7: return DType::kFloat64;
+    case 9: return DType::kComplex64;
     case 11: return DType::kBool;
     case 15: return DType::kBFloat16;
     default: return std::nullopt;

@@ -126,6 +126,7 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
   std::string base = base_op(n.op);
   bool inplace = base.back() == '_';
   if (inplace) base.pop_back();
+  if (lower_complex_binary(cx, n, base)) return;
   std::optional<ValueId> a = input_for_arg(n, "self", 0);
   if (!a) a = input_for_arg(n, "a", 0);
   std::optional<ValueId> b = input_for_arg(n, "other", 1);

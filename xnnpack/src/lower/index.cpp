@@ -316,6 +316,21 @@ void lower_cast(Context& cx, const Node& n, NodeState&) {
   auto self = input_for_arg(n, "self", 0);
   if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
   std::optional<Held> to;
+  // Complex: to a complex type ((x, 0) pairs), from one to a real type (its
+  // real parts), or the same pairs.
+  {
+    const bool from_complex = cx.slot_of(*self).complex;
+    std::optional<bool> to_complex;
+    if (base_op(n.op) == "type_as" || input_for_arg(n, "other", std::numeric_limits<std::size_t>::max())) {
+      const auto& d = cx.graph().value(*input_for_arg(n, "other", 1)).dtype;
+      if (d) to_complex = is_complex(*d);
+    } else if (auto code = cx.int_arg(n, "dtype")) {
+      to_complex = *code == 8 || *code == 9 || *code == 10;  // c10's ComplexHalf, ComplexFloat, ComplexDouble
+    }
+    const bool want = to_complex.value_or(from_complex);
+    if (from_complex == want && want) return cx.define(n.outputs[0], cx.slot_index(*self));
+    if (from_complex != want) return cx.define(n.outputs[0], complex_cast(cx, n, cx.held_tensor_slot(n, *self), want));
+  }
   if (base_op(n.op) == "type_as" || input_for_arg(n, "other", std::numeric_limits<std::size_t>::max())) {
     auto other = input_for_arg(n, "other", 1);
     const Value& o = cx.graph().value(*other);

@@ -380,4 +380,21 @@ void lower_resize(Context& cx, const Node& n, NodeState&);
 void lower_resize_portable(Context& cx, const Node& n, NodeState&);
 
 
+// ---- complex.cpp ---------------------------------------------------
+
+// The ops that take complex tensors (held as (real, imaginary) float pairs,
+// Slot::complex); the runtime refuses a complex input to any other.
+bool takes_complex(std::string_view base);
+// The refusal's reason: which ops take them.
+extern const std::string kComplexOps;
+// _fft_r2c, _fft_c2r, _fft_c2c and torch.fft's fft/ifft/rfft/irfft (2, n) and hfft/ihfft.
+void lower_fft(Context& cx, const Node& n, NodeState& st);
+// view_as_real, view_as_complex, real, imag, complex, conj and resolve_conj.
+void lower_complex(Context& cx, const Node& n, NodeState&);
+// add/sub/mul/div where an operand is complex (the others: real tensors or
+// numbers, broadcast); false where neither is.
+bool lower_complex_binary(Context& cx, const Node& n, const std::string& base);
+// Slot x cast to a complex type ((x, 0) pairs), or a complex x to a real one (its real parts).
+int complex_cast(Context& cx, const Node& n, int x, bool to_complex_type);
+
 }  // namespace tracegraph::xnnpack

@@ -17,11 +17,24 @@ struct Lowered {
 const std::unordered_map<std::string, Lowered>& lowering_table();
 }  // namespace
 
+const std::string kComplexOps =
+    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, complex, conj, add, sub, mul, div and casts here";
+
 std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph) {
   std::vector<UnsupportedNode> out;
   for (NodeId id : graph.nodes()) {
     const Node& n = graph.node(id);
-    if (!lowering_for(n)) out.push_back({n.name, n.op, "no XNNPACK lowering for this op"});
+    if (!lowering_for(n)) {
+      out.push_back({n.name, n.op, "no XNNPACK lowering for this op"});
+      continue;
+    }
+    for (ValueId v : n.inputs) {
+      const Value& value = graph.value(v);
+      if (value.dtype && is_complex(*value.dtype) && !takes_complex(base_op(n.op))) {
+        out.push_back({n.name, n.op, "input '" + value.name + "' is complex; " + kComplexOps});
+        break;
+      }
+    }
   }
   return out;
 }
@@ -255,6 +268,11 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
        {"new_zeros", "new_ones", "new_full", "zeros_like", "ones_like", "full_like", "fill"}},
       {&lower_compare, kPortable,
        {"eq", "ne", "lt", "le", "gt", "ge"}},
+      {&lower_fft, kXnnpack | kPortable,
+       {"_fft_r2c", "_fft_c2r", "_fft_c2c", "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_fft2", "fft_ifft2", "fft_rfft2",
+        "fft_irfft2", "fft_fftn", "fft_ifftn", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft"}},
+      {&lower_complex, kPlanned | kPortable,
+       {"view_as_real", "view_as_complex", "real", "imag", "complex", "_conj", "conj", "conj_physical", "resolve_conj"}},
   };
   static const std::unordered_map<std::string, Lowered> table = [] {
     std::unordered_map<std::string, Lowered> t;

@@ -16,6 +16,9 @@ struct Slot {
   Kind kind = Kind::kNone;
   Shape shape;                 // logical (torch) shape
   bool channels_last = false;  // storage order for rank 4 and 5
+  // A complex tensor: `shape` is torch's with a last dim of 2, the (real,
+  // imaginary) pairs (view_as_real's layout); lower/complex.cpp.
+  bool complex = false;
   i64 i = 0;
   double f = 0;
   std::vector<i64> ints;
@@ -164,6 +167,7 @@ class Context {
     slot.shape = std::move(shape);
     slot.channels_last = channels_last && spatial_rank(slot.shape.size());
     slot.constant = slots_[static_cast<std::size_t>(of)].constant;
+    slot.complex = slots_[static_cast<std::size_t>(of)].complex;
     slot.root = root(of);
     return new_slot(std::move(slot));
   }

@@ -47,7 +47,7 @@ Tensor held_as(const Tensor& t, DType dtype, const std::string& name) {
 // The dtypes a graph input may have: float32, and the integers and bool torch
 // uses for indices and masks (held as float32 here).
 bool input_dtype_held(DType d) {
-  return d == DType::kFloat32 || d == DType::kInt64 || d == DType::kInt32 || d == DType::kInt16 || d == DType::kInt8 ||
+  return d == DType::kFloat32 || d == DType::kComplex64 || d == DType::kInt64 || d == DType::kInt32 || d == DType::kInt16 || d == DType::kInt8 ||
          d == DType::kUInt8 || d == DType::kBool;
 }
 
@@ -67,7 +67,8 @@ void integers_to_floats(const Tensor& t, float* dst, const std::string& name) {
 }
 void load_input(const Tensor& t, float* dst, const std::string& name) {
   switch (t.dtype()) {
-    case DType::kFloat32: std::memcpy(dst, t.data(), t.nbytes()); return;
+    case DType::kFloat32:
+    case DType::kComplex64: std::memcpy(dst, t.data(), t.nbytes()); return;
     case DType::kInt64: return integers_to_floats<std::int64_t>(t, dst, name);
     case DType::kInt32: return integers_to_floats<std::int32_t>(t, dst, name);
     case DType::kInt16: return integers_to_floats<std::int16_t>(t, dst, name);
@@ -112,7 +113,11 @@ void Runtime::plan(const std::vector<Shape>& input_shapes) {
   value_slot_.assign(max_value_index() + 1, -1);
   for (std::size_t i = 0; i < input_shapes.size(); ++i) {
     const ValueId v = graph_.inputs()[i];
-    const int s = new_tensor(input_shapes[i], false);
+    const bool complex = is_complex(graph_.value(v).dtype.value_or(DType::kFloat32));
+    Shape shape = input_shapes[i];
+    if (complex) shape.push_back(2);  // the (real, imaginary) pairs
+    const int s = new_tensor(shape, false);
+    slots_[static_cast<std::size_t>(s)].complex = complex;
     value_slot_[v.index] = s;
     input_slots_.push_back(s);
     slots_[s].first_step = -1;  // written before the first step
@@ -123,6 +128,11 @@ void Runtime::plan(const std::vector<Shape>& input_shapes) {
     const Node& n = graph_.node(id);
     const Lowering lower = lowering_for(n);
     if (!lower) fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
+    if (!takes_complex(base_op(n.op))) {
+      for (ValueId v : n.inputs)
+        if (value_slot_[v.index] >= 0 && slots_[static_cast<std::size_t>(value_slot_[v.index])].complex)
+          fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(v).name + "' is complex; " + kComplexOps);
+    }
     lower(*this, n, states_[id.index]);
     if (plan_stopped_) break;  // the rest waits for a value only the run knows
   }
@@ -210,7 +220,7 @@ void Runtime::prepare(const Graph& graph) {
     const Value& value = graph_.value(v);
     if (value.dtype && !input_dtype_held(*value.dtype))
       fail(ErrorCode::kUnsupported, "xnnpack: graph input '" + value.name + "' is " + std::string(dtype_name(*value.dtype)) +
-                                        "; this backend takes float32, integer and bool inputs");
+                                        "; this backend takes float32, complex64, integer and bool inputs");
   }
   // Plan now when every input's shape is known, so that an op this backend
   // cannot run is reported here rather than at the first run.
@@ -373,6 +383,11 @@ Tensor Runtime::read_out(int s) {
     case Kind::kInts: return Tensor::from_vector<std::int64_t>(slot.ints, {static_cast<i64>(slot.ints.size())});
     case Kind::kTensor: break;
     case Kind::kNone: fail(ErrorCode::kUnsupported, "xnnpack: a graph output this backend cannot return");
+  }
+  if (slot.complex) {  // the pairs are complex64's bytes (torch's order: complex slots never go channels-last)
+    Tensor out = Tensor::zeros(DType::kComplex64, Shape(slot.shape.begin(), slot.shape.end() - 1));
+    if (out.numel()) std::memcpy(out.data(), ptr(s), out.nbytes());
+    return out;
   }
   Tensor out = Tensor::zeros(DType::kFloat32, slot.shape);
   if (!out.numel()) return out;

@@ -121,6 +121,31 @@ void prelu(const float* x, const float* w, float* y, i64 batch, i64 channels, i6
 // y[out_shape] = x broadcast (numpy rules, x's shape right-aligned; 1s repeat).
 void broadcast(const float* x, float* y, const std::vector<i64>& in_shape, const std::vector<i64>& out_shape);
 
+// Discrete Fourier transforms along the last axis of `lines` lines, complex
+// values held as (real, imaginary) float pairs. kR2C: a real line of `in_len`
+// to `out_len` complex (n/2 + 1 one-sided, or n); kC2C: complex to complex;
+// kC2R: complex to `out_len` = n real values, the Hermitian half read (the
+// first n/2 + 1 entries; the imaginary parts of the zero and Nyquist
+// frequencies ignored, as torch's pocketfft does). The line is cropped or
+// zero-padded to the signal length `n` first (torch's `s`); `sign` is -1 for
+// a forward transform, +1 for an inverse one; every output times `scale`.
+enum class Dft { kR2C, kC2C, kC2R };
+struct DftAxis {
+  Dft kind = Dft::kC2C;
+  i64 n = 0;        // the signal length
+  i64 in_len = 0;   // entries per input line (complex ones for kC2C and kC2R)
+  i64 out_len = 0;  // entries per output line
+  int sign = -1;
+  double scale = 1;
+  i64 in_floats() const { return kind == Dft::kR2C ? in_len : 2 * in_len; }
+  i64 out_floats() const { return kind == Dft::kC2R ? out_len : 2 * out_len; }
+};
+// The transform as a matrix for a GEMM: [out_floats()][in_floats()], row major.
+std::vector<float> dft_matrix(const DftAxis& a);
+// The transform of each line directly (O(n) per output entry, twiddles from a
+// table of n), for lines too long for dft_matrix's weights.
+void dft_lines(const DftAxis& a, const float* x, float* y, i64 lines);
+
 // y [size] = x's storage read at offset + sum(index[d] * stride[d]) (as_strided).
 void as_strided(const float* x, float* y, const std::vector<i64>& size, const std::vector<i64>& stride, i64 offset);
 
