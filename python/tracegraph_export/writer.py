@@ -24,11 +24,12 @@ _DTYPES = {  # torch dtype -> (the format's name, safetensors' name)
     torch.float32: ("float32", "F32"), torch.float64: ("float64", "F64"), torch.float16: ("float16", "F16"),
     torch.bfloat16: ("bfloat16", "BF16"), torch.int64: ("int64", "I64"), torch.int32: ("int32", "I32"),
     torch.int16: ("int16", "I16"), torch.int8: ("int8", "I8"), torch.uint8: ("uint8", "U8"), torch.bool: ("bool", "BOOL"),
+    torch.complex64: ("complex64", "C64"),
 }
 # c10::ScalarType, c10::Layout and c10::MemoryFormat codes: what a schema's
 # ScalarType / Layout / MemoryFormat argument holds as an int in TorchScript.
 _SCALAR_TYPES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4, torch.float16: 5,
-                 torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}
+                 torch.float32: 6, torch.float64: 7, torch.complex64: 9, torch.bool: 11, torch.bfloat16: 15}
 _LAYOUTS = {torch.strided: 0}
 _MEMORY_FORMATS = {torch.contiguous_format: 0, torch.preserve_format: 1, torch.channels_last: 2,
                    torch.channels_last_3d: 3}
@@ -210,7 +211,7 @@ def safetensors_bytes(tensors) -> bytes:
     """Standard safetensors, header padded to 8 bytes, tensors in the given order."""
     header, blobs, offset = {}, [], 0
     for key, t in tensors:
-        t = t.detach().to("cpu").contiguous()
+        t = t.detach().to("cpu").resolve_conj().contiguous()
         if t.dtype not in _DTYPES:
             raise ExportError(f"weight {key}: dtype {t.dtype} is not one the format holds")
         raw = t.view(torch.int16) if t.dtype == torch.bfloat16 else t  # numpy has no bfloat16

@@ -19,12 +19,13 @@ if (!existsSync(join(dir, 'results.json'))) throw new Error(`no op sweep in ${di
 const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
 const native = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
 
-// { name: { shape, data: Float64Array } } of a safetensors file of any of the dtypes the sweep writes.
+// { name: { shape, data: Float64Array } } of a safetensors file of any of the dtypes the sweep writes
+// (complex64 as its (real, imaginary) pairs, as the JS API gives it).
 function readValues(path) {
   const b = readFileSync(path);
   const n = Number(b.readBigUInt64LE(0));
   const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
-  const views = { F32: Float32Array, F64: Float64Array, I64: BigInt64Array, I32: Int32Array, BOOL: Uint8Array, U8: Uint8Array };
+  const views = { F32: Float32Array, F64: Float64Array, I64: BigInt64Array, I32: Int32Array, BOOL: Uint8Array, U8: Uint8Array, C64: Float32Array };
   const out = {};
   for (const [k, v] of Object.entries(header)) {
     if (k === '__metadata__') continue;
@@ -101,7 +102,8 @@ for (const { file } of index.samples) {
       assert.equal(out.length, want.length);
       out.forEach((o, i) => {
         assert.deepEqual(o.shape, want[i].shape, `output ${i} shape`);
-        const wrong = close(o.data, want[i].data, want[i].dtype !== 'F32');
+        assert.equal(o.dtype === 'complex64', want[i].dtype === 'C64', `output ${i} is ${o.dtype}`);
+        const wrong = close(o.data, want[i].data, want[i].dtype !== 'F32' && want[i].dtype !== 'C64');
         assert.equal(wrong, '', `output ${i}: ${wrong}`);
       });
     } finally {

@@ -1272,6 +1272,14 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({b.op("fft_fft", "", {{"self", z}}, attrs({})), b.op("fft_ifft", "", {{"self", promoted}}, attrs({{"dim", std::int64_t{0}}})),
                      b.op("_to_copy", "", {{"self", z}}, attrs({{"dtype", std::int64_t{6}}})), b.op("add", "Tensor", {{"self", z}, {"other", promoted}})});
   }});
+  // The spellings a functionalized graph (the fx trace, core ATen) gives views: their copying forms.
+  out.push_back({"view_copies_of_complex_and_real", [](Builder& b) {
+    const ValueId x = b.input({2, 5, 6});
+    const ValueId pairs = b.op("view_as_real_copy", "", {{"self", b.op("fft_rfft", "", {{"self", x}}, attrs({}))}});
+    b.g.set_outputs({b.op("select_copy", "int", {{"self", pairs}}, attrs({{"dim", std::int64_t{-1}}, {"index", std::int64_t{1}}})),
+                     b.op("select_copy", "int", {{"self", x}}, attrs({{"dim", std::int64_t{1}}, {"index", std::int64_t{3}}})),
+                     b.op("unsqueeze_copy", "", {{"self", x}}, attrs({{"dim", std::int64_t{0}}}))});
+  }});
   return out;
 }
 

@@ -15,7 +15,20 @@ struct Lowered {
   unsigned engines;
 };
 const std::unordered_map<std::string, Lowered>& lowering_table();
+// The name op `base` has in the table: itself, or for a view's copying form
+// without an entry of its own, its view's.
+std::string lowered_name(std::string base) {
+  const auto& table = lowering_table();
+  constexpr std::string_view kCopy = "_copy";
+  if (!table.count(base) && base.size() > kCopy.size() && base.compare(base.size() - kCopy.size(), kCopy.size(), kCopy) == 0) {
+    std::string view = base.substr(0, base.size() - kCopy.size());
+    if (table.count(view)) return view;
+  }
+  return base;
+}
 }  // namespace
+
+std::string detail::base_op(const std::string& op) { return lowered_name(std::string(op_base(op))); }
 
 const std::string kComplexOps =
     "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, complex, conj, add, sub, mul, div and casts here";
@@ -48,7 +61,7 @@ std::vector<std::string> lowered_op_names() {
 
 std::optional<std::vector<Engine>> lowered_op_engines(std::string_view base) {
   const auto& table = lowering_table();
-  auto it = table.find(std::string(base));
+  auto it = table.find(lowered_name(std::string(base)));
   if (it == table.end()) return std::nullopt;
   std::vector<Engine> out;
   if (it->second.engines & kPlanned) out.push_back(Engine::kNone);

@@ -165,8 +165,11 @@ inline i64 normalize_dim(i64 dim, std::size_t rank, const std::string& where) {
   return dim < 0 ? dim + r : dim;
 }
 
-// "relu_" for "aten::relu_" and for torch.export's "aten.relu_.default".
-inline std::string base_op(const std::string& op) { return std::string(op_base(op)); }
+// "relu_" for "aten::relu_" and for torch.export's "aten.relu_.default"; a
+// view's copying form that has no lowering of its own (select_copy,
+// view_as_real_copy: what functionalized graphs write) as its view ("select"),
+// which computes the same values (lower/table.cpp).
+std::string base_op(const std::string& op);
 
 }  // namespace detail
 using namespace detail;
