@@ -39,6 +39,7 @@ std::size_t axis_of(const Context& cx, const Node& n, i64 dim, std::size_t rank)
 // One transform along logical axis `axis` of slot `x` (complex, or real for
 // kR2C); `a`'s in_len is x's size there. The result's slot, complex unless kC2R.
 int dft_axis(Context& cx, const Node& n, NodeState& st, std::size_t k, int x, std::size_t axis, DftAxis a) {
+  if (k >= 64) fail(ErrorCode::kLimitExceeded, cx.where(n) + ": a transform over more than 63 dims");
   x = cx.as_layout(x, false);
   const bool in_complex = cx.slot(x).complex;
   const Shape shape = logical(cx.slot(x));
@@ -68,10 +69,12 @@ int dft_axis(Context& cx, const Node& n, NodeState& st, std::size_t k, int x, st
   int out;
   if (a.n <= kGemmLength && a.in_len <= kGemmLength) {
     // The operators of axis k, keyed by their matrix's size (the sizes fix the
-    // matrix for this node's kind and normalization): another size, another key.
-    const std::size_t key = k << 56 | static_cast<std::size_t>(a.in_floats()) << 28 | static_cast<std::size_t>(a.out_floats());
+    // matrix for this node's kind and normalization): another size, another
+    // key. 6 + 12 + 12 bits: size_t is 32 bits in wasm.
+    static_assert(2 * kGemmLength < (1 << 12));
+    const std::size_t key = k << 24 | static_cast<std::size_t>(a.in_floats()) << 12 | static_cast<std::size_t>(a.out_floats());
     for (auto it = st.columns.begin(); it != st.columns.end();)
-      it = (it->first >> 56) == k && it->first != key ? st.columns.erase(it) : std::next(it);
+      it = (it->first >> 24) == k && it->first != key ? st.columns.erase(it) : std::next(it);
     const std::vector<float> w = portable::dft_matrix(a);
     out = fully_connected(cx, n, st, key, in, w.data(), nullptr, a.in_floats(), a.out_floats(), -kInf, kInf);
   } else {
