@@ -1269,8 +1269,19 @@ std::vector<OpCase> op_cases() {
     const ValueId z = b.typed_input(at::randn({3, 4}, at::kComplexFloat));
     const ValueId x = b.input({3, 4});
     const ValueId promoted = b.op("_to_copy", "", {{"self", x}}, attrs({{"dtype", std::int64_t{9}}}));
+    // Complex weights (a spectral layer's), and an update in place.
+    const ValueId w = b.g.add_constant("w", native::from_aten(at::randn({1, 4}, at::kComplexFloat)));
+    const ValueId updated = b.op("add_", "Tensor", {{"self", b.op("clone", "", {{"self", z}})}, {"other", promoted}});
     b.g.set_outputs({b.op("fft_fft", "", {{"self", z}}, attrs({})), b.op("fft_ifft", "", {{"self", promoted}}, attrs({{"dim", std::int64_t{0}}})),
-                     b.op("_to_copy", "", {{"self", z}}, attrs({{"dtype", std::int64_t{6}}})), b.op("add", "Tensor", {{"self", z}, {"other", promoted}})});
+                     b.op("_to_copy", "", {{"self", z}}, attrs({{"dtype", std::int64_t{6}}})), b.op("add", "Tensor", {{"self", z}, {"other", promoted}}),
+                     b.op("mul", "Tensor", {{"self", z}, {"other", w}}), b.op("mul_", "Tensor", {{"self", updated}, {"other", w}})});
+  }});
+  // clone() then an update in place: the clone's, not its source's.
+  out.push_back({"clone_then_update_in_place", [](Builder& b) {
+    const ValueId x = b.input({2, 3});
+    const ValueId copy = b.op("clone", "", {{"self", x}});
+    const ValueId updated = b.op("add_", "Tensor", {{"self", copy}, {"other", b.constant({3})}});
+    b.g.set_outputs({updated, b.op("mul", "Tensor", {{"self", x}, {"other", x}}), copy});
   }});
   // The spellings a functionalized graph (the fx trace, core ATen) gives views: their copying forms.
   out.push_back({"view_copies_of_complex_and_real", [](Builder& b) {

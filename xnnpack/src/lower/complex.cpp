@@ -280,7 +280,7 @@ void lower_complex(Context& cx, const Node& n, NodeState&) {
     return cx.define(n.outputs[0], out);
   }
   const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
-  const Slot& s = cx.slot(x);
+  const Slot s = cx.slot(x);  // a copy: new slots may move the slots
   if (base == "view_as_complex") {
     if (s.complex || s.shape.empty() || s.shape.back() != 2)
       fail(ErrorCode::kShapeMismatch, cx.where(n) + ": view_as_complex takes a real tensor whose last dim is 2, given " + shape_str(s.shape));
@@ -366,7 +366,11 @@ bool lower_complex_binary(Context& cx, const Node& n, const std::string& base) {
     return o;
   };
   const Operand p = operand(a), q = operand(b);
-  const int out = complex_tensor(cx, shape);
+  // In place (add_, mul_): into self's pairs, where they have the output's shape.
+  const bool inplace = op_base(n.op).back() == '_';
+  const Slot& self = cx.slot_of(*a);
+  const bool into_self = inplace && a_complex && !self.constant && logical(self) == shape;
+  const int out = into_self ? cx.slot_index(*a) : complex_tensor(cx, shape);
   const i64 count = numel(shape);
   std::vector<int> reads;
   for (const Operand& o : {p, q})
@@ -403,9 +407,8 @@ int complex_cast(Context& cx, const Node& n, int x, bool to_complex_type) {
   x = cx.as_layout(x, false);
   if (to_complex_type) return to_complex(cx, x);
   // A complex tensor cast to a real type keeps the real parts (torch warns).
-  const Slot& s = cx.slot(x);
-  const int out = cx.new_tensor(logical(s), false);
-  const i64 count = numel(s.shape) / 2;
+  const i64 count = numel(cx.slot(x).shape) / 2;  // before new_tensor(), which may move the slots
+  const int out = cx.new_tensor(logical(cx.slot(x)), false);
   Step& step = cx.add_step({x}, {out});
   step.run = [&cx, x, out, count] {
     const float* a = cx.ptr(x);

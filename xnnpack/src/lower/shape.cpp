@@ -538,11 +538,41 @@ void lower_as_batch_of_one(Context& cx, const Node& n, NodeState& st, Lowering l
   }
 }
 
+namespace {
+// Whether a later op writes value v in place (add_, copy_, ...), directly or
+// through a view of it (a slice, a select).
+bool written_in_place(const Graph& g, ValueId v) {
+  std::vector<ValueId> todo{v};
+  while (!todo.empty()) {
+    const ValueId w = todo.back();
+    todo.pop_back();
+    for (const Use& use : g.value(w).users) {
+      const Node& u = g.node(use.node);
+      if (is_inplace_op(u.op) && use.input_index == 0) return true;
+      if (is_view_op(u.op))
+        for (ValueId o : u.outputs) todo.push_back(o);
+    }
+  }
+  return false;
+}
+}  // namespace
+
 void lower_identity(Context& cx, const Node& n, NodeState&) {
-  if (base_op(n.op).find("dropout") != std::string::npos && cx.int_arg(n, "train").value_or(0))
+  const std::string base = base_op(n.op);
+  if (base.find("dropout") != std::string::npos && cx.int_arg(n, "train").value_or(0))
     fail(ErrorCode::kUnsupported, cx.where(n) + ": dropout in training mode");
   if (n.inputs.empty()) fail(ErrorCode::kSchema, cx.where(n) + ": no input");
-  cx.define(n.outputs[0], cx.tensor_slot(n, n.inputs[0]));
+  const int x = cx.tensor_slot(n, n.inputs[0]);
+  // The same values, the same storage; but a clone that a later op updates in
+  // place is a copy, so that the update leaves its source as it was.
+  if ((base != "clone" && base != "lift_fresh_copy") || !written_in_place(cx.graph(), n.outputs[0])) return cx.define(n.outputs[0], x);
+  const Slot s = cx.slot(x);  // a copy: new_tensor() may move the slots
+  const int out = cx.new_tensor(s.shape, s.channels_last);
+  cx.slot(out).complex = s.complex;
+  const i64 count = numel(s.shape);
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, x, out, count] { cx.parallel_copy_blocks(cx.ptr(x), cx.ptr(out), 1, count, 0, 0); };
+  cx.define(n.outputs[0], out);
 }
 
 void lower_native_dropout(Context& cx, const Node& n, NodeState&) {

@@ -205,7 +205,10 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
       {&lower_view, kPlanned,
        {"flatten", "unflatten", "view", "reshape", "view_copy", "view_as", "reshape_as", "_unsafe_view"}},
       {&lower_identity, kPlanned,
-       {"dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "contiguous", "detach", "alias", "clone", "lift_fresh_copy", "alias_copy", "detach_copy"}},
+       {"dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "contiguous", "detach", "alias", "alias_copy", "detach_copy"}},
+      // A copy only where a later op updates it in place.
+      {&lower_identity, kPlanned | kPortable,
+       {"clone", "lift_fresh_copy"}},
       {&lower_copy, kPortable,
        {"copy"}},
       {&lower_as_strided, kPortable,

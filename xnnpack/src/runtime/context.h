@@ -200,6 +200,15 @@ class Context {
       slot.constant = t.data_as<float>();
       return new_slot(std::move(slot));
     }
+    if (t.dtype() == DType::kComplex64) {  // its (real, imaginary) pairs (Slot::complex)
+      Slot slot;
+      slot.kind = Kind::kTensor;
+      slot.shape = t.shape();
+      slot.shape.push_back(2);
+      slot.complex = true;
+      slot.constant = static_cast<const float*>(t.data());
+      return new_slot(std::move(slot));
+    }
     if (t.numel() == 1 && (t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32 || t.dtype() == DType::kBool)) {
       if (t.dtype() == DType::kInt64) return int_slot(*t.data_as<std::int64_t>());
       if (t.dtype() == DType::kInt32) return int_slot(*t.data_as<std::int32_t>());
