@@ -45,6 +45,7 @@ export function readSafetensors(buffer) {
 // A random input of the graph input's dtype: normal floats, small whole numbers
 // (ids 0..9, valid for any embedding table of 10 rows or more), or a 0/1 mask.
 function randomInput(n, dtype) {
+  if (dtype === 'complex64') return randomNormal(2 * n);  // (real, imaginary) pairs
   const floats = randomNormal(n);
   if (dtype === 'bool') return Uint8Array.from(floats, (x) => (x > 0 ? 1 : 0));
   if (dtype === 'int64') return BigInt64Array.from(floats, (x) => BigInt(Math.floor(Math.abs(x) * 4) % 10));
@@ -196,6 +197,11 @@ export class RunPanel {
 
   outputSection(o, i, want) {
     if (o.data instanceof BigInt64Array) o = { ...o, data: Float64Array.from(o.data, Number) };  // int64 shown as numbers
+    if (o.dtype === 'complex64') {  // shown by magnitude: the pairs' |z|
+      const z = o.data;
+      o = { ...o, dtype: 'complex64 (magnitudes shown)', data: Float32Array.from({ length: z.length / 2 }, (_, k) => Math.hypot(z[2 * k], z[2 * k + 1])) };
+      want = null;
+    }
     const s = stats(o.data);
     const err = want ? relativeError(o.data, want.data) : null;
     const section = document.createElement('div');
