@@ -263,6 +263,50 @@ class FfcBlock(nn.Module):
         return torch.sigmoid(self.head(h))
 
 
+class AfnoFilter(nn.Module):
+    """FourCastNet's adaptive Fourier neural operator filter (AFNO2D) over a
+    [B, H, W, C] token grid: rfft2, the channels in blocks, a two-layer
+    complex MLP per block (its real and imaginary parts by einsum), softshrink,
+    back to complex and irfft2; the input added."""
+
+    def __init__(self, channels=8, blocks=2):
+        super().__init__()
+        self.blocks, self.size = blocks, channels // blocks
+        self.w1 = nn.Parameter(0.3 * torch.randn(2, blocks, self.size, self.size))
+        self.b1 = nn.Parameter(0.1 * torch.randn(2, blocks, self.size))
+        self.w2 = nn.Parameter(0.3 * torch.randn(2, blocks, self.size, self.size))
+        self.b2 = nn.Parameter(0.1 * torch.randn(2, blocks, self.size))
+
+    @staticmethod
+    def mix(x, w):
+        return torch.einsum("...bi,bio->...bo", x, w)
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        z = torch.fft.rfft2(x, dim=(1, 2), norm="ortho").reshape(b, h, w // 2 + 1, self.blocks, self.size)
+        r1 = torch.relu(self.mix(z.real, self.w1[0]) - self.mix(z.imag, self.w1[1]) + self.b1[0])
+        i1 = torch.relu(self.mix(z.imag, self.w1[0]) + self.mix(z.real, self.w1[1]) + self.b1[1])
+        r2 = self.mix(r1, self.w2[0]) - self.mix(i1, self.w2[1]) + self.b2[0]
+        i2 = self.mix(i1, self.w2[0]) + self.mix(r1, self.w2[1]) + self.b2[1]
+        z = torch.view_as_complex(nn.functional.softshrink(torch.stack([r2, i2], dim=-1), lambd=0.01))
+        return torch.fft.irfft2(z.reshape(b, h, w // 2 + 1, c), s=(h, w), dim=(1, 2), norm="ortho") + x
+
+
+class AfnoBlock(nn.Module):
+    """A patch embedding, the AFNO filter over the tokens (channels last) and
+    a 1x1 head: 8 channels in 2 blocks, a 12 x 10 grid."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Conv2d(3, 8, 3, padding=1)
+        self.filter = AfnoFilter()
+        self.head = nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        t = self.embed(x).permute(0, 2, 3, 1)
+        return self.head(self.filter(t).permute(0, 3, 1, 2))
+
+
 # -------------------------------------------------------------- torchvision --
 
 
@@ -395,6 +439,7 @@ add("conv1d_net_scripted", Conv1dNet, [(2, 2, 50)], "script", [{"kind": "softmax
 add("channel_mean_head_scripted", ChannelMeanHead, [(1, 3, 9, 7)], "script", [NONE])
 add("ffc_block_traced", FfcBlock, [(1, 3, 20, 17)], "trace", [SIGMOID])
 add("ffc_block_scripted", FfcBlock, [(1, 3, 20, 17)], "script", [SIGMOID])
+add("afno_block_traced", AfnoBlock, [(1, 3, 12, 10)], "trace", [NONE])
 
 
 # ------------------------------------------------------------------- main --

@@ -1276,6 +1276,34 @@ std::vector<OpCase> op_cases() {
                      b.op("_to_copy", "", {{"self", z}}, attrs({{"dtype", std::int64_t{6}}})), b.op("add", "Tensor", {{"self", z}, {"other", promoted}}),
                      b.op("mul", "Tensor", {{"self", z}, {"other", w}}), b.op("mul_", "Tensor", {{"self", updated}, {"other", w}})});
   }});
+  // Layout ops over complex values (a spectrum reshaped, sliced, permuted,
+  // joined), their dims and sizes as attributes or as values the graph computes.
+  out.push_back({"complex_layout_ops", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 4, 6});
+    const ValueId z = b.op("fft_rfftn", "", {{"self", x}}, attrs({{"dim", Ints{-2, -1}}}));  // [2, 3, 4, 4] complex
+    const ValueId minus_one = b.g.add_constant("minus_one", Tensor::from_vector<std::int64_t>({-1}, {}));
+    const ValueId batch = b.op("size", "int", {{"self", x}}, attrs({{"dim", std::int64_t{0}}}));
+    const NodeId list = b.g.add_node("prim::ListConstruct", {batch, minus_one}, {NewValue{}}, {}, "sizes");
+    const ValueId flat = b.op("view", "", {{"self", z}, {"size", b.g.node(list).outputs[0]}});  // [2, 48]
+    const ValueId back = b.op("reshape", "", {{"self", flat}}, attrs({{"shape", Ints{2, 3, 4, 4}}}));
+    const ValueId unsq = b.op("unsqueeze", "", {{"self", z}}, attrs({{"dim", std::int64_t{-1}}}));
+    std::vector<ValueId> outs = {
+        b.op("fft_irfftn", "", {{"self", back}}, attrs({{"s", Ints{4, 6}}, {"dim", Ints{-2, -1}}})),
+        b.op("permute", "", {{"self", z}}, attrs({{"dims", Ints{0, -1, 1, 2}}})),
+        b.op("transpose", "int", {{"self", z}}, attrs({{"dim0", std::int64_t{-1}}, {"dim1", std::int64_t{1}}})),
+        b.op("select", "int", {{"self", z}, {"dim", minus_one}}, attrs({{"index", std::int64_t{1}}})),
+        b.op("slice", "Tensor", {{"self", z}}, attrs({{"dim", std::int64_t{-2}}, {"start", std::int64_t{1}}, {"end", std::int64_t{3}}, {"step", std::int64_t{1}}})),
+        b.op("narrow", "", {{"self", z}}, attrs({{"dim", std::int64_t{-1}}, {"start", std::int64_t{1}}, {"length", std::int64_t{2}}})),
+        b.op("flatten", "using_ints", {{"self", z}}, attrs({{"start_dim", std::int64_t{1}}, {"end_dim", std::int64_t{-1}}})),
+        b.op("squeeze", "dim", {{"self", unsq}}, attrs({{"dim", std::int64_t{-1}}})),
+        b.op("flip", "", {{"self", z}}, attrs({{"dims", Ints{-1, 1}}})),
+        b.op("expand", "", {{"self", b.op("select", "int", {{"self", z}}, attrs({{"dim", std::int64_t{0}}, {"index", std::int64_t{0}}}))}},
+             attrs({{"size", Ints{2, -1, -1, -1}}}))};
+    outs.push_back(b.op("cat", "", {{"tensors", z}, {"tensors", z}}, attrs({{"dim", std::int64_t{-2}}})));
+    outs.push_back(b.op("stack", "", {{"tensors", z}, {"tensors", z}}, attrs({{"dim", std::int64_t{-1}}})));
+    for (ValueId part : b.ops("unbind", {{"self", z}}, attrs({{"dim", std::int64_t{-1}}}), 4)) outs.push_back(part);
+    b.g.set_outputs(outs);
+  }});
   // clone() then an update in place: the clone's, not its source's.
   out.push_back({"clone_then_update_in_place", [](Builder& b) {
     const ValueId x = b.input({2, 3});

@@ -4,8 +4,9 @@
 // view_as_complex are the same bytes), in torch's order. The transforms run
 // one axis at a time, each a GEMM of XNNPACK's with the DFT matrix
 // (dft_matrix) over the lines along that axis, moved last by a transpose;
-// lines longer than kGemmLength run on a kernel of ours. Only the ops of
-// takes_complex() read complex slots: Runtime::plan refuses the others.
+// lines longer than kGemmLength run on a kernel of ours. The ops of
+// takes_complex() read complex slots, and the layout ops of
+// complex_layout_op() move them as pairs; Runtime::plan refuses the others.
 #include "lower/lowerings.h"
 
 namespace tracegraph::xnnpack {
@@ -401,6 +402,83 @@ bool lower_complex_binary(Context& cx, const Node& n, const std::string& base) {
   };
   cx.define(n.outputs[0], out);
   return true;
+}
+
+bool complex_layout_op(std::string_view base) {
+  static const std::set<std::string_view> kOps = {
+      "view", "reshape", "_unsafe_view", "flatten", "unflatten", "permute", "transpose", "unsqueeze", "squeeze", "select",
+      "slice", "narrow", "cat", "concat", "stack", "chunk", "split", "split_with_sizes", "unbind", "expand", "flip"};
+  return kOps.count(base) > 0;
+}
+
+void lower_complex_layout(Context& cx, const Node& n, NodeState& st, Lowering lower) {
+  const std::string base = base_op(n.op);
+  // Every tensor input complex (cat of a complex and a real tensor is not a layout change).
+  std::size_t rank = 0;
+  bool first = true;
+  for (ValueId v : n.inputs) {
+    const Slot& s = cx.slot_of(v);
+    if (s.kind != Kind::kTensor) continue;
+    if (!s.complex) fail(ErrorCode::kUnsupported, cx.where(n) + ": input '" + cx.graph().value(v).name + "' is real beside a complex one");
+    if (first) rank = s.shape.size() - 1, first = false;
+  }
+  // The arguments for the pairs' rank: a negative dim one further from the
+  // end, permute's dims with the pair dim last, a shape with the pair dim.
+  const auto dim = [](i64 d) { return d < 0 ? d - 1 : d; };
+  std::map<std::string, std::function<std::vector<i64>(std::vector<i64>)>> adjust;
+  for (const char* name : {"dim", "dim0", "dim1", "start_dim", "end_dim"})
+    adjust[name] = [dim](std::vector<i64> v) {
+      for (i64& d : v) d = dim(d);
+      return v;
+    };
+  if (base == "permute") {
+    adjust["dims"] = [rank](std::vector<i64> v) {
+      for (i64& d : v) d = d < 0 ? d + static_cast<i64>(rank) : d;
+      v.push_back(static_cast<i64>(rank));
+      return v;
+    };
+  } else if (base == "flip") {
+    adjust["dims"] = adjust["dim"];
+  }
+  if (base == "view" || base == "reshape" || base == "_unsafe_view" || base == "expand") {
+    for (const char* name : {"size", "shape"})
+      adjust[name] = [](std::vector<i64> v) {
+        v.push_back(2);
+        return v;
+      };
+  }
+  Node m = n;
+  // Arguments given as inputs (sizes computed in the graph): their slots
+  // stand in for them while this node plans, then the graph's again.
+  std::vector<std::pair<ValueId, int>> restore;
+  for (const auto& [name, f] : adjust) {
+    if (const AttributeValue* a = n.attributes.find(name)) {
+      if (auto i = std::get_if<std::int64_t>(a)) m.attributes.set(name, f({*i})[0]);
+      else if (auto l = std::get_if<std::vector<std::int64_t>>(a)) m.attributes.set(name, f(*l));
+      continue;
+    }
+    auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max());
+    if (!v || std::any_of(restore.begin(), restore.end(), [&](const auto& r) { return r.first == *v; })) continue;
+    const int old = cx.slot_index(*v);
+    const Slot known = cx.slot(old);
+    if (known.kind == Kind::kInt) restore.emplace_back(*v, old), cx.define(*v, cx.int_slot(f({known.i})[0]));
+    else if (known.kind == Kind::kInts) restore.emplace_back(*v, old), cx.define(*v, cx.ints_slot(f(known.ints)));
+  }
+  try {
+    lower(cx, m, st);
+  } catch (...) {
+    for (const auto& [v, old] : restore) cx.define(v, old);
+    throw;
+  }
+  for (const auto& [v, old] : restore) cx.define(v, old);
+  for (ValueId o : n.outputs) {
+    if (!cx.defined(o)) continue;
+    const int s = cx.slot_index(o);
+    if (cx.slot(s).kind != Kind::kTensor) continue;
+    if (cx.slot(s).shape.empty() || cx.slot(s).shape.back() != 2)
+      fail(ErrorCode::kInternal, cx.where(n) + ": a complex " + base + " lost its pairs (" + shape_str(cx.slot(s).shape) + ")");
+    cx.slot(s).complex = true;
+  }
 }
 
 int complex_cast(Context& cx, const Node& n, int x, bool to_complex_type) {

@@ -394,6 +394,11 @@ void lower_complex(Context& cx, const Node& n, NodeState&);
 // add/sub/mul/div where an operand is complex (the others: real tensors or
 // numbers, broadcast); false where neither is.
 bool lower_complex_binary(Context& cx, const Node& n, const std::string& base);
+// The layout ops that also move complex values (view, permute, select, cat,
+// ...): lower_complex_layout runs the op's own lowering over the pairs, its
+// dims and sizes given for their rank.
+bool complex_layout_op(std::string_view base);
+void lower_complex_layout(Context& cx, const Node& n, NodeState& st, Lowering lower);
 // Slot x cast to a complex type ((x, 0) pairs), or a complex x to a real one (its real parts).
 int complex_cast(Context& cx, const Node& n, int x, bool to_complex_type);
 

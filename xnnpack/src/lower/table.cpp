@@ -31,7 +31,8 @@ std::string lowered_name(std::string base) {
 std::string detail::base_op(const std::string& op) { return lowered_name(std::string(op_base(op))); }
 
 const std::string kComplexOps =
-    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, complex, conj, add, sub, mul, div and casts here";
+    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, complex, conj, add, sub, mul, div, casts and the "
+    "layout ops (view, reshape, flatten, permute, transpose, squeeze, unsqueeze, select, slice, narrow, cat, stack, split, unbind, expand, flip) here";
 
 std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph) {
   std::vector<UnsupportedNode> out;
@@ -43,7 +44,7 @@ std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph) {
     }
     for (ValueId v : n.inputs) {
       const Value& value = graph.value(v);
-      if (value.dtype && is_complex(*value.dtype) && !takes_complex(base_op(n.op))) {
+      if (value.dtype && is_complex(*value.dtype) && !takes_complex(base_op(n.op)) && !complex_layout_op(base_op(n.op))) {
         out.push_back({n.name, n.op, "input '" + value.name + "' is complex; " + kComplexOps});
         break;
       }

@@ -128,12 +128,14 @@ void Runtime::plan(const std::vector<Shape>& input_shapes) {
     const Node& n = graph_.node(id);
     const Lowering lower = lowering_for(n);
     if (!lower) fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
-    if (!takes_complex(base_op(n.op))) {
-      for (ValueId v : n.inputs)
-        if (value_slot_[v.index] >= 0 && slots_[static_cast<std::size_t>(value_slot_[v.index])].complex)
-          fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(v).name + "' is complex; " + kComplexOps);
-    }
-    lower(*this, n, states_[id.index]);
+    const std::string base = base_op(n.op);
+    const auto complex_input = std::find_if(n.inputs.begin(), n.inputs.end(), [&](ValueId v) {
+      return value_slot_[v.index] >= 0 && slots_[static_cast<std::size_t>(value_slot_[v.index])].complex;
+    });
+    if (complex_input != n.inputs.end() && complex_layout_op(base)) lower_complex_layout(*this, n, states_[id.index], lower);
+    else if (complex_input != n.inputs.end() && !takes_complex(base))
+      fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(*complex_input).name + "' is complex; " + kComplexOps);
+    else lower(*this, n, states_[id.index]);
     if (plan_stopped_) break;  // the rest waits for a value only the run knows
   }
   current_ = NodeId{};
