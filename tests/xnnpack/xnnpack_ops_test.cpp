@@ -1295,6 +1295,7 @@ std::vector<OpCase> op_cases() {
         b.op("slice", "Tensor", {{"self", z}}, attrs({{"dim", std::int64_t{-2}}, {"start", std::int64_t{1}}, {"end", std::int64_t{3}}, {"step", std::int64_t{1}}})),
         b.op("narrow", "", {{"self", z}}, attrs({{"dim", std::int64_t{-1}}, {"start", std::int64_t{1}}, {"length", std::int64_t{2}}})),
         b.op("flatten", "using_ints", {{"self", z}}, attrs({{"start_dim", std::int64_t{1}}, {"end_dim", std::int64_t{-1}}})),
+        b.op("flatten", "using_ints", {{"self", z}}, attrs({{"start_dim", std::int64_t{2}}})),  // end_dim's default
         b.op("squeeze", "dim", {{"self", unsq}}, attrs({{"dim", std::int64_t{-1}}})),
         b.op("flip", "", {{"self", z}}, attrs({{"dims", Ints{-1, 1}}})),
         b.op("expand", "", {{"self", b.op("select", "int", {{"self", z}}, attrs({{"dim", std::int64_t{0}}, {"index", std::int64_t{0}}}))}},

@@ -448,6 +448,9 @@ void lower_complex_layout(Context& cx, const Node& n, NodeState& st, Lowering lo
       };
   }
   Node m = n;
+  // flatten's end_dim defaults to the last dim: the logical one, before the pairs.
+  if (base == "flatten" && !n.attributes.contains("end_dim") && !input_for_arg(n, "end_dim", std::numeric_limits<std::size_t>::max()))
+    m.attributes.set("end_dim", std::int64_t{-2});
   // Arguments given as inputs (sizes computed in the graph): their slots
   // stand in for them while this node plans, then the graph's again.
   std::vector<std::pair<ValueId, int>> restore;
