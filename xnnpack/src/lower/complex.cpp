@@ -6,7 +6,7 @@
 // (dft_matrix) over the lines along that axis, moved last by a transpose;
 // lines longer than kGemmLength run on a kernel of ours. The ops of
 // takes_complex() read complex slots, and the layout ops of
-// complex_layout_op() move them as pairs; Runtime::plan refuses the others.
+// layout_op_on_pairs() move them as pairs; Runtime::plan refuses the others.
 #include "lower/lowerings.h"
 
 namespace tracegraph::xnnpack {
@@ -21,8 +21,6 @@ constexpr i64 kGemmLength = 1024;
 
 // torch's normalization codes for _fft_r2c/_fft_c2r/_fft_c2c.
 enum Norm : i64 { kNone = 0, kByRootN = 1, kByN = 2 };
-
-Shape logical(const Slot& s) { return Shape(s.shape.begin(), s.shape.end() - (s.complex ? 1 : 0)); }
 
 int complex_tensor(Context& cx, Shape shape) {
   shape.push_back(2);
@@ -404,23 +402,25 @@ bool lower_complex_binary(Context& cx, const Node& n, const std::string& base) {
   return true;
 }
 
-bool complex_layout_op(std::string_view base) {
+bool layout_op_on_pairs(std::string_view base) {
   static const std::set<std::string_view> kOps = {
       "view", "reshape", "_unsafe_view", "flatten", "unflatten", "permute", "transpose", "unsqueeze", "squeeze", "select",
       "slice", "narrow", "cat", "concat", "stack", "chunk", "split", "split_with_sizes", "unbind", "expand", "flip"};
   return kOps.count(base) > 0;
 }
 
-void lower_complex_layout(Context& cx, const Node& n, NodeState& st, Lowering lower) {
+void lower_layout_on_pairs(Context& cx, const Node& n, NodeState& st, Lowering lower) {
   const std::string base = base_op(n.op);
-  // Every tensor input complex (cat of a complex and a real tensor is not a layout change).
+  // Every tensor input of one kind, complex or int64 (cat of a complex and a
+  // real tensor is not a layout change).
   std::size_t rank = 0;
-  bool first = true;
+  std::optional<bool> ints;
   for (ValueId v : n.inputs) {
     const Slot& s = cx.slot_of(v);
     if (s.kind != Kind::kTensor) continue;
-    if (!s.complex) fail(ErrorCode::kUnsupported, cx.where(n) + ": input '" + cx.graph().value(v).name + "' is real beside a complex one");
-    if (first) rank = s.shape.size() - 1, first = false;
+    if (!s.complex && !s.int64) fail(ErrorCode::kUnsupported, cx.where(n) + ": input '" + cx.graph().value(v).name + "' is real beside a complex one");
+    if (ints && *ints != s.int64) fail(ErrorCode::kUnsupported, cx.where(n) + ": input '" + cx.graph().value(v).name + "' is complex beside an int64 one");
+    if (!ints) rank = s.shape.size() - 1, ints = s.int64;
   }
   // The arguments for the pairs' rank: a negative dim one further from the
   // end, permute's dims with the pair dim last, a shape with the pair dim.
@@ -479,8 +479,9 @@ void lower_complex_layout(Context& cx, const Node& n, NodeState& st, Lowering lo
     const int s = cx.slot_index(o);
     if (cx.slot(s).kind != Kind::kTensor) continue;
     if (cx.slot(s).shape.empty() || cx.slot(s).shape.back() != 2)
-      fail(ErrorCode::kInternal, cx.where(n) + ": a complex " + base + " lost its pairs (" + shape_str(cx.slot(s).shape) + ")");
-    cx.slot(s).complex = true;
+      fail(ErrorCode::kInternal, cx.where(n) + ": " + base + " of pairs lost them (" + shape_str(cx.slot(s).shape) + ")");
+    cx.slot(s).complex = !ints.value_or(false);
+    cx.slot(s).int64 = ints.value_or(false);
   }
 }
 

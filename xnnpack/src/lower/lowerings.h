@@ -394,12 +394,22 @@ void lower_complex(Context& cx, const Node& n, NodeState&);
 // add/sub/mul/div where an operand is complex (the others: real tensors or
 // numbers, broadcast); false where neither is.
 bool lower_complex_binary(Context& cx, const Node& n, const std::string& base);
-// The layout ops that also move complex values (view, permute, select, cat,
-// ...): lower_complex_layout runs the op's own lowering over the pairs, its
-// dims and sizes given for their rank.
-bool complex_layout_op(std::string_view base);
-void lower_complex_layout(Context& cx, const Node& n, NodeState& st, Lowering lower);
+// The layout ops that also move complex and int64 values (view, permute,
+// select, cat, ...): lower_layout_on_pairs runs the op's own lowering over
+// their pairs of 32-bit words, its dims and sizes given for their rank.
+bool layout_op_on_pairs(std::string_view base);
+void lower_layout_on_pairs(Context& cx, const Node& n, NodeState& st, Lowering lower);
 // Slot x cast to a complex type ((x, 0) pairs), or a complex x to a real one (its real parts).
 int complex_cast(Context& cx, const Node& n, int x, bool to_complex_type);
+
+// ---- integer.cpp ---------------------------------------------------
+
+// A node with an int64 input (Slot::int64): the layout ops over its pairs,
+// the ops of computes_on_int64() exactly, any other on a float32 copy of it
+// (refused at the run past 2^24 where that would not be torch's result).
+// `rest`: the lowering of a node without int64 inputs.
+void lower_with_int64(Context& cx, const Node& n, NodeState& st, Lowering lower, const std::function<void(const Node&)>& rest);
+// The ops that compute on int64 tensors exactly (docs/design.md).
+bool computes_on_int64(std::string_view base);
 
 }  // namespace tracegraph::xnnpack

@@ -44,7 +44,7 @@ std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph) {
     }
     for (ValueId v : n.inputs) {
       const Value& value = graph.value(v);
-      if (value.dtype && is_complex(*value.dtype) && !takes_complex(base_op(n.op)) && !complex_layout_op(base_op(n.op))) {
+      if (value.dtype && is_complex(*value.dtype) && !takes_complex(base_op(n.op)) && !layout_op_on_pairs(base_op(n.op))) {
         out.push_back({n.name, n.op, "input '" + value.name + "' is complex; " + kComplexOps});
         break;
       }

@@ -19,6 +19,10 @@ struct Slot {
   // A complex tensor: `shape` is torch's with a last dim of 2, the (real,
   // imaginary) pairs (view_as_real's layout); lower/complex.cpp.
   bool complex = false;
+  // An int64 tensor: `shape` is torch's with a last dim of 2, each element's
+  // 8 bytes as two 32-bit words, so that the layout ops move them as they
+  // move complex pairs; lower/integer.cpp.
+  bool int64 = false;
   i64 i = 0;
   double f = 0;
   std::vector<i64> ints;
@@ -28,6 +32,8 @@ struct Slot {
   int first_step = std::numeric_limits<int>::max();
   int last_step = -1;
 };
+// Torch's shape of a tensor slot: without the pair dim of a complex or int64 one.
+inline Shape logical(const Slot& s) { return Shape(s.shape.begin(), s.shape.end() - (s.complex || s.int64 ? 1 : 0)); }
 struct Step {
   NodeId node;  // invalid for the layout changes at the graph's edges
   std::vector<int> reads, writes;
@@ -106,6 +112,10 @@ class Context {
     return buffers_[static_cast<std::size_t>(slots_[static_cast<std::size_t>(slot.root)].buffer)].get();
   }
 
+  // The data of an int64 slot (Slot::int64): its word pairs as the integers
+  // they are (buffers and int64 constants are 8-byte aligned).
+  i64* int_ptr(int s) { return reinterpret_cast<i64*>(ptr(s)); }
+
   // ---- slots ----------------------------------------------------------
 
   int new_slot(Slot slot) {
@@ -168,6 +178,7 @@ class Context {
     slot.channels_last = channels_last && spatial_rank(slot.shape.size());
     slot.constant = slots_[static_cast<std::size_t>(of)].constant;
     slot.complex = slots_[static_cast<std::size_t>(of)].complex;
+    slot.int64 = slots_[static_cast<std::size_t>(of)].int64;
     slot.root = root(of);
     return new_slot(std::move(slot));
   }
@@ -220,9 +231,16 @@ class Context {
       return ints_slot(std::vector<i64>(v, v + t.numel()));
     }
     // Integers and masks of other shapes (index tables): as float32, the form
-    // this backend holds them in, where every value is exact.
+    // this backend holds them in, where every value is exact; integers past
+    // float32's 2^24 as an int64 tensor (lower/integer.cpp).
     if (t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32 || t.dtype() == DType::kBool || t.dtype() == DType::kFloat64) {
       if (auto s = held_as_floats(v)) return *s;
+    }
+    if (t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32) {
+      std::vector<i64> values(static_cast<std::size_t>(t.numel()));
+      for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = t.dtype() == DType::kInt64 ? t.data_as<std::int64_t>()[i] : t.data_as<std::int32_t>()[i];
+      return int64_constant(held_[v.index], values, t.shape());
     }
     Slot slot;  // a constant no op here reads as a tensor; an error if one tries
     return new_slot(std::move(slot));
@@ -291,6 +309,24 @@ class Context {
     slot.constant = floats.data();
     return new_slot(std::move(slot));
   }
+  // An int64 tensor slot (Slot::int64) of `values` and torch's `shape`, its
+  // data kept in `store` (a graph's constant, or a plan's: planned_int64()).
+  int int64_constant(std::vector<float>& store, const std::vector<i64>& values, Shape shape) {
+    shape.push_back(2);
+    within_budget(shape);
+    if (store.empty()) {  // a graph's constant: made once
+      store.assign(values.size() * 2 + kTailBytes / sizeof(float), 0.0f);  // operator new's alignment: 8 bytes at least
+      if (!values.empty()) std::memcpy(store.data(), values.data(), values.size() * sizeof(i64));
+      padded_.insert(store.data());
+    }
+    Slot slot;
+    slot.kind = Kind::kTensor;
+    slot.shape = std::move(shape);
+    slot.int64 = true;
+    slot.constant = store.data();
+    return new_slot(std::move(slot));
+  }
+  int planned_int64(const std::vector<i64>& values, Shape shape) { return int64_constant(held_plans_.emplace_back(), values, std::move(shape)); }
   // The slot of a tensor argument of any dtype torch has (indices, masks):
   // a float32 tensor, or a number or a list planning knows, held as floats.
   int held_tensor_slot(const Node& n, ValueId v) {

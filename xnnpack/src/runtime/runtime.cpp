@@ -51,35 +51,58 @@ bool input_dtype_held(DType d) {
          d == DType::kUInt8 || d == DType::kBool;
 }
 
-// Copies input `t` into the float32 slot `dst`: integers and bools as
-// floats, an integer past 2^24 (not exact in float32) refused by its position.
+bool integral(DType d) { return d == DType::kInt64 || d == DType::kInt32 || d == DType::kInt16 || d == DType::kInt8 || d == DType::kUInt8; }
+
 template <typename T>
-void integers_to_floats(const Tensor& t, float* dst, const std::string& name) {
+void integers_to_int64(const Tensor& t, std::int64_t* dst) {
   const T* src = t.data_as<T>();
-  const std::int64_t n = t.numel();
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto v = static_cast<std::int64_t>(src[i]);
-    if (v > kExactInFloat || v < -kExactInFloat)
-      fail(ErrorCode::kOutOfRange, "xnnpack: input '" + name + "' element " + std::to_string(i) + " is " + std::to_string(v) +
-                                       "; this backend holds integers as float32, exact up to 2^24");
-    dst[i] = static_cast<float>(v);
-  }
+  for (std::int64_t i = 0; i < t.numel(); ++i) dst[i] = static_cast<std::int64_t>(src[i]);
 }
+// Copies input `t` into its slot's data: an integer input into an int64 slot
+// (Slot::int64), a bool one as 0/1 floats, float32 and complex64 as they are.
 void load_input(const Tensor& t, float* dst, const std::string& name) {
+  auto* ints = reinterpret_cast<std::int64_t*>(dst);
   switch (t.dtype()) {
     case DType::kFloat32:
-    case DType::kComplex64: std::memcpy(dst, t.data(), t.nbytes()); return;
-    case DType::kInt64: return integers_to_floats<std::int64_t>(t, dst, name);
-    case DType::kInt32: return integers_to_floats<std::int32_t>(t, dst, name);
-    case DType::kInt16: return integers_to_floats<std::int16_t>(t, dst, name);
-    case DType::kInt8: return integers_to_floats<std::int8_t>(t, dst, name);
-    case DType::kUInt8: return integers_to_floats<std::uint8_t>(t, dst, name);
+    case DType::kComplex64:
+    case DType::kInt64: std::memcpy(dst, t.data(), t.nbytes()); return;
+    case DType::kInt32: return integers_to_int64<std::int32_t>(t, ints);
+    case DType::kInt16: return integers_to_int64<std::int16_t>(t, ints);
+    case DType::kInt8: return integers_to_int64<std::int8_t>(t, ints);
+    case DType::kUInt8: return integers_to_int64<std::uint8_t>(t, ints);
     case DType::kBool: {
       const auto* b = static_cast<const std::uint8_t*>(t.data());  // bytes, not bools: a caller's 2 is true, not undefined
       for (std::int64_t i = 0; i < t.numel(); ++i) dst[i] = b[i] != 0 ? 1.0f : 0.0f;
       return;
     }
     default: fail(ErrorCode::kDTypeMismatch, "xnnpack: input '" + name + "' is " + std::string(dtype_name(t.dtype())));
+  }
+}
+
+// An int64 output as the graph's type for it: a narrower integer (wrapped,
+// as torch's cast), bool, or float32.
+Tensor int64_as(const Tensor& t, DType dtype) {
+  const auto* x = t.data_as<std::int64_t>();
+  const auto n = static_cast<std::size_t>(t.numel());
+  auto make = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(x[i]);
+    return Tensor::from_vector<T>(v, t.shape());
+  };
+  switch (dtype) {
+    case DType::kInt32: return make(std::int32_t{});
+    case DType::kInt16: return make(std::int16_t{});
+    case DType::kInt8: return make(std::int8_t{});
+    case DType::kUInt8: return make(std::uint8_t{});
+    case DType::kFloat32: return make(float{});
+    case DType::kBool: {
+      Tensor out = Tensor::zeros(DType::kBool, t.shape());
+      auto* b = static_cast<bool*>(out.data());
+      for (std::size_t i = 0; i < n; ++i) b[i] = x[i] != 0;
+      return out;
+    }
+    default: return t;
   }
 }
 
@@ -113,11 +136,12 @@ void Runtime::plan(const std::vector<Shape>& input_shapes) {
   value_slot_.assign(max_value_index() + 1, -1);
   for (std::size_t i = 0; i < input_shapes.size(); ++i) {
     const ValueId v = graph_.inputs()[i];
-    const bool complex = is_complex(graph_.value(v).dtype.value_or(DType::kFloat32));
+    const DType dtype = graph_.value(v).dtype.value_or(DType::kFloat32);
     Shape shape = input_shapes[i];
-    if (complex) shape.push_back(2);  // the (real, imaginary) pairs
+    if (is_complex(dtype) || integral(dtype)) shape.push_back(2);  // the (real, imaginary) pairs; an int64's two words
     const int s = new_tensor(shape, false);
-    slots_[static_cast<std::size_t>(s)].complex = complex;
+    slots_[static_cast<std::size_t>(s)].complex = is_complex(dtype);
+    slots_[static_cast<std::size_t>(s)].int64 = integral(dtype);
     value_slot_[v.index] = s;
     input_slots_.push_back(s);
     slots_[s].first_step = -1;  // written before the first step
@@ -129,13 +153,21 @@ void Runtime::plan(const std::vector<Shape>& input_shapes) {
     const Lowering lower = lowering_for(n);
     if (!lower) fail(ErrorCode::kUnsupported, where(n) + ": op not supported by the XNNPACK backend");
     const std::string base = base_op(n.op);
-    const auto complex_input = std::find_if(n.inputs.begin(), n.inputs.end(), [&](ValueId v) {
-      return value_slot_[v.index] >= 0 && slots_[static_cast<std::size_t>(value_slot_[v.index])].complex;
-    });
-    if (complex_input != n.inputs.end() && complex_layout_op(base)) lower_complex_layout(*this, n, states_[id.index], lower);
-    else if (complex_input != n.inputs.end() && !takes_complex(base))
-      fail(ErrorCode::kUnsupported, where(n) + ": input '" + graph_.value(*complex_input).name + "' is complex; " + kComplexOps);
-    else lower(*this, n, states_[id.index]);
+    NodeState& st = states_[id.index];
+    const auto input_where = [&](const Node& m, bool Slot::*flag) {
+      return std::find_if(m.inputs.begin(), m.inputs.end(), [&](ValueId v) {
+        return value_slot_[v.index] >= 0 && slots_[static_cast<std::size_t>(value_slot_[v.index])].*flag;
+      });
+    };
+    const auto lower_rest = [&](const Node& m) {
+      const auto complex_input = input_where(m, &Slot::complex);
+      if (complex_input != m.inputs.end() && layout_op_on_pairs(base)) lower_layout_on_pairs(*this, m, st, lower);
+      else if (complex_input != m.inputs.end() && !takes_complex(base))
+        fail(ErrorCode::kUnsupported, where(m) + ": input '" + graph_.value(*complex_input).name + "' is complex; " + kComplexOps);
+      else lower(*this, m, st);
+    };
+    if (input_where(n, &Slot::int64) != n.inputs.end()) lower_with_int64(*this, n, st, lower, lower_rest);
+    else lower_rest(n);
     if (plan_stopped_) break;  // the rest waits for a value only the run knows
   }
   current_ = NodeId{};
@@ -286,9 +318,10 @@ std::vector<Tensor> Runtime::run(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> outputs;
   for (std::size_t k = 0; k < output_slots_.size(); ++k) {
     Tensor t = read_out(output_slots_[k]);
-    // An output torch holds as integers or bool, held here as floats: its own type again.
+    // An output torch holds as integers or bool, held here as floats or int64: its own type again.
     const auto& dtype = graph_.value(graph_.outputs()[k]).dtype;
     if (dtype && t.dtype() == DType::kFloat32 && *dtype != DType::kFloat32) t = held_as(t, *dtype, graph_.value(graph_.outputs()[k]).name);
+    if (dtype && t.dtype() == DType::kInt64 && *dtype != DType::kInt64) t = int64_as(t, *dtype);
     outputs.push_back(std::move(t));
   }
   return outputs;
@@ -386,8 +419,8 @@ Tensor Runtime::read_out(int s) {
     case Kind::kTensor: break;
     case Kind::kNone: fail(ErrorCode::kUnsupported, "xnnpack: a graph output this backend cannot return");
   }
-  if (slot.complex) {  // the pairs are complex64's bytes (torch's order: complex slots never go channels-last)
-    Tensor out = Tensor::zeros(DType::kComplex64, Shape(slot.shape.begin(), slot.shape.end() - 1));
+  if (slot.complex || slot.int64) {  // the pairs are complex64's or int64's bytes (torch's order: such slots never go channels-last)
+    Tensor out = Tensor::zeros(slot.complex ? DType::kComplex64 : DType::kInt64, logical(slot));
     if (out.numel()) std::memcpy(out.data(), ptr(s), out.nbytes());
     return out;
   }

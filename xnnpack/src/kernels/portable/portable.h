@@ -403,4 +403,36 @@ struct Sdpa {
 };
 void sdpa(const Sdpa& a, const float* q, const float* k, const float* v, const float* mask, float* out, i64 first, i64 count);
 
+// int64 tensors (lower/integer.cpp): exact, wrapping around as torch's
+// integers do. Broadcast operands have their shapes right-aligned to the
+// output's.
+enum class IntUnary { kAbs, kNeg, kSign, kBitwiseNot };
+void int_unary(IntUnary op, const i64* x, i64* y, i64 count);
+enum class IntBinary { kAdd, kSub, kMul, kFloorDivide, kDivTrunc, kRemainder, kFmod, kAnd, kOr, kXor, kMaximum, kMinimum };
+// y = op(a, b) (add and sub: a +- alpha * b); y may be a. The divisions
+// write nothing where some divisor is 0: the output element it is for, else -1.
+i64 int_binary(IntBinary op, const i64* a, const std::vector<i64>& a_shape, const i64* b, const std::vector<i64>& b_shape, i64* y,
+               const std::vector<i64>& out_shape, i64 alpha);
+enum class IntCompare { kEq, kNe, kLt, kLe, kGt, kGe };
+// A mask held as float32 (1 where op holds).
+void int_compare(IntCompare op, const i64* a, const std::vector<i64>& a_shape, const i64* b, const std::vector<i64>& b_shape, float* y,
+                 const std::vector<i64>& out_shape);
+// y = cond (a mask held as float32) ? a : b.
+void int_where(const float* cond, const std::vector<i64>& c_shape, const i64* a, const std::vector<i64>& a_shape, const i64* b,
+               const std::vector<i64>& b_shape, i64* y, const std::vector<i64>& out_shape);
+void int_clamp(const i64* x, i64* y, i64 count, i64 lo, i64 hi);
+enum class IntReduce { kSum, kProd, kMax, kMin };
+// Over the dims marked in `reduced` of x [shape] into y (the kept dims in order).
+void int_reduce(IntReduce op, const i64* x, const std::vector<i64>& shape, const std::vector<bool>& reduced, i64* y);
+// Running sums (or products) along the middle dim of [outer, length, inner].
+void int_cumsum(const i64* x, i64* y, i64 outer, i64 length, i64 inner, bool product_of);
+// A cast to a `bits`-wide integer type, as its values again in int64 (torch's wrap-around).
+void int_narrow_type(const i64* x, i64* y, i64 count, int bits, bool is_unsigned);
+// The float32 the other kernels read (rounded as torch's cast rounds). With
+// `exact`, stops at the first value past 2^24, float32's last exact integer,
+// and gives its index; else -1.
+i64 int_to_float(const i64* x, float* y, i64 count, bool exact);
+// Toward zero, as torch's cast (NaN as 0, past int64 saturated).
+void float_to_int(const float* x, i64* y, i64 count);
+
 }  // namespace tracegraph::xnnpack::portable
