@@ -307,6 +307,51 @@ class AfnoBlock(nn.Module):
         return self.head(self.filter(t).permute(0, 3, 1, 2))
 
 
+class SpectralConv2d(nn.Module):
+    """neuraloperator's Fourier layer (FNO's SpectralConv2d): rfft2, the
+    lowest modes of both signs along the height multiplied by complex weights
+    (einsum of complex operands), written into a complex zero spectrum
+    (torch.zeros(dtype=cfloat), slice assignment), irfft2."""
+
+    def __init__(self, channels, modes1, modes2):
+        super().__init__()
+        self.modes1, self.modes2 = modes1, modes2
+        scale = 1 / (channels * channels)
+        self.weights1 = nn.Parameter(scale * torch.rand(channels, channels, modes1, modes2, dtype=torch.cfloat))
+        self.weights2 = nn.Parameter(scale * torch.rand(channels, channels, modes1, modes2, dtype=torch.cfloat))
+
+    @staticmethod
+    def compl_mul2d(x, w):
+        return torch.einsum("bixy,ioxy->boxy", x, w)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        x_ft = torch.fft.rfft2(x)
+        out_ft = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.cfloat, device=x.device)
+        out_ft[:, :, :self.modes1, :self.modes2] = self.compl_mul2d(x_ft[:, :, :self.modes1, :self.modes2], self.weights1)
+        out_ft[:, :, -self.modes1:, :self.modes2] = self.compl_mul2d(x_ft[:, :, -self.modes1:, :self.modes2], self.weights2)
+        return torch.fft.irfft2(out_ft, s=(h, w))
+
+
+class FnoBlock(nn.Module):
+    """A 2D Fourier neural operator (Li et al.): a lift, two Fourier layers
+    each beside a 1x1 convolution with a GELU, a projection. 5 channels, 3 x 4
+    modes on a 14 x 11 grid."""
+
+    def __init__(self, channels=5):
+        super().__init__()
+        self.lift = nn.Conv2d(3, channels, 1)
+        self.spectral = nn.ModuleList([SpectralConv2d(channels, 3, 4) for _ in range(2)])
+        self.pointwise = nn.ModuleList([nn.Conv2d(channels, channels, 1) for _ in range(2)])
+        self.project = nn.Conv2d(channels, 1, 1)
+
+    def forward(self, x):
+        h = self.lift(x)
+        for spectral, pointwise in zip(self.spectral, self.pointwise):
+            h = nn.functional.gelu(spectral(h) + pointwise(h))
+        return self.project(h)
+
+
 # -------------------------------------------------------------- torchvision --
 
 
@@ -440,6 +485,7 @@ add("channel_mean_head_scripted", ChannelMeanHead, [(1, 3, 9, 7)], "script", [NO
 add("ffc_block_traced", FfcBlock, [(1, 3, 20, 17)], "trace", [SIGMOID])
 add("ffc_block_scripted", FfcBlock, [(1, 3, 20, 17)], "script", [SIGMOID])
 add("afno_block_traced", AfnoBlock, [(1, 3, 12, 10)], "trace", [NONE])
+add("fno_block_traced", FnoBlock, [(1, 3, 14, 11)], "trace", [NONE])
 
 
 # ------------------------------------------------------------------- main --

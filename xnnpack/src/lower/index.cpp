@@ -370,7 +370,21 @@ Shape size_arg(const Context& cx, const Node& n) {
 
 void lower_factory(Context& cx, const Node& n, NodeState&) {
   const std::string base = base_op(n.op);
-  if (auto code = cx.int_arg(n, "dtype"); code && !held_kind(*code))
+  const auto code = cx.int_arg(n, "dtype");
+  if (code && *code == 9 && (base == "zeros" || base == "full" || base == "ones" || base == "empty")) {
+    // complex64 (c10's ComplexFloat): its (value, 0) pairs (complex.cpp).
+    Shape shape = size_arg(cx, n);
+    const double value = base == "full" ? number_arg(cx, n, "fill_value") : base == "ones" ? 1.0 : 0.0;
+    const i64 count = numel(shape);
+    shape.push_back(2);
+    cx.within_budget(shape);
+    std::vector<float> pairs(static_cast<std::size_t>(2 * count), 0.0f);
+    for (i64 i = 0; i < count; ++i) pairs[static_cast<std::size_t>(2 * i)] = static_cast<float>(value);
+    const int s = cx.planned_constant(shape, std::move(pairs));
+    cx.slot(s).complex = true;
+    return cx.define(n.outputs[0], s);
+  }
+  if (code && !held_kind(*code))
     fail(ErrorCode::kUnsupported, cx.where(n) + ": a tensor of the scalar type " + std::to_string(*code));
   if (base == "arange") {
     const double start = cx.float_arg(n, "start").value_or(0), end = cx.float_arg(n, "end").value_or(0), step = cx.float_arg(n, "step").value_or(1);
@@ -392,7 +406,7 @@ void lower_factory(Context& cx, const Node& n, NodeState&) {
     shape = size_arg(cx, n);
     value = base == "full" ? number_arg(cx, n, "fill_value") : base == "ones" ? 1.0 : 0.0;
   }
-  if (auto code = cx.int_arg(n, "dtype")) {
+  if (code) {
     if (held_kind(*code) == Held::kBool) value = value != 0;
     else if (held_kind(*code) == Held::kInteger) value = std::trunc(value);
   }

@@ -249,7 +249,8 @@ namespace {
 // einsum in any form torch takes (any number of operands, an ellipsis
 // broadcast, a letter repeated in one operand for a diagonal, sums over one
 // operand) on the portable kernel: a plain loop over every letter.
-void einsum_portable(Context& cx, const Node& n, const std::string& eq, const std::vector<ValueId>& operands) {
+// The output slot, of operand slots `slots`.
+int einsum_slots(Context& cx, const Node& n, const std::string& eq, std::vector<int> slots) {
   const std::size_t arrow = eq.find("->");
   std::vector<std::string> subs;
   const std::string lhs = eq.substr(0, arrow);
@@ -259,10 +260,9 @@ void einsum_portable(Context& cx, const Node& n, const std::string& eq, const st
     if (comma == std::string::npos) break;
     at = comma + 1;
   }
-  if (subs.size() != operands.size())
-    fail(ErrorCode::kSchema, cx.where(n) + ": einsum '" + eq + "' names " + std::to_string(subs.size()) + " operands for " + std::to_string(operands.size()));
-  std::vector<int> slots;
-  for (ValueId v : operands) slots.push_back(cx.as_layout(cx.held_tensor_slot(n, v), false));
+  if (subs.size() != slots.size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": einsum '" + eq + "' names " + std::to_string(subs.size()) + " operands for " + std::to_string(slots.size()));
+  for (int& s : slots) s = cx.as_layout(s, false);
   // The ellipsis as letters of its own ('0' onwards, right-aligned across operands).
   std::size_t ellipsis = 0;
   auto letters_of = [&](const std::string& sub, std::size_t dots) {
@@ -343,6 +343,71 @@ void einsum_portable(Context& cx, const Node& n, const std::string& eq, const st
     for (int s : slots) x.push_back(cx.ptr(s));
     portable::einsum(e, x, cx.ptr(y));
   };
+  return y;
+}
+
+void einsum_portable(Context& cx, const Node& n, const std::string& eq, const std::vector<ValueId>& operands) {
+  std::vector<int> slots;
+  for (ValueId v : operands) slots.push_back(cx.held_tensor_slot(n, v));
+  cx.define(n.outputs[0], einsum_slots(cx, n, eq, slots));
+}
+
+// einsum of complex operands (neuraloperator's spectral convolutions): a real
+// einsum over their (real, imaginary) pairs. Each complex operand gets a
+// letter of its own for its pair dim; two are multiplied through the
+// constant [2, 2, 2] of complex multiplication ((a + bi)(c + di): its real
+// part ac - bd, its imaginary part ad + bc), one alone gives its pair dim to
+// the output.
+void einsum_complex(Context& cx, const Node& n, std::string eq, const std::vector<ValueId>& operands) {
+  std::vector<int> slots, complex;
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    slots.push_back(cx.held_tensor_slot(n, operands[i]));
+    if (cx.slot(slots.back()).complex) complex.push_back(static_cast<int>(i));
+  }
+  if (complex.size() > 2) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum of " + std::to_string(complex.size()) + " complex operands (two at most here)");
+  // Letters the equation does not use, for the pair dims.
+  std::string free;
+  for (char c : std::string("zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"))
+    if (eq.find(c) == std::string::npos && free.size() < 3) free += c;
+  if (free.size() < 3) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' leaves no letter for the complex pairs");
+  std::size_t arrow = eq.find("->");
+  std::vector<std::string> subs;
+  const std::string lhs = eq.substr(0, arrow);
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = lhs.find(',', at);
+    subs.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (subs.size() != slots.size())
+    fail(ErrorCode::kSchema, cx.where(n) + ": einsum '" + eq + "' names " + std::to_string(subs.size()) + " operands for " + std::to_string(slots.size()));
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = eq.substr(arrow + 2);
+  } else {  // implicit: the ellipsis, then the letters used once, in alphabetical order
+    std::string all;
+    for (const std::string& sub : subs) all += sub;
+    if (all.find("...") != std::string::npos) out = "...";
+    std::string once;
+    for (char c : all)
+      if (std::isalpha(static_cast<unsigned char>(c)) && std::count(all.begin(), all.end(), c) == 1) once += c;
+    std::sort(once.begin(), once.end());
+    out += once;
+  }
+  const char result = free[2];
+  if (complex.size() == 1) {
+    subs[static_cast<std::size_t>(complex[0])] += result;
+  } else {
+    subs[static_cast<std::size_t>(complex[0])] += free[0];
+    subs[static_cast<std::size_t>(complex[1])] += free[1];
+    // m[p][q][r]: the part r of (pair p of the one) x (pair q of the other).
+    slots.push_back(cx.planned_constant({2, 2, 2}, {1, 0, 0, 1, 0, 1, -1, 0}));
+    subs.push_back(std::string{free[0], free[1], result});
+  }
+  std::string rewritten;
+  for (const std::string& sub : subs) rewritten += (rewritten.empty() ? "" : ",") + sub;
+  const int y = einsum_slots(cx, n, rewritten + "->" + out + result, slots);
+  cx.slot(y).complex = true;
   cx.define(n.outputs[0], y);
 }
 
@@ -354,6 +419,7 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
     if (c != ' ') eq += c;
   }
   std::vector<ValueId> operands = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
+  if (std::any_of(operands.begin(), operands.end(), [&](ValueId v) { return cx.slot_of(v).complex; })) return einsum_complex(cx, n, eq, operands);
   const std::size_t arrow = eq.find("->");
   const std::size_t comma = eq.find(',');
   // Two operands without an ellipsis or a diagonal: one batch matrix
