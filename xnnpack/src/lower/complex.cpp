@@ -211,7 +211,7 @@ bool takes_complex(std::string_view base) {
       "_fft_r2c", "_fft_c2r", "_fft_c2c", "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_fft2", "fft_ifft2", "fft_rfft2",
       "fft_irfft2", "fft_fftn", "fft_ifftn", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "view_as_real", "view_as_complex", "real", "imag",
       "complex", "_conj", "conj", "conj_physical", "resolve_conj", "mul", "mul_", "add", "add_", "sub", "sub_", "div", "div_",
-      "_to_copy", "to", "clone", "contiguous", "detach", "alias", "lift_fresh_copy", "alias_copy", "detach_copy", "dropout", "einsum"};
+      "_to_copy", "to", "clone", "contiguous", "detach", "alias", "lift_fresh_copy", "alias_copy", "detach_copy", "dropout", "einsum", "bmm", "mm", "matmul"};
   return kOps.count(base) > 0;
 }
 

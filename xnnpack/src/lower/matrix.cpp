@@ -135,6 +135,10 @@ void addmm_general(Context& cx, const Node& n, NodeState& st, int x, int m, doub
 
 }  // namespace
 
+namespace {
+void einsum_complex(Context& cx, const Node& n, std::string eq, const std::vector<ValueId>& operands);
+}  // namespace
+
 void lower_addmm(Context& cx, const Node& n, NodeState& st) {
   const double alpha = cx.float_arg(n, "alpha").value_or(1), beta = cx.float_arg(n, "beta").value_or(1);
   const int x = cx.as_layout(cx.tensor_arg(n, "mat1", 1), false);
@@ -178,6 +182,12 @@ void lower_matmul(Context& cx, const Node& n, NodeState& st) {
   const std::string base = base_op(n.op);
   const int a = cx.tensor_arg(n, "self", 0);
   const int b = cx.tensor_arg(n, base == "matmul" ? "other" : "mat2", 1);
+  if (cx.slot(a).complex || cx.slot(b).complex) {  // as the einsum it is (core ATen's einsum of complex operands)
+    const std::size_t ra = logical(cx.slot(a)).size(), rb = logical(cx.slot(b)).size();
+    const std::string eq = ra == 1 && rb == 1 ? "j,j->" : ra == 1 ? "j,...jk->...k" : rb == 1 ? "...ij,j->...i" : "...ij,...jk->...ik";
+    const auto self = input_for_arg(n, "self", 0), other = input_for_arg(n, base == "matmul" ? "other" : "mat2", 1);
+    return einsum_complex(cx, n, eq, {*self, *other});
+  }
   Shape as = cx.slot(a).shape, bs = cx.slot(b).shape;
   const std::size_t want_rank = base == "mm" ? 2 : 3;
   if (base != "matmul" && (as.size() != want_rank || bs.size() != want_rank))

@@ -31,8 +31,9 @@ std::string lowered_name(std::string base) {
 std::string detail::base_op(const std::string& op) { return lowered_name(std::string(op_base(op))); }
 
 const std::string kComplexOps =
-    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, complex, conj, add, sub, mul, div, casts and the "
-    "layout ops (view, reshape, flatten, permute, transpose, squeeze, unsqueeze, select, slice, narrow, cat, stack, split, unbind, expand, flip) here";
+    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, complex, conj, add, sub, mul, div, einsum, matmul, "
+    "casts and the layout ops (view, reshape, flatten, permute, transpose, squeeze, unsqueeze, select, slice, narrow, cat, stack, split, "
+    "unbind, expand, flip, copy, slice_scatter, select_scatter) here";
 
 std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph) {
   std::vector<UnsupportedNode> out;
