@@ -1305,6 +1305,31 @@ std::vector<OpCase> op_cases() {
     for (ValueId part : b.ops("unbind", {{"self", z}}, attrs({{"dim", std::int64_t{-1}}}), 4)) outs.push_back(part);
     b.g.set_outputs(outs);
   }});
+  // neuraloperator's spectral weights: einsum of complex operands (an
+  // ellipsis with an implicit output too), complex matmul
+  // and bmm, complex zeros written through slice_scatter and copy; size-1 dims, odd lengths.
+  out.push_back({"complex_einsum_matmul_and_scatter", [](Builder& b) {
+    const ValueId x = b.input({2, 3, 5, 1});
+    const ValueId z = b.op("fft_rfft", "", {{"self", x}}, attrs({{"dim", std::int64_t{2}}}));  // [2, 3, 3, 1] complex
+    const ValueId w = b.g.add_constant("w", native::from_aten(at::randn({3, 4, 3, 1}, at::kComplexFloat)));
+    const ValueId v = b.g.add_constant("v", native::from_aten(at::randn({1, 2}, at::kComplexFloat)));
+    const ValueId u = b.g.add_constant("u", native::from_aten(at::randn({6, 1, 2}, at::kComplexFloat)));
+    auto einsum = [&](const std::string& eq, ValueId p, ValueId q) {
+      return b.op("einsum", "", {{"tensors", p}, {"tensors", q}}, attrs({{"equation", eq}}));
+    };
+    const ValueId mixed = einsum("bixy,ioxy->boxy", z, w);  // [2, 4, 3, 1]
+    const ValueId zeros = b.op("zeros", "", {}, attrs({{"size", Ints{2, 4, 3, 1}}, {"dtype", std::int64_t{9}}}));
+    const ValueId low = b.op("slice", "Tensor", {{"self", mixed}}, attrs({{"dim", std::int64_t{2}}, {"start", std::int64_t{0}}, {"end", std::int64_t{2}}, {"step", std::int64_t{1}}}));
+    b.g.set_outputs({
+        mixed,
+        einsum("...y,yk", z, v),
+        b.op("matmul", "", {{"self", z}, {"other", v}}),
+        b.op("bmm", "", {{"self", b.op("view", "", {{"self", z}}, attrs({{"size", Ints{6, 3, 1}}}))}, {"mat2", u}}),
+        b.op("slice_scatter", "", {{"self", zeros}, {"src", low}},
+             attrs({{"dim", std::int64_t{2}}, {"start", std::int64_t{1}}, {"end", std::int64_t{3}}, {"step", std::int64_t{1}}})),
+        b.op("copy", "", {{"self", zeros}, {"src", mixed}}),
+    });
+  }});
   // clone() then an update in place: the clone's, not its source's.
   out.push_back({"clone_then_update_in_place", [](Builder& b) {
     const ValueId x = b.input({2, 3});
