@@ -33,6 +33,23 @@ bool is_floating(DType dtype) noexcept {
 
 bool is_complex(DType dtype) noexcept { return dtype == DType::kComplex64; }
 
+std::optional<DType> dtype_from_torch_code(std::int64_t code) noexcept {
+  switch (code) {
+    case 0: return DType::kUInt8;
+    case 1: return DType::kInt8;
+    case 2: return DType::kInt16;
+    case 3: return DType::kInt32;
+    case 4: return DType::kInt64;
+    case 5: return DType::kFloat16;
+    case 6: return DType::kFloat32;
+    case 7: return DType::kFloat64;
+    case 9: return DType::kComplex64;
+    case 11: return DType::kBool;
+    case 15: return DType::kBFloat16;
+    default: return std::nullopt;
+  }
+}
+
 std::string_view dtype_name(DType dtype) noexcept { return info(dtype).name; }
 
 std::optional<DType> dtype_from_name(std::string_view name) noexcept {

@@ -56,7 +56,7 @@ function close(got, want, exact) {
 
 test('the sweep is made', () => assert.ok(index.samples.length >= 300, `only ${index.samples.length} samples`));
 
-test('an int64 input is taken as a BigInt64Array, an Int32Array, whole plain numbers or a Float32Array of them', async () => {
+test('an int64 input is taken as a BigInt64Array, an Int32Array, whole plain numbers or a Float32Array of them, exact past 2^24', async () => {
   const file = 'abs.int64.0';
   assert.equal(native[file], true, `${file} runs natively`);
   const io = readValues(join(dir, `${file}.io.safetensors`));
@@ -74,8 +74,11 @@ test('an int64 input is taken as a BigInt64Array, an Int32Array, whole plain num
     }
     const half = numbers.map((v, i) => (i === 0 ? v + 0.5 : v));
     assert.throws(() => g.run([{ shape: x.shape, data: half }]), (e) => e instanceof TracegraphError && e.code === 'invalid_argument' && /whole numbers/.test(e.message));
-    const big = numbers.map((v, i) => (i === 0 ? 2 ** 24 + 1 : v));
-    assert.throws(() => g.run([{ shape: x.shape, data: big }]), (e) => e instanceof TracegraphError && e.code === 'out_of_range' && /exact up to 2\^24/.test(e.message));
+    // Integers past float32's 2^24 stay exact: held as int64 (abs computes on them).
+    const big = BigInt64Array.from(numbers, (v, i) => (i === 0 ? -(2n ** 40n) - 3n : BigInt(v)));
+    const [exact] = g.run([{ shape: x.shape, data: big }]);
+    assert.equal(exact.data[0], 2n ** 40n + 3n);
+    assert.deepEqual(Array.from(exact.data.slice(1), Number), Array.from(want).slice(1));
     assert.throws(() => g.run([{ shape: x.shape, data: Float32Array.from(numbers), dtype: 'float32' }]), (e) => e instanceof TracegraphError && e.code === 'dtype_mismatch');
   } finally {
     g.dispose();

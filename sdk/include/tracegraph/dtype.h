@@ -38,6 +38,11 @@ bool is_complex(DType dtype) noexcept;
 std::string_view dtype_name(DType dtype) noexcept;
 std::optional<DType> dtype_from_name(std::string_view name) noexcept;
 
+// The DType of torch's ScalarType code (c10's: 4 is int64, 6 float32, 9
+// complex64, 11 bool, ...), as the readers write a dtype argument; nullopt
+// for a type the core does not have.
+std::optional<DType> dtype_from_torch_code(std::int64_t code) noexcept;
+
 // "F32", "I64", "BOOL", ... (safetensors' names).
 std::string_view dtype_safetensors_name(DType dtype) noexcept;
 std::optional<DType> dtype_from_safetensors_name(std::string_view name) noexcept;

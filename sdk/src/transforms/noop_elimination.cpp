@@ -6,24 +6,6 @@ namespace {
 
 using transforms::static_shape;
 
-// torch's ScalarType codes for the dtypes the core has.
-std::optional<DType> torch_dtype(std::int64_t code) {
-  switch (code) {
-    case 0: return DType::kUInt8;
-    case 1: return DType::kInt8;
-    case 2: return DType::kInt16;
-    case 3: return DType::kInt32;
-    case 4: return DType::kInt64;
-    case 5: return DType::kFloat16;
-    case 6: return DType::kFloat32;
-    case 7: return DType::kFloat64;
-    case 9: return DType::kComplex64;
-    case 11: return DType::kBool;
-    case 15: return DType::kBFloat16;
-    default: return std::nullopt;
-  }
-}
-
 bool same_type(const Value& a, const Value& b) {
   return a.dtype && b.dtype && *a.dtype == *b.dtype && static_shape(a) && static_shape(b) && *static_shape(a) == *static_shape(b);
 }
@@ -55,7 +37,7 @@ std::optional<ValueId> passthrough(const Graph& g, const Node& n) {
     if (n.attributes.contains("device") || arg_bool(n, "copy").value_or(false)) return std::nullopt;
     auto code = n.attributes.find("dtype");
     if (code && std::holds_alternative<std::int64_t>(*code)) {
-      auto d = torch_dtype(std::get<std::int64_t>(*code));
+      auto d = dtype_from_torch_code(std::get<std::int64_t>(*code));
       if (d && x.dtype && *d == *x.dtype && n.inputs.size() == 1) return in;
       return std::nullopt;
     }

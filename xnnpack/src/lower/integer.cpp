@@ -19,30 +19,12 @@ using portable::IntReduce;
 using portable::IntUnary;
 
 bool integral(DType d) { return d == DType::kInt64 || d == DType::kInt32 || d == DType::kInt16 || d == DType::kInt8 || d == DType::kUInt8; }
-bool floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16; }
 
 std::optional<DType> dtype_of(const Graph& g, ValueId v) {
   const Value& value = g.value(v);
   if (value.dtype) return value.dtype;
   if (value.is_constant() && value.data.defined()) return value.data.dtype();
   return std::nullopt;
-}
-
-// c10's ScalarType codes, as the readers write a dtype argument.
-std::optional<DType> dtype_of_code(i64 code) {
-  switch (code) {
-    case 0: return DType::kUInt8;
-    case 1: return DType::kInt8;
-    case 2: return DType::kInt16;
-    case 3: return DType::kInt32;
-    case 4: return DType::kInt64;
-    case 5: return DType::kFloat16;
-    case 6: return DType::kFloat32;
-    case 7: return DType::kFloat64;
-    case 11: return DType::kBool;
-    case 15: return DType::kBFloat16;
-    default: return std::nullopt;
-  }
 }
 
 // Ops whose float result torch computes from the integers cast to float
@@ -56,7 +38,7 @@ bool rounds_as_torch(const Graph& g, const Node& n) {
   if (!kOps.count(base) || n.outputs.empty()) return false;
   return std::all_of(n.outputs.begin(), n.outputs.end(), [&](ValueId o) {
     const auto d = dtype_of(g, o);
-    return d && floating(*d);
+    return d && is_floating(*d);
   });
 }
 
@@ -87,6 +69,7 @@ int narrowed(Context& cx, const Node& n, ValueId v, int s, bool exact) {
   const i64 count = numel(logical(cx.slot(s)));
   const int out = cx.new_tensor(logical(cx.slot(s)), false);
   Step& step = cx.add_step({s}, {out});
+  step.conversion = true;
   step.run = [&cx, s, out, count, exact, where = cx.where(n), name = cx.graph().value(v).name] {
     const i64 bad = portable::int_to_float(cx.int_ptr(s), cx.ptr(out), count, exact);
     if (bad >= 0)
@@ -108,6 +91,7 @@ int widened(Context& cx, int s) {
   }
   const int out = int_tensor(cx, shape);
   Step& step = cx.add_step({s}, {out});
+  step.conversion = true;
   step.run = [&cx, s, out, count] { portable::float_to_int(cx.ptr(s), cx.int_ptr(out), count); };
   return out;
 }
@@ -278,7 +262,7 @@ bool lower_where_on_int64(Context& cx, const Node& n) {
 // A dtype argument that asks for a float result (sum(x, dtype=float32)).
 bool float_dtype_arg(const Context& cx, const Node& n) {
   const auto code = cx.int_arg(n, "dtype");
-  const auto d = code ? dtype_of_code(*code) : std::nullopt;
+  const auto d = code ? dtype_from_torch_code(*code) : std::nullopt;
   return d && !integral(*d);
 }
 
@@ -351,12 +335,12 @@ bool lower_cast_on_int64(Context& cx, const Node& n, const std::string& base) {
   // The type cast to: the output's, else the dtype argument's, else `other`'s (type_as).
   std::optional<DType> to = dtype_of(cx.graph(), n.outputs[0]);
   if (!to) {
-    if (auto code = cx.int_arg(n, "dtype")) to = dtype_of_code(*code);
+    if (auto code = cx.int_arg(n, "dtype")) to = dtype_from_torch_code(*code);
     else if (auto other = input_for_arg(n, "other", 1)) to = cx.slot_of(*other).int64 ? std::optional<DType>(DType::kInt64) : dtype_of(cx.graph(), *other);
     else if (base != "type_as") to = DType::kInt64;  // a device or memory format only
   }
   if (!to) return false;
-  if (floating(*to)) {
+  if (is_floating(*to)) {
     cx.define(n.outputs[0], narrowed(cx, n, *a.value, x, false));
     return true;
   }
@@ -465,6 +449,7 @@ void lower_with_int64(Context& cx, const Node& n, NodeState& st, Lowering lower,
       if (!cx.defined(o) || cx.slot_of(o).kind != Kind::kTensor || cx.root(cx.slot_index(o)) != cx.root(copy)) continue;
       const i64 count = numel(cx.slot(copy).shape);
       Step& step = cx.add_step({copy}, {original});
+      step.conversion = true;
       step.run = [&cx, copy, original, count] { portable::float_to_int(cx.ptr(copy), cx.int_ptr(original), count); };
       if (cx.slot_of(o).shape == cx.slot(copy).shape) cx.define(o, original);
       break;

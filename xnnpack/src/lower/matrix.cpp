@@ -259,19 +259,25 @@ namespace {
 // einsum in any form torch takes (any number of operands, an ellipsis
 // broadcast, a letter repeated in one operand for a diagonal, sums over one
 // operand) on the portable kernel: a plain loop over every letter.
-// The output slot, of operand slots `slots`.
-int einsum_slots(Context& cx, const Node& n, const std::string& eq, std::vector<int> slots) {
-  const std::size_t arrow = eq.find("->");
+// The letters of each of the `count` operands an einsum equation names.
+std::vector<std::string> einsum_operands(const Context& cx, const Node& n, const std::string& eq, std::size_t count) {
   std::vector<std::string> subs;
-  const std::string lhs = eq.substr(0, arrow);
+  const std::string lhs = eq.substr(0, eq.find("->"));
   for (std::size_t at = 0;;) {
     const std::size_t comma = lhs.find(',', at);
     subs.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
     if (comma == std::string::npos) break;
     at = comma + 1;
   }
-  if (subs.size() != slots.size())
-    fail(ErrorCode::kSchema, cx.where(n) + ": einsum '" + eq + "' names " + std::to_string(subs.size()) + " operands for " + std::to_string(slots.size()));
+  if (subs.size() != count)
+    fail(ErrorCode::kSchema, cx.where(n) + ": einsum '" + eq + "' names " + std::to_string(subs.size()) + " operands for " + std::to_string(count));
+  return subs;
+}
+
+// The output slot, of operand slots `slots`.
+int einsum_slots(Context& cx, const Node& n, const std::string& eq, std::vector<int> slots) {
+  const std::size_t arrow = eq.find("->");
+  const std::vector<std::string> subs = einsum_operands(cx, n, eq, slots.size());
   for (int& s : slots) s = cx.as_layout(s, false);
   // The ellipsis as letters of its own ('0' onwards, right-aligned across operands).
   std::size_t ellipsis = 0;
@@ -380,17 +386,8 @@ void einsum_complex(Context& cx, const Node& n, std::string eq, const std::vecto
   for (char c : std::string("zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"))
     if (eq.find(c) == std::string::npos && free.size() < 3) free += c;
   if (free.size() < 3) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' leaves no letter for the complex pairs");
-  std::size_t arrow = eq.find("->");
-  std::vector<std::string> subs;
-  const std::string lhs = eq.substr(0, arrow);
-  for (std::size_t at = 0;;) {
-    const std::size_t comma = lhs.find(',', at);
-    subs.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  if (subs.size() != slots.size())
-    fail(ErrorCode::kSchema, cx.where(n) + ": einsum '" + eq + "' names " + std::to_string(subs.size()) + " operands for " + std::to_string(slots.size()));
+  const std::size_t arrow = eq.find("->");
+  std::vector<std::string> subs = einsum_operands(cx, n, eq, slots.size());
   std::string out;
   if (arrow != std::string::npos) {
     out = eq.substr(arrow + 2);

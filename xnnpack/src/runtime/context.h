@@ -43,6 +43,7 @@ struct Step {
   bool winograd = false;  // a Winograd convolution (transforms of ours around our GEMM or XNNPACK's)
   std::string winograd_form;  // NodeTime::winograd
   bool layout_change = false;  // a transpose between channels-last and torch's order
+  bool conversion = false;     // int64 to float32 and back for an op that computes on float32 (lower/integer.cpp)
   int column_blocks = 0;       // XNNPACK operators over blocks of output columns (0: one, or none)
   int pixel_fold = 1;          // output pixels folded into one of XNNPACK's (pixel_fold())
 };

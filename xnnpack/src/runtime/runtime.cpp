@@ -389,6 +389,7 @@ std::vector<NodeTime> Runtime::profile() const {
     if (it == index.end()) continue;
     NodeTime& t = out[it->second];
     t.milliseconds += step_ms_[k];
+    if (steps_[k].conversion) continue;  // the node's time, not its engine
     if (steps_[k].layout_change) {
       // A graph input's change is the graph's edge, not inside it.
       const bool edge = std::any_of(steps_[k].reads.begin(), steps_[k].reads.end(), [&](int s) {
