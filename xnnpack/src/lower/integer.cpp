@@ -153,25 +153,32 @@ Shape broadcast_of(const Context& cx, const Node& n, const Shape& a, const Shape
   return *s;
 }
 
+// The value `name` has in a table of (name, value) pairs.
+template <class T, std::size_t N>
+std::optional<T> entry_of(const std::pair<std::string_view, T> (&table)[N], std::string_view name) {
+  for (const auto& [key, value] : table)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
 // add, sub, mul, the divisions, the bitwise ops, maximum/minimum and the comparisons.
 bool lower_binary_on_int64(Context& cx, const Node& n, std::string base, bool inplace) {
-  static const std::map<std::string_view, IntBinary> kBinary = {
+  static constexpr std::pair<std::string_view, IntBinary> kBinary[] = {
       {"add", IntBinary::kAdd}, {"sub", IntBinary::kSub}, {"mul", IntBinary::kMul}, {"floor_divide", IntBinary::kFloorDivide},
       {"floordiv", IntBinary::kFloorDivide}, {"remainder", IntBinary::kRemainder}, {"fmod", IntBinary::kFmod},
       {"bitwise_and", IntBinary::kAnd}, {"__and__", IntBinary::kAnd}, {"bitwise_or", IntBinary::kOr}, {"__or__", IntBinary::kOr},
       {"bitwise_xor", IntBinary::kXor}, {"__xor__", IntBinary::kXor}, {"maximum", IntBinary::kMaximum}, {"minimum", IntBinary::kMinimum},
       {"max", IntBinary::kMaximum}, {"min", IntBinary::kMinimum}};
-  static const std::map<std::string_view, IntCompare> kCompare = {
+  static constexpr std::pair<std::string_view, IntCompare> kCompare[] = {
       {"eq", IntCompare::kEq}, {"ne", IntCompare::kNe}, {"lt", IntCompare::kLt}, {"le", IntCompare::kLe}, {"gt", IntCompare::kGt}, {"ge", IntCompare::kGe}};
-  std::optional<IntBinary> op;
-  if (auto it = kBinary.find(base); it != kBinary.end()) op = it->second;
+  std::optional<IntBinary> op = entry_of(kBinary, base);
   if (base == "div") {  // integers only with a rounding mode; true division is a float's
     const auto mode = n.attributes.get_string("rounding_mode");
     if (!mode || (*mode != "trunc" && *mode != "floor")) return false;
     op = *mode == "trunc" ? IntBinary::kDivTrunc : IntBinary::kFloorDivide;
   }
-  const auto cmp = kCompare.find(base);
-  if (!op && cmp == kCompare.end()) return false;
+  const std::optional<IntCompare> cmp = entry_of(kCompare, base);
+  if (!op && !cmp) return false;
   Operand a = operand(n, "self", 0), b = operand(n, "other", 1);
   if (!a.present()) a = operand(n, "a", 0);
   if (!b.present()) b = operand(n, "b", 1);
@@ -183,10 +190,10 @@ bool lower_binary_on_int64(Context& cx, const Node& n, std::string base, bool in
   }
   const int sa = as_int64(cx, a), sb = as_int64(cx, b);
   const Shape as = logical(cx.slot(sa)), bs = logical(cx.slot(sb)), shape = broadcast_of(cx, n, as, bs);
-  if (cmp != kCompare.end()) {
+  if (cmp) {
     const int out = cx.new_tensor(shape, false);
     Step& step = cx.add_step({sa, sb}, {out});
-    step.run = [&cx, sa, sb, out, as, bs, shape, c = cmp->second] { portable::int_compare(c, cx.int_ptr(sa), as, cx.int_ptr(sb), bs, cx.ptr(out), shape); };
+    step.run = [&cx, sa, sb, out, as, bs, shape, c = *cmp] { portable::int_compare(c, cx.int_ptr(sa), as, cx.int_ptr(sb), bs, cx.ptr(out), shape); };
     cx.define(n.outputs[0], out);
     return true;
   }
@@ -202,17 +209,17 @@ bool lower_binary_on_int64(Context& cx, const Node& n, std::string base, bool in
 }
 
 bool lower_unary_on_int64(Context& cx, const Node& n, const std::string& base, bool inplace) {
-  static const std::map<std::string_view, IntUnary> kUnary = {
+  static constexpr std::pair<std::string_view, IntUnary> kUnary[] = {
       {"abs", IntUnary::kAbs}, {"neg", IntUnary::kNeg}, {"negative", IntUnary::kNeg}, {"sign", IntUnary::kSign},
       {"bitwise_not", IntUnary::kBitwiseNot}, {"__invert__", IntUnary::kBitwiseNot}};
-  const auto it = kUnary.find(base);
+  const std::optional<IntUnary> op = entry_of(kUnary, base);
   const Operand a = operand(n, "self", 0);
-  if (it == kUnary.end() || !a.value || !cx.slot_of(*a.value).int64) return false;
+  if (!op || !a.value || !cx.slot_of(*a.value).int64) return false;
   const int x = cx.slot_index(*a.value);
   const i64 count = numel(logical(cx.slot(x)));
   const int out = inplace ? x : int_tensor(cx, logical(cx.slot(x)));
   Step& step = cx.add_step({x}, {out});
-  step.run = [&cx, x, out, count, op = it->second] { portable::int_unary(op, cx.int_ptr(x), cx.int_ptr(out), count); };
+  step.run = [&cx, x, out, count, op = *op] { portable::int_unary(op, cx.int_ptr(x), cx.int_ptr(out), count); };
   cx.define(n.outputs[0], as_output_type(cx, n, out));
   return true;
 }
@@ -294,8 +301,9 @@ bool lower_reduce_on_int64(Context& cx, const Node& n, const std::string& base) 
     for (i64 d : *dims)
       if (rank) reduced[static_cast<std::size_t>(normalize_dim(d, rank, cx.where(n)))] = true;
   }
-  if ((op == IntReduce::kMax || op == IntReduce::kMin) && numel(shape) == 0)
-    fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " of an empty tensor");
+  for (std::size_t d = 0; d < rank; ++d)  // a max or min over no elements has no value (torch refuses it too)
+    if (reduced[d] && shape[d] == 0 && (op == IntReduce::kMax || op == IntReduce::kMin))
+      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " over dim " + std::to_string(d) + " of size 0");
   const Shape out_shape = reduced_shape(shape, reduced, cx.int_arg(n, "keepdim").value_or(0) != 0);
   const int out = int_tensor(cx, out_shape);
   Step& step = cx.add_step({x}, {out});
