@@ -1448,6 +1448,24 @@ TEST(XnnpackInt64, ExactPast2To24AndEqualToLibTorch) {
   }
 }
 
+// An int64 constant past 2^24 (a table of ids, hashes) is held as int64:
+// exact, and again in the plans for new input shapes.
+TEST(XnnpackInt64, ConstantsPast2To24StayExactAcrossPlans) {
+  Builder b;
+  const ValueId ids = b.typed_input(at::tensor({1, 2, 3}, at::kLong).view({1, 3}));
+  b.g.set_value_type(ids, DType::kInt64, std::nullopt);  // any shape
+  const at::Tensor table = at::tensor({std::int64_t{1} << 40, -(std::int64_t{1} << 35) - 7, std::int64_t{16777217}}, at::kLong).view({1, 3});
+  const ValueId c = b.g.add_constant("table", native::from_aten(table));
+  b.g.set_outputs({b.op("add", "Tensor", {{"self", ids}, {"other", c}}, attrs({{"alpha", std::int64_t{1}}}))});
+  TracedGraph g(std::move(b.g), std::nullopt, std::nullopt, make_backend({1}));
+  g.finalize();
+  for (std::int64_t rows : {1, 4, 1}) {
+    const at::Tensor in = at::arange(rows * 3, at::kLong).view({rows, 3}) * 1000003;
+    const at::Tensor got = native::to_aten(g.run({native::from_aten(in)})[0]);
+    EXPECT_TRUE(got.equal(in + table)) << rows << " rows: " << got;
+  }
+}
+
 // An op that computes on float32 here refuses an int64 input past 2^24 at
 // the run, naming the node, the input and the element, rather than give a
 // rounded result; the same graph runs on integers float32 holds. An input of

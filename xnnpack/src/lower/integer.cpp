@@ -413,19 +413,13 @@ void lower_with_int64(Context& cx, const Node& n, NodeState& st, Lowering lower,
   }
 
   if (layout_op_on_pairs(base)) {  // moved as pairs, the other integer tensors widened to int64 first
-    std::vector<std::pair<ValueId, int>> with;
-    bool all = true;
-    for (ValueId v : n.inputs) {
-      const Slot& s = cx.slot_of(v);
-      if (s.kind != Kind::kTensor || s.int64 || std::any_of(with.begin(), with.end(), [&](const auto& p) { return p.first == v; })) continue;
-      if (!integer_valued(cx, v)) all = false;
-    }
-    if (all) {
-      for (ValueId v : n.inputs) {
-        const Slot& s = cx.slot_of(v);
-        if (s.kind != Kind::kTensor || s.int64 || std::any_of(with.begin(), with.end(), [&](const auto& p) { return p.first == v; })) continue;
-        with.emplace_back(v, as_int64(cx, v));
-      }
+    std::vector<ValueId> others;  // the other tensor inputs, each once
+    for (ValueId v : n.inputs)
+      if (cx.defined(v) && cx.slot_of(v).kind == Kind::kTensor && !cx.slot_of(v).int64 && std::find(others.begin(), others.end(), v) == others.end())
+        others.push_back(v);
+    if (std::all_of(others.begin(), others.end(), [&](ValueId v) { return integer_valued(cx, v); })) {
+      std::vector<std::pair<ValueId, int>> with;
+      for (ValueId v : others) with.emplace_back(v, as_int64(cx, v));
       return with_slots(cx, with, [&] { lower_layout_on_pairs(cx, n, st, lower); });
     }
   }

@@ -241,7 +241,7 @@ class Context {
       std::vector<i64> values(static_cast<std::size_t>(t.numel()));
       for (std::size_t i = 0; i < values.size(); ++i)
         values[i] = t.dtype() == DType::kInt64 ? t.data_as<std::int64_t>()[i] : t.data_as<std::int32_t>()[i];
-      return int64_constant(held_[v.index], values, t.shape());
+      return int64_constant(held_int64_[v.index], values, t.shape());
     }
     Slot slot;  // a constant no op here reads as a tensor; an error if one tries
     return new_slot(std::move(slot));
@@ -735,7 +735,8 @@ class Context {
   Graph graph_;
   std::map<std::tuple<const float*, bool, Shape>, std::vector<float>> constant_copies_;
   std::set<const float*> padded_;  // constants that already carry XNNPACK's tail
-  std::unordered_map<std::uint32_t, std::vector<float>> held_;  // held_as_floats(), by value index
+  std::unordered_map<std::uint32_t, std::vector<float>> held_;        // held_as_floats(), by value index
+  std::unordered_map<std::uint32_t, std::vector<float>> held_int64_;  // the int64 constants' words, by value index
   std::deque<std::vector<float>> held_plans_;
   // The plan for the current input shapes.
   std::vector<Slot> slots_;

@@ -246,6 +246,7 @@ void Runtime::prepare(const Graph& graph) {
   states_.clear();
   constant_copies_.clear();
   held_.clear();
+  held_int64_.clear();
   observed_.clear();
   held_plans_.clear();
   padded_.clear();
