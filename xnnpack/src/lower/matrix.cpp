@@ -136,7 +136,8 @@ void addmm_general(Context& cx, const Node& n, NodeState& st, int x, int m, doub
 }  // namespace
 
 namespace {
-void einsum_complex(Context& cx, const Node& n, std::string eq, const std::vector<ValueId>& operands);
+void einsum_complex(Context& cx, const Node& n, NodeState& st, std::string eq, const std::vector<ValueId>& operands);
+std::optional<int> einsum_matmul(Context& cx, const Node& n, NodeState& st, const std::string& eq, int a, int b);
 }  // namespace
 
 void lower_addmm(Context& cx, const Node& n, NodeState& st) {
@@ -183,10 +184,15 @@ void lower_matmul(Context& cx, const Node& n, NodeState& st) {
   const int a = cx.tensor_arg(n, "self", 0);
   const int b = cx.tensor_arg(n, base == "matmul" ? "other" : "mat2", 1);
   if (cx.slot(a).complex || cx.slot(b).complex) {  // as the einsum it is (core ATen's einsum of complex operands)
-    const std::size_t ra = logical(cx.slot(a)).size(), rb = logical(cx.slot(b)).size();
-    const std::string eq = ra == 1 && rb == 1 ? "j,j->" : ra == 1 ? "j,...jk->...k" : rb == 1 ? "...ij,j->...i" : "...ij,...jk->...ik";
+    const Shape la = logical(cx.slot(a)), lb = logical(cx.slot(b));
+    const std::size_t ra = la.size(), rb = lb.size();
+    std::string eq = ra == 1 && rb == 1 ? "j,j->" : ra == 1 ? "j,...jk->...k" : rb == 1 ? "...ij,j->...i" : "...ij,...jk->...ik";
+    if (ra >= 2 && ra == rb && ra <= 10 && std::equal(la.begin(), la.end() - 2, lb.begin())) {  // the same batch: letters, not an ellipsis
+      const std::string batch = std::string("abcdefgh").substr(0, ra - 2);
+      eq = batch + "ij," + batch + "jk->" + batch + "ik";
+    }
     const auto self = input_for_arg(n, "self", 0), other = input_for_arg(n, base == "matmul" ? "other" : "mat2", 1);
-    return einsum_complex(cx, n, eq, {*self, *other});
+    return einsum_complex(cx, n, st, eq, {*self, *other});
   }
   Shape as = cx.slot(a).shape, bs = cx.slot(b).shape;
   const std::size_t want_rank = base == "mm" ? 2 : 3;
@@ -368,13 +374,37 @@ void einsum_portable(Context& cx, const Node& n, const std::string& eq, const st
   cx.define(n.outputs[0], einsum_slots(cx, n, eq, slots));
 }
 
+// Complex slot `b` (pairs) as real [..., 2, 2] blocks [[re, im], [-im, re]]:
+// a complex (x + yi) times it is the real row (x, y) times the block. Made
+// once for a constant (spectral weights), else a step.
+int complex_real_form(Context& cx, int b) {
+  b = cx.as_layout(b, false);
+  Shape shape = cx.slot(b).shape;
+  shape.push_back(2);  // [..., 2 (p), 2 (r)]
+  const i64 count = numel(shape) / 4;
+  const auto fill = [count](const float* z, float* y) {
+    for (i64 e = 0; e < count; ++e) {
+      const float re = z[2 * e], im = z[2 * e + 1];
+      y[4 * e] = re, y[4 * e + 1] = im, y[4 * e + 2] = -im, y[4 * e + 3] = re;
+    }
+  };
+  if (const float* c = cx.slot(b).constant) {
+    std::vector<float> values(static_cast<std::size_t>(4 * count));
+    fill(c, values.data());
+    return cx.planned_constant(shape, std::move(values));
+  }
+  const int out = cx.new_tensor(shape, false);
+  cx.portable_map(b, out, fill);
+  return out;
+}
+
 // einsum of complex operands (neuraloperator's spectral convolutions): a real
 // einsum over their (real, imaginary) pairs. Each complex operand gets a
 // letter of its own for its pair dim; two are multiplied through the
 // constant [2, 2, 2] of complex multiplication ((a + bi)(c + di): its real
 // part ac - bd, its imaginary part ad + bc), one alone gives its pair dim to
 // the output.
-void einsum_complex(Context& cx, const Node& n, std::string eq, const std::vector<ValueId>& operands) {
+void einsum_complex(Context& cx, const Node& n, NodeState& st, std::string eq, const std::vector<ValueId>& operands) {
   std::vector<int> slots, complex;
   for (std::size_t i = 0; i < operands.size(); ++i) {
     slots.push_back(cx.held_tensor_slot(n, operands[i]));
@@ -402,41 +432,53 @@ void einsum_complex(Context& cx, const Node& n, std::string eq, const std::vecto
     out += once;
   }
   const char result = free[2];
+  int y = -1;
   if (complex.size() == 1) {
     subs[static_cast<std::size_t>(complex[0])] += result;
   } else {
-    subs[static_cast<std::size_t>(complex[0])] += free[0];
-    subs[static_cast<std::size_t>(complex[1])] += free[1];
-    // m[p][q][r]: the part r of (pair p of the one) x (pair q of the other).
-    slots.push_back(cx.planned_constant({2, 2, 2}, {1, 0, 0, 1, 0, 1, -1, 0}));
-    subs.push_back(std::string{free[0], free[1], result});
+    const std::size_t first = static_cast<std::size_t>(complex[0]), second = static_cast<std::size_t>(complex[1]);
+    if (slots.size() == 2) {
+      // The other operand as its 2 x 2 real form (complex_real_form), then
+      // one real einsum in which the pair letter p is summed like any other:
+      // a batch matrix multiply where the form allows (FNO's "bixy,ioxy->boxy").
+      const std::string other = subs[second];
+      const int real_form = complex_real_form(cx, slots[second]);
+      const std::string eq2 = subs[first] + free[0] + "," + other + free[0] + result + "->" + out + result;
+      const int a = slots[first];
+      if (auto product = einsum_matmul(cx, n, st, eq2, a, real_form)) y = *product;
+      else y = einsum_slots(cx, n, eq2, {a, real_form});
+    } else {
+      subs[first] += free[0];
+      subs[second] += free[1];
+      // m[p][q][r]: the part r of (pair p of the one) x (pair q of the other).
+      slots.push_back(cx.planned_constant({2, 2, 2}, {1, 0, 0, 1, 0, 1, -1, 0}));
+      subs.push_back(std::string{free[0], free[1], result});
+    }
   }
-  std::string rewritten;
-  for (const std::string& sub : subs) rewritten += (rewritten.empty() ? "" : ",") + sub;
-  const int y = einsum_slots(cx, n, rewritten + "->" + out + result, slots);
+  if (y < 0) {
+    std::string rewritten;
+    for (const std::string& sub : subs) rewritten += (rewritten.empty() ? "" : ",") + sub;
+    y = einsum_slots(cx, n, rewritten + "->" + out + result, slots);
+  }
   cx.slot(y).complex = true;
   cx.define(n.outputs[0], y);
 }
 
 }  // namespace
 
-void lower_einsum(Context& cx, const Node& n, NodeState& st) {
-  std::string eq;
-  for (char c : n.attributes.get_string("equation").value_or("")) {
-    if (c != ' ') eq += c;
-  }
-  std::vector<ValueId> operands = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
-  if (std::any_of(operands.begin(), operands.end(), [&](ValueId v) { return cx.slot_of(v).complex; })) return einsum_complex(cx, n, eq, operands);
+namespace {
+
+// einsum of two operands `a` and `b` without an ellipsis or a diagonal, where
+// every letter summed is in both: one batch matrix multiply (its output
+// slot); nullopt for any other form (the portable kernel's).
+std::optional<int> einsum_matmul(Context& cx, const Node& n, NodeState& st, const std::string& eq, int a, int b) {
   const std::size_t arrow = eq.find("->");
   const std::size_t comma = eq.find(',');
-  // Two operands without an ellipsis or a diagonal: one batch matrix
-  // multiply; any other form on the portable kernel.
-  if (operands.size() != 2 || comma == std::string::npos || eq.find(',', comma + 1) != std::string::npos || eq.find('.') != std::string::npos)
-    return einsum_portable(cx, n, eq, operands);
+  if (comma == std::string::npos || eq.find(',', comma + 1) != std::string::npos || eq.find('.') != std::string::npos) return std::nullopt;
   const std::string sa = eq.substr(0, comma), sb = eq.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1);
   for (const std::string* letters : {&sa, &sb})
     for (char c : *letters)
-      if (std::count(letters->begin(), letters->end(), c) > 1) return einsum_portable(cx, n, eq, operands);
+      if (std::count(letters->begin(), letters->end(), c) > 1) return std::nullopt;
   std::string so;
   if (arrow != std::string::npos) {
     so = eq.substr(arrow + 2);
@@ -445,7 +487,6 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
       if (std::count(sa.begin(), sa.end(), c) + std::count(sb.begin(), sb.end(), c) == 1) so += c;
     std::sort(so.begin(), so.end());
   }
-  const int a = cx.tensor_slot(n, operands[0]), b = cx.tensor_slot(n, operands[1]);
   const Shape as = cx.slot(a).shape, bs = cx.slot(b).shape;
   if (sa.size() != as.size() || sb.size() != bs.size())
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": '" + eq + "' for operands " + shape_str(as) + " and " + shape_str(bs));
@@ -470,11 +511,11 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
   }
   for (char c : sa) {
     if (in(so, c)) continue;
-    if (!in(sb, c)) return einsum_portable(cx, n, eq, operands);  // summed over one operand only
+    if (!in(sb, c)) return std::nullopt;  // summed over one operand only
     summed += c;
   }
   for (char c : sb)
-    if (!in(so, c) && !in(sa, c)) return einsum_portable(cx, n, eq, operands);
+    if (!in(so, c) && !in(sa, c)) return std::nullopt;
   auto order = [](const std::string& letters, const std::string& want) {
     std::vector<std::size_t> perm;
     for (char c : want) perm.push_back(letters.find(c));
@@ -493,7 +534,23 @@ void lower_einsum(Context& cx, const Node& n, NodeState& st) {
   Shape mid = batch_shape;  // the product's own order: batch, rows, columns
   for (char c : rows + cols) mid.push_back(size[c]);
   const int product = batch_matmul(cx, n, st, pa, pb, batch_shape, batch_shape, m, k, nn, mid);
-  cx.define(n.outputs[0], permuted(cx, product, order(batch + rows + cols, so)));
+  return permuted(cx, product, order(batch + rows + cols, so));
+}
+
+}  // namespace
+
+void lower_einsum(Context& cx, const Node& n, NodeState& st) {
+  std::string eq;
+  for (char c : n.attributes.get_string("equation").value_or("")) {
+    if (c != ' ') eq += c;
+  }
+  std::vector<ValueId> operands = n.attributes.contains(kArgNamesAttribute) ? inputs_for_arg(n, "tensors") : n.inputs;
+  if (std::any_of(operands.begin(), operands.end(), [&](ValueId v) { return cx.slot_of(v).complex; })) return einsum_complex(cx, n, st, eq, operands);
+  // Two operands: one batch matrix multiply where the form allows; any other on the portable kernel.
+  if (operands.size() == 2) {
+    if (auto y = einsum_matmul(cx, n, st, eq, cx.tensor_slot(n, operands[0]), cx.tensor_slot(n, operands[1]))) return cx.define(n.outputs[0], *y);
+  }
+  einsum_portable(cx, n, eq, operands);
 }
 
 namespace {
