@@ -1348,28 +1348,37 @@ std::vector<OpCase> op_cases() {
   return out;
 }
 
+// Runs b's graph on the LibTorch backend, then on XNNPACK at each of
+// `threads`: same(got, want) for each output.
+void against_libtorch(const Builder& b, std::initializer_list<int> threads, const std::function<void(const Tensor&, const Tensor&)>& same) {
+  Graph copy = b.g;
+  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
+  reference.finalize();
+  const auto want = reference.run(b.inputs);
+  for (int t : threads) {
+    SCOPED_TRACE("threads " + std::to_string(t));
+    Graph graph = b.g;
+    TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend({t}));
+    g.finalize();
+    const auto got = g.run(b.inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE("output " + std::to_string(i));
+      same(got[i], want[i]);
+    }
+  }
+}
+
 class XnnpackOpTest : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(XnnpackOpTest, MatchesLibTorch) {
   at::manual_seed(7);
   Builder b;
   GetParam().build(b);
-  Graph copy = b.g;
-  TracedGraph reference(std::move(copy), std::nullopt, std::nullopt, native::make_libtorch_backend());
-  reference.finalize();
-  const auto want = reference.run(b.inputs);
-  for (int threads : {1, 3}) {
-    SCOPED_TRACE("threads " + std::to_string(threads));
-    Graph graph = b.g;
-    TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend({threads}));
-    g.finalize();
-    const auto got = g.run(b.inputs);
-    ASSERT_EQ(got.size(), want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
-      EXPECT_LE(max_relative_error(got[i], want[i]), 1e-5) << "output " << i;
-    }
-  }
+  against_libtorch(b, {1, 3}, [](const Tensor& got, const Tensor& want) {
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_LE(max_relative_error(got, want), 1e-5);
+  });
 }
 
 // int64 tensors are exact past float32's 2^24 (Slot::int64): integer
@@ -1430,22 +1439,11 @@ TEST(XnnpackInt64, ExactPast2To24AndEqualToLibTorch) {
                              {"other", b.op("view", "", {{"self", small}}, attrs({{"size", Ints{3, 1}}}))}}),
   };
   b.g.set_outputs(outs);
-  Graph copy_of = b.g;
-  TracedGraph reference(std::move(copy_of), std::nullopt, std::nullopt, native::make_libtorch_backend());
-  reference.finalize();
-  const auto want = reference.run(b.inputs);
-  for (int threads : {1, 2}) {
-    Graph graph = b.g;
-    TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend({threads}));
-    g.finalize();
-    const auto got = g.run(b.inputs);
-    ASSERT_EQ(got.size(), want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const at::Tensor a = native::to_aten(got[i]), w = native::to_aten(want[i]);
-      EXPECT_EQ(a.scalar_type(), w.scalar_type()) << "output " << i;
-      EXPECT_TRUE(a.to(w.scalar_type()).equal(w)) << "output " << i << ": " << a << " against LibTorch's " << w;
-    }
-  }
+  against_libtorch(b, {1, 2}, [](const Tensor& got, const Tensor& want) {
+    const at::Tensor a = native::to_aten(got), w = native::to_aten(want);
+    EXPECT_EQ(a.scalar_type(), w.scalar_type());
+    EXPECT_TRUE(a.to(w.scalar_type()).equal(w)) << a << " against LibTorch's " << w;
+  });
 }
 
 // An int64 constant past 2^24 (a table of ids, hashes) is held as int64:
