@@ -399,11 +399,13 @@ int complex_real_form(Context& cx, int b) {
 }
 
 // einsum of complex operands (neuraloperator's spectral convolutions): a real
-// einsum over their (real, imaginary) pairs. Each complex operand gets a
-// letter of its own for its pair dim; two are multiplied through the
-// constant [2, 2, 2] of complex multiplication ((a + bi)(c + di): its real
-// part ac - bd, its imaginary part ad + bc), one alone gives its pair dim to
-// the output.
+// einsum over their (real, imaginary) pairs, each complex operand's pair dim
+// a letter of its own. Two operands: the second as its real 2 x 2 blocks
+// (complex_real_form), the first's pair letter summed with the others, so
+// that the form goes to a batch matrix multiply like a real einsum. Two
+// complex among more operands: both through the constant [2, 2, 2] of complex
+// multiplication ((a + bi)(c + di): its real part ac - bd, its imaginary part
+// ad + bc). One complex operand gives its pair dim to the output.
 void einsum_complex(Context& cx, const Node& n, NodeState& st, std::string eq, const std::vector<ValueId>& operands) {
   std::vector<int> slots, complex;
   for (std::size_t i = 0; i < operands.size(); ++i) {
@@ -463,10 +465,6 @@ void einsum_complex(Context& cx, const Node& n, NodeState& st, std::string eq, c
   cx.slot(y).complex = true;
   cx.define(n.outputs[0], y);
 }
-
-}  // namespace
-
-namespace {
 
 // einsum of two operands `a` and `b` without an ellipsis or a diagonal, where
 // every letter summed is in both: one batch matrix multiply (its output
