@@ -1306,7 +1306,7 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs(outs);
   }});
   // neuraloperator's spectral weights: einsum of complex operands (an
-  // ellipsis with an implicit output too), complex matmul
+  // ellipsis with an implicit output too, one operand alone), complex matmul
   // and bmm, complex zeros written through slice_scatter and copy; size-1 dims, odd lengths.
   out.push_back({"complex_einsum_matmul_and_scatter", [](Builder& b) {
     const ValueId x = b.input({2, 3, 5, 1});
@@ -1323,6 +1323,7 @@ std::vector<OpCase> op_cases() {
     b.g.set_outputs({
         mixed,
         einsum("...y,yk", z, v),
+        b.op("einsum", "", {{"tensors", z}}, attrs({{"equation", std::string("bixy->bxi")}})),  // one operand, a sum over y
         b.op("matmul", "", {{"self", z}, {"other", v}}),
         b.op("bmm", "", {{"self", b.op("view", "", {{"self", z}}, attrs({{"size", Ints{6, 3, 1}}}))}, {"mat2", u}}),
         b.op("slice_scatter", "", {{"self", zeros}, {"src", low}},

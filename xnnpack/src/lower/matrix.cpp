@@ -398,28 +398,27 @@ int complex_real_form(Context& cx, int b) {
   return out;
 }
 
-// einsum of complex operands (neuraloperator's spectral convolutions): a real
-// einsum over their (real, imaginary) pairs, each complex operand's pair dim
-// a letter of its own. Two operands: the second as its real 2 x 2 blocks
+// einsum of complex operands (neuraloperator's spectral convolutions), as a
+// real einsum over their (real, imaginary) pairs, each operand's pair dim a
+// letter of its own. One operand (a transpose, a diagonal): its pair letter
+// goes to the output. Two: the second as its real 2 x 2 blocks
 // (complex_real_form), the first's pair letter summed with the others, so
-// that the form goes to a batch matrix multiply like a real einsum. Two
-// complex among more operands: both through the constant [2, 2, 2] of complex
-// multiplication ((a + bi)(c + di): its real part ac - bd, its imaginary part
-// ad + bc). One complex operand gives its pair dim to the output.
+// that the form goes to a batch matrix multiply like a real einsum's.
 void einsum_complex(Context& cx, const Node& n, NodeState& st, std::string eq, const std::vector<ValueId>& operands) {
-  std::vector<int> slots, complex;
-  for (std::size_t i = 0; i < operands.size(); ++i) {
-    slots.push_back(cx.held_tensor_slot(n, operands[i]));
-    if (cx.slot(slots.back()).complex) complex.push_back(static_cast<int>(i));
+  std::vector<int> slots;
+  for (ValueId v : operands) {
+    slots.push_back(cx.held_tensor_slot(n, v));
+    if (!cx.slot(slots.back()).complex)
+      fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum of complex and real operands (torch refuses it too)");
   }
-  if (complex.size() > 2) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum of " + std::to_string(complex.size()) + " complex operands (two at most here)");
+  if (slots.size() > 2) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum of " + std::to_string(slots.size()) + " complex operands (two at most here)");
   // Letters the equation does not use, for the pair dims.
   std::string free;
   for (char c : std::string("zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"))
-    if (eq.find(c) == std::string::npos && free.size() < 3) free += c;
-  if (free.size() < 3) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' leaves no letter for the complex pairs");
+    if (eq.find(c) == std::string::npos && free.size() < 2) free += c;
+  if (free.size() < 2) fail(ErrorCode::kUnsupported, cx.where(n) + ": einsum '" + eq + "' leaves no letter for the complex pairs");
   const std::size_t arrow = eq.find("->");
-  std::vector<std::string> subs = einsum_operands(cx, n, eq, slots.size());
+  const std::vector<std::string> subs = einsum_operands(cx, n, eq, slots.size());
   std::string out;
   if (arrow != std::string::npos) {
     out = eq.substr(arrow + 2);
@@ -433,34 +432,15 @@ void einsum_complex(Context& cx, const Node& n, NodeState& st, std::string eq, c
     std::sort(once.begin(), once.end());
     out += once;
   }
-  const char result = free[2];
+  const char pair = free[0], result = free[1];
   int y = -1;
-  if (complex.size() == 1) {
-    subs[static_cast<std::size_t>(complex[0])] += result;
+  if (slots.size() == 1) {
+    y = einsum_slots(cx, n, subs[0] + result + "->" + out + result, slots);
   } else {
-    const std::size_t first = static_cast<std::size_t>(complex[0]), second = static_cast<std::size_t>(complex[1]);
-    if (slots.size() == 2) {
-      // The other operand as its 2 x 2 real form (complex_real_form), then
-      // one real einsum in which the pair letter p is summed like any other:
-      // a batch matrix multiply where the form allows (FNO's "bixy,ioxy->boxy").
-      const std::string other = subs[second];
-      const int real_form = complex_real_form(cx, slots[second]);
-      const std::string eq2 = subs[first] + free[0] + "," + other + free[0] + result + "->" + out + result;
-      const int a = slots[first];
-      if (auto product = einsum_matmul(cx, n, st, eq2, a, real_form)) y = *product;
-      else y = einsum_slots(cx, n, eq2, {a, real_form});
-    } else {
-      subs[first] += free[0];
-      subs[second] += free[1];
-      // m[p][q][r]: the part r of (pair p of the one) x (pair q of the other).
-      slots.push_back(cx.planned_constant({2, 2, 2}, {1, 0, 0, 1, 0, 1, -1, 0}));
-      subs.push_back(std::string{free[0], free[1], result});
-    }
-  }
-  if (y < 0) {
-    std::string rewritten;
-    for (const std::string& sub : subs) rewritten += (rewritten.empty() ? "" : ",") + sub;
-    y = einsum_slots(cx, n, rewritten + "->" + out + result, slots);
+    const int real_form = complex_real_form(cx, slots[1]);
+    const std::string real_eq = subs[0] + pair + "," + subs[1] + pair + result + "->" + out + result;
+    if (auto product = einsum_matmul(cx, n, st, real_eq, slots[0], real_form)) y = *product;
+    else y = einsum_slots(cx, n, real_eq, {slots[0], real_form});
   }
   cx.slot(y).complex = true;
   cx.define(n.outputs[0], y);
