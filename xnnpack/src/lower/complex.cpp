@@ -22,6 +22,19 @@ constexpr i64 kGemmLength = 1024;
 // torch's normalization codes for _fft_r2c/_fft_c2r/_fft_c2c.
 enum Norm : i64 { kNone = 0, kByRootN = 1, kByN = 2 };
 
+// The real (lane 0) or imaginary (lane 1) parts of complex slot x, a tensor of their own.
+int complex_part(Context& cx, int x, i64 lane) {
+  const i64 count = numel(cx.slot(x).shape) / 2;  // before new_tensor(), which may move the slots
+  const int out = cx.new_tensor(logical(cx.slot(x)), false);
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, x, out, count, lane] {
+    const float* a = cx.ptr(x);
+    float* y = cx.ptr(out);
+    for (i64 i = 0; i < count; ++i) y[i] = a[2 * i + lane];
+  };
+  return out;
+}
+
 int complex_tensor(Context& cx, Shape shape) {
   shape.push_back(2);
   const int s = cx.new_tensor(std::move(shape), false);
@@ -301,17 +314,7 @@ void lower_complex(Context& cx, const Node& n, NodeState&) {
   if (base == "resolve_conj") return cx.define(n.outputs[0], x);
   const Shape shape = s.shape;
   const i64 count = numel(shape) / 2;
-  if (base == "real" || base == "imag") {
-    const int out = cx.new_tensor(logical(s), false);
-    const i64 lane = base == "imag" ? 1 : 0;
-    Step& step = cx.add_step({x}, {out});
-    step.run = [&cx, x, out, count, lane] {
-      const float* a = cx.ptr(x);
-      float* y = cx.ptr(out);
-      for (i64 i = 0; i < count; ++i) y[i] = a[2 * i + lane];
-    };
-    return cx.define(n.outputs[0], out);
-  }
+  if (base == "real" || base == "imag") return cx.define(n.outputs[0], complex_part(cx, x, base == "imag" ? 1 : 0));
   // conj, _conj, conj_physical: the imaginary parts negated.
   const int out = complex_tensor(cx, logical(s));
   Step& step = cx.add_step({x}, {out});
@@ -486,19 +489,10 @@ void lower_layout_on_pairs(Context& cx, const Node& n, NodeState& st, Lowering l
   }
 }
 
-int complex_cast(Context& cx, const Node& n, int x, bool to_complex_type) {
+int complex_cast(Context& cx, const Node&, int x, bool to_complex_type) {
   x = cx.as_layout(x, false);
   if (to_complex_type) return to_complex(cx, x);
-  // A complex tensor cast to a real type keeps the real parts (torch warns).
-  const i64 count = numel(cx.slot(x).shape) / 2;  // before new_tensor(), which may move the slots
-  const int out = cx.new_tensor(logical(cx.slot(x)), false);
-  Step& step = cx.add_step({x}, {out});
-  step.run = [&cx, x, out, count] {
-    const float* a = cx.ptr(x);
-    float* y = cx.ptr(out);
-    for (i64 i = 0; i < count; ++i) y[i] = a[2 * i];
-  };
-  return out;
+  return complex_part(cx, x, 0);  // a complex tensor cast to a real type keeps the real parts (torch warns)
 }
 
 }  // namespace tracegraph::xnnpack
