@@ -352,6 +352,27 @@ class FnoBlock(nn.Module):
         return self.project(h)
 
 
+class SpectrogramNet(nn.Module):
+    """An audio front end as speech and sound classifiers build it: torch.stft
+    (hann window, centred reflect padding), magnitudes squared, a mel-like
+    filterbank (a fixed matrix), log, then a small 2D convolution head with a
+    sigmoid per class. n_fft 64, hop 16, 12 bands."""
+
+    def __init__(self, n_fft=64, hop=16, bands=12, classes=3):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("window", torch.hann_window(n_fft))
+        self.register_buffer("filterbank", torch.rand(n_fft // 2 + 1, bands) / n_fft)
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.head = nn.Linear(4, classes)
+
+    def forward(self, x):
+        spec = torch.stft(x, self.n_fft, hop_length=self.hop, window=self.window, center=True, return_complex=True)
+        mel = torch.log(torch.matmul(spec.abs().pow(2).transpose(1, 2), self.filterbank) + 1e-6)
+        h = torch.relu(self.conv(mel.unsqueeze(1))).mean(dim=(2, 3))
+        return torch.sigmoid(self.head(h))
+
+
 # -------------------------------------------------------------- torchvision --
 
 
@@ -486,6 +507,7 @@ add("ffc_block_traced", FfcBlock, [(1, 3, 20, 17)], "trace", [SIGMOID])
 add("ffc_block_scripted", FfcBlock, [(1, 3, 20, 17)], "script", [SIGMOID])
 add("afno_block_traced", AfnoBlock, [(1, 3, 12, 10)], "trace", [NONE])
 add("fno_block_traced", FnoBlock, [(1, 3, 14, 11)], "trace", [NONE])
+add("spectrogram_net_traced", SpectrogramNet, [(2, 700)], "trace", [SIGMOID])
 
 
 # ------------------------------------------------------------------- main --

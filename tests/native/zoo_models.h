@@ -33,6 +33,7 @@ inline const std::vector<std::string> kZooSmall = {
     "sigmoid_then_pool", "sigmoid_then_bicubic", "write_through_slice_scripted", "write_through_slice_traced",
     "conv1d_net_traced", "conv1d_net_scripted",
     "channel_mean_head_scripted", "ffc_block_traced", "ffc_block_scripted", "afno_block_traced", "fno_block_traced",
+    "spectrogram_net_traced",
 };
 inline const std::vector<std::string> kZooLarge = {
     "alexnet", "vgg11", "vgg11_bn", "wide_resnet50_2", "vit_b_16", "maxvit_t",

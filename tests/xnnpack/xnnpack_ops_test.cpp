@@ -1331,6 +1331,33 @@ std::vector<OpCase> op_cases() {
         b.op("copy", "", {{"self", zeros}, {"src", mixed}}),
     });
   }});
+  // stft (audio front ends): odd lengths, a window shorter than n_fft, hop
+  // lengths that leave a remainder, one- and two-sided, normalized, the
+  // center overload's reflect and constant padding, no window; the window
+  // functions; Tensor.unfold (core ATen's stft frames).
+  out.push_back({"stft_windows_and_unfold", [](Builder& b) {
+    auto i = [](std::int64_t v) { return AttributeValue(v); };
+    const ValueId x1 = b.input({37});
+    const ValueId x2 = b.input({2, 50});
+    const ValueId hann = b.op("hann_window", "", {}, attrs({{"window_length", i(6)}}));
+    const ValueId hamming = b.op("hamming_window", "periodic", {}, attrs({{"window_length", i(8)}, {"periodic", false}}));
+    b.g.set_outputs({
+        b.op("stft", "", {{"self", x1}, {"window", hann}},
+             attrs({{"n_fft", i(8)}, {"hop_length", i(3)}, {"win_length", i(6)}, {"normalized", false}, {"onesided", true}, {"return_complex", true}})),
+        b.op("stft", "", {{"self", x2}, {"window", hamming}},
+             attrs({{"n_fft", i(8)}, {"hop_length", i(2)}, {"win_length", i(8)}, {"normalized", true}, {"onesided", false}, {"return_complex", true}})),
+        b.op("stft", "center", {{"self", x2}},
+             attrs({{"n_fft", i(10)}, {"hop_length", i(4)}, {"center", true}, {"pad_mode", std::string("reflect")}, {"normalized", false},
+                    {"return_complex", true}})),
+        b.op("stft", "center", {{"self", x1}},
+             attrs({{"n_fft", i(7)}, {"hop_length", i(5)}, {"center", true}, {"pad_mode", std::string("constant")}, {"normalized", false},
+                    {"return_complex", true}})),
+        b.op("bartlett_window", "", {}, attrs({{"window_length", i(5)}})),
+        b.op("blackman_window", "periodic", {}, attrs({{"window_length", i(9)}, {"periodic", true}})),
+        b.op("unfold", "", {{"self", x2}}, attrs({{"dimension", i(1)}, {"size", i(7)}, {"step", i(3)}})),
+        b.op("unfold", "", {{"self", x1}}, attrs({{"dimension", i(-1)}, {"size", i(1)}, {"step", i(4)}})),
+    });
+  }});
   // clone() then an update in place: the clone's, not its source's.
   out.push_back({"clone_then_update_in_place", [](Builder& b) {
     const ValueId x = b.input({2, 3});

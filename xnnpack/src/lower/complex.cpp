@@ -224,7 +224,7 @@ bool takes_complex(std::string_view base) {
       "_fft_r2c", "_fft_c2r", "_fft_c2c", "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_fft2", "fft_ifft2", "fft_rfft2",
       "fft_irfft2", "fft_fftn", "fft_ifftn", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "view_as_real", "view_as_complex", "real", "imag",
       "complex", "_conj", "conj", "conj_physical", "resolve_conj", "mul", "mul_", "add", "add_", "sub", "sub_", "div", "div_",
-      "_to_copy", "to", "clone", "contiguous", "detach", "alias", "lift_fresh_copy", "alias_copy", "detach_copy", "dropout", "einsum", "bmm", "mm", "matmul"};
+      "_to_copy", "to", "clone", "contiguous", "detach", "alias", "lift_fresh_copy", "alias_copy", "detach_copy", "dropout", "einsum", "bmm", "mm", "matmul", "abs", "stft"};
   return kOps.count(base) > 0;
 }
 
@@ -405,6 +405,91 @@ bool lower_complex_binary(Context& cx, const Node& n, const std::string& base) {
   return true;
 }
 
+void lower_stft(Context& cx, const Node& n, NodeState& st) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  if (cx.slot(x).complex) fail(ErrorCode::kUnsupported, cx.where(n) + ": stft of a complex signal (real signals here)");
+  const Shape xs = cx.slot(x).shape;
+  if (xs.size() != 1 && xs.size() != 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": stft of a signal of shape " + shape_str(xs) + " (1-D or 2-D, as torch)");
+  const i64 n_fft = cx.int_arg(n, "n_fft").value_or(0);
+  const i64 hop = cx.int_arg(n, "hop_length").value_or(n_fft / 4);
+  const i64 win = cx.int_arg(n, "win_length").value_or(n_fft);
+  const bool center = cx.int_arg(n, "center").value_or(0) != 0;
+  const std::string pad_mode = n.attributes.get_string("pad_mode").value_or("reflect");
+  if (cx.int_arg(n, "align_to_window").value_or(0) != 0) fail(ErrorCode::kUnsupported, cx.where(n) + ": stft with align_to_window");
+  if (pad_mode != "reflect" && pad_mode != "constant") fail(ErrorCode::kUnsupported, cx.where(n) + ": stft with pad_mode '" + pad_mode + "' (reflect or constant here)");
+  const i64 length = xs.back(), pad = center ? n_fft / 2 : 0, padded = length + 2 * pad;
+  if (n_fft < 1 || hop < 1 || win < 1 || win > n_fft || n_fft > padded || n_fft > (i64{1} << 24) || (center && pad_mode == "reflect" && pad >= length))
+    fail(ErrorCode::kInvalidArgument, cx.where(n) + ": stft with n_fft " + std::to_string(n_fft) + ", hop_length " + std::to_string(hop) + ", win_length " +
+                                          std::to_string(win) + " of a signal of length " + std::to_string(length));
+  // The window, zero-padded to n_fft in the middle (ones when none is given).
+  std::vector<float> window(static_cast<std::size_t>(n_fft), 0.0f);
+  const i64 left = (n_fft - win) / 2;
+  int w = -1;
+  if (auto v = input_for_arg(n, "window", 4); v && cx.slot_of(*v).kind == Kind::kTensor) {
+    w = cx.as_layout(cx.slot_index(*v), false);
+    if (cx.slot(w).complex || cx.slot(w).shape != Shape{win})
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": a window of shape " + shape_str(cx.slot(w).shape) + " for win_length " + std::to_string(win));
+  } else {
+    std::fill(window.begin() + left, window.begin() + left + win, 1.0f);
+  }
+  const i64 batch = xs.size() == 2 ? xs[0] : 1, frames = 1 + (padded - n_fft) / hop;
+  // The frames [batch, frames, n_fft], windowed, then one real-to-complex transform along them.
+  const int framed = cx.new_tensor({batch, frames, n_fft}, false);
+  std::vector<int> reads{x};
+  if (w >= 0) reads.push_back(w);
+  Step& step = cx.add_step(reads, {framed});
+  step.run = [&cx, x, w, framed, window, batch, frames, n_fft, hop, win, left, length, pad, reflect = pad_mode == "reflect"] {
+    const float* a = cx.ptr(x);
+    const float* given = w >= 0 ? cx.ptr(w) : nullptr;
+    float* y = cx.ptr(framed);
+    for (i64 b = 0; b < batch; ++b)
+      for (i64 t = 0; t < frames; ++t)
+        for (i64 k = 0; k < n_fft; ++k) {
+          const float wk = given ? (k >= left && k < left + win ? given[k - left] : 0.0f) : window[static_cast<std::size_t>(k)];
+          i64 i = t * hop + k - pad;  // in the signal; outside it, reflected or zero
+          float v = 0.0f;
+          if (i < 0 && reflect) i = -i;
+          if (i >= length && reflect) i = 2 * (length - 1) - i;
+          if (i >= 0 && i < length) v = a[b * length + i];
+          y[(b * frames + t) * n_fft + k] = v * wk;
+        }
+  };
+  const bool onesided = cx.int_arg(n, "onesided").value_or(1) != 0;
+  const double scale = cx.int_arg(n, "normalized").value_or(0) != 0 ? 1.0 / std::sqrt(static_cast<double>(n_fft)) : 1.0;
+  const int spectrum = onesided ? dft_axis(cx, n, st, 0, framed, 2, DftAxis{Dft::kR2C, n_fft, 0, n_fft / 2 + 1, -1, scale})
+                                : dft_axis(cx, n, st, 0, to_complex(cx, framed), 2, DftAxis{Dft::kC2C, n_fft, 0, n_fft, -1, scale});
+  // [batch, frames, bins, 2] to torch's [batch, bins, frames, 2] (no batch for a 1-D signal).
+  const i64 bins = onesided ? n_fft / 2 + 1 : n_fft;
+  Shape out_shape = xs.size() == 2 ? Shape{batch, bins, frames, 2} : Shape{bins, frames, 2};
+  const int y = cx.transposed(spectrum, {static_cast<std::size_t>(batch), static_cast<std::size_t>(frames), static_cast<std::size_t>(bins), 2}, {0, 2, 1, 3},
+                              out_shape, false);
+  const bool complex_out = cx.int_arg(n, "return_complex").value_or(1) != 0;  // else view_as_real's pairs (torch's deprecated form)
+  cx.slot(y).complex = complex_out;
+  cx.define(n.outputs[0], y);
+}
+
+// The window functions (hann_window, hamming_window, ...): planned constants, torch's formulas.
+void lower_window(Context& cx, const Node& n, NodeState&) {
+  const std::string base = base_op(n.op);
+  const i64 length = cx.int_arg(n, "window_length").value_or(-1);
+  if (length < 0 || length > (i64{1} << 24)) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": a window of length " + std::to_string(length));
+  const bool periodic = cx.int_arg(n, "periodic").value_or(1) != 0;
+  const double alpha = cx.float_arg(n, "alpha").value_or(0.54), beta = cx.float_arg(n, "beta").value_or(0.46);
+  std::vector<float> w(static_cast<std::size_t>(length), 1.0f);
+  const double span = static_cast<double>(periodic ? length : length - 1);
+  const double pi = 3.14159265358979323846;
+  for (i64 k = 0; length > 1 && k < length; ++k) {
+    const double phase = 2 * pi * static_cast<double>(k) / span;
+    double v = 0;
+    if (base == "hann_window") v = 0.5 - 0.5 * std::cos(phase);
+    else if (base == "hamming_window") v = alpha - beta * std::cos(phase);
+    else if (base == "blackman_window") v = 0.42 - 0.5 * std::cos(phase) + 0.08 * std::cos(2 * phase);
+    else v = 1.0 - std::fabs(2.0 * static_cast<double>(k) / span - 1.0);  // bartlett_window
+    w[static_cast<std::size_t>(k)] = static_cast<float>(v);
+  }
+  cx.define(n.outputs[0], cx.planned_constant({length}, std::move(w)));
+}
+
 bool layout_op_on_pairs(std::string_view base) {
   static const std::set<std::string_view> kOps = {
       "view", "reshape", "_unsafe_view", "flatten", "unflatten", "permute", "transpose", "unsqueeze", "squeeze", "select",
@@ -487,6 +572,18 @@ void lower_layout_on_pairs(Context& cx, const Node& n, NodeState& st, Lowering l
     cx.slot(s).complex = !ints.value_or(false);
     cx.slot(s).int64 = ints.value_or(false);
   }
+}
+
+int complex_abs(Context& cx, int x) {
+  const i64 count = numel(cx.slot(x).shape) / 2;  // before new_tensor(), which may move the slots
+  const int out = cx.new_tensor(logical(cx.slot(x)), false);
+  Step& step = cx.add_step({x}, {out});
+  step.run = [&cx, x, out, count] {
+    const float* a = cx.ptr(x);
+    float* y = cx.ptr(out);
+    for (i64 i = 0; i < count; ++i) y[i] = static_cast<float>(std::hypot(static_cast<double>(a[2 * i]), static_cast<double>(a[2 * i + 1])));
+  };
+  return out;
 }
 
 int complex_cast(Context& cx, const Node&, int x, bool to_complex_type) {

@@ -362,6 +362,8 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
   std::string base = base_op(n.op);
   const bool inplace_op = base.back() == '_';
   if (inplace_op) base.pop_back();
+  if (auto self = input_for_arg(n, "self", 0); self && base == "abs" && cx.slot_of(*self).complex)  // a spectrum's magnitudes
+    return cx.define(n.outputs[0], complex_abs(cx, cx.slot_index(*self)));
   if (auto self = input_for_arg(n, "self", 0); self && base == "rsub") {
     // Shape arithmetic (other - alpha * self on numbers known before the run).
     const Slot& num = cx.slot_of(*self);

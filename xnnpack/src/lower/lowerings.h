@@ -299,6 +299,7 @@ void lower_as_batch_of_one(Context& cx, const Node& n, NodeState& st, Lowering l
 void lower_copy(Context& cx, const Node& n, NodeState&);
 // as_strided over the input's contiguous storage (portable::as_strided).
 void lower_as_strided(Context& cx, const Node& n, NodeState&);
+void lower_unfold(Context& cx, const Node& n, NodeState&);
 // resize_(self, size) / resize_as_(self, the_template): the input's contiguous
 // storage read as `size`; elements past the input's own (memory torch leaves
 // uninitialized) are zeros here.
@@ -389,6 +390,10 @@ bool takes_complex(std::string_view base);
 extern const std::string kComplexOps;
 // _fft_r2c, _fft_c2r, _fft_c2c and torch.fft's fft/ifft/rfft/irfft (2, n) and hfft/ihfft.
 void lower_fft(Context& cx, const Node& n, NodeState& st);
+// stft of a real signal (1-D or 2-D): windowed frames, then one real-to-complex transform.
+void lower_stft(Context& cx, const Node& n, NodeState& st);
+// hann_window, hamming_window, blackman_window, bartlett_window.
+void lower_window(Context& cx, const Node& n, NodeState&);
 // view_as_real, view_as_complex, real, imag, complex, conj and resolve_conj.
 void lower_complex(Context& cx, const Node& n, NodeState&);
 // add/sub/mul/div where an operand is complex (the others: real tensors or
@@ -399,6 +404,8 @@ bool lower_complex_binary(Context& cx, const Node& n, const std::string& base);
 // their pairs of 32-bit words, its dims and sizes given for their rank.
 bool layout_op_on_pairs(std::string_view base);
 void lower_layout_on_pairs(Context& cx, const Node& n, NodeState& st, Lowering lower);
+// The magnitudes of complex slot x (abs).
+int complex_abs(Context& cx, int x);
 // Slot x cast to a complex type ((x, 0) pairs), or a complex x to a real one (its real parts).
 int complex_cast(Context& cx, const Node& n, int x, bool to_complex_type);
 

@@ -795,6 +795,29 @@ void lower_as_strided(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
+// Tensor.unfold(dimension, size, step): the windows of `size` along a dim,
+// `step` apart, as a new last dim (torch.stft's frames in core ATen).
+void lower_unfold(Context& cx, const Node& n, NodeState&) {
+  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
+  const Shape in = cx.slot(x).shape;
+  const std::size_t rank = in.size();
+  const std::size_t d = static_cast<std::size_t>(normalize_dim(cx.int_arg(n, "dimension").value_or(0), rank, cx.where(n)));
+  const i64 size = cx.int_arg(n, "size").value_or(-1), step = cx.int_arg(n, "step").value_or(-1);
+  const i64 length = rank ? in[d] : 1;
+  if (size < 0 || step < 1 || size > length)
+    fail(ErrorCode::kInvalidArgument, cx.where(n) + ": unfold of size " + std::to_string(size) + " by step " + std::to_string(step) + " along a dim of " + std::to_string(length));
+  std::vector<i64> stride(rank, 1);
+  for (std::size_t k = rank; k-- > 1;) stride[k - 1] = stride[k] * in[k];
+  Shape out = in;
+  std::vector<i64> strides = stride;
+  if (rank) out[d] = (length - size) / step + 1, strides[d] = stride[d] * step;
+  out.push_back(size);
+  strides.push_back(rank ? stride[d] : 1);
+  const int y = cx.new_tensor(out, false);
+  cx.portable_map(x, y, [out, strides](const float* a, float* b) { portable::as_strided(a, b, out, strides, 0); });
+  cx.define(n.outputs[0], y);
+}
+
 void lower_resize_storage(Context& cx, const Node& n, NodeState&) {
   const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
   const i64 have = numel(cx.slot(x).shape);

@@ -31,7 +31,7 @@ std::string lowered_name(std::string base) {
 std::string detail::base_op(const std::string& op) { return lowered_name(std::string(op_base(op))); }
 
 const std::string kComplexOps =
-    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, complex, conj, add, sub, mul, div, einsum, matmul, "
+    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, abs, complex, conj, add, sub, mul, div, einsum, matmul, "
     "casts and the layout ops (view, reshape, flatten, permute, transpose, squeeze, unsqueeze, select, slice, narrow, cat, stack, split, "
     "unbind, expand, flip, copy, slice_scatter, select_scatter) here";
 
@@ -213,6 +213,8 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
        {"clone", "lift_fresh_copy"}},
       {&lower_copy, kPortable,
        {"copy"}},
+      {&lower_unfold, kPortable,
+       {"unfold"}},
       {&lower_as_strided, kPortable,
        {"as_strided", "as_strided_copy"}},
       {&lower_resize_storage, kPlanned | kPortable,
@@ -289,6 +291,10 @@ const std::unordered_map<std::string, Lowered>& lowering_table() {
       {&lower_fft, kXnnpack | kPortable,
        {"_fft_r2c", "_fft_c2r", "_fft_c2c", "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_fft2", "fft_ifft2", "fft_rfft2",
         "fft_irfft2", "fft_fftn", "fft_ifftn", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft"}},
+      {&lower_stft, kXnnpack | kPortable,
+       {"stft"}},
+      {&lower_window, kPlanned,
+       {"hann_window", "hamming_window", "blackman_window", "bartlett_window"}},
       {&lower_complex, kPlanned | kPortable,
        {"view_as_real", "view_as_complex", "real", "imag", "complex", "_conj", "conj", "conj_physical", "resolve_conj"}},
   };
