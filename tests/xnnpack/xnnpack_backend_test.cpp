@@ -232,7 +232,7 @@ TEST(XnnpackBackendTest, OpsItCannotRunFailAtFinalizeAllNamedAtOnce) {
   const ValueId x = graph.add_input("x", DType::kFloat32, symbolic({2, 3}));
   Attributes a;
   a.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self", "other"});
-  const NodeId id = graph.add_node("aten::stft", {x, x}, {NewValue{"y"}}, a, "the_stft");
+  const NodeId id = graph.add_node("aten::istft", {x, x}, {NewValue{"y"}}, a, "the_istft");
   const NodeId relu = graph.add_node("aten::relu", {graph.node(id).outputs[0]}, {NewValue{"r"}}, {}, "relu");
   const NodeId f1 = graph.add_node("aten::frobnicate", {graph.node(relu).outputs[0]}, {NewValue{"f1"}}, {}, "frob1");
   const NodeId f2 = graph.add_node("aten::frobnicate", {graph.node(f1).outputs[0]}, {NewValue{"f2"}}, {}, "frob2");
@@ -241,11 +241,11 @@ TEST(XnnpackBackendTest, OpsItCannotRunFailAtFinalizeAllNamedAtOnce) {
   TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_backend());
   try {
     g.finalize();
-    FAIL() << "finalize accepted aten::stft";
+    FAIL() << "finalize accepted aten::istft";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
     EXPECT_NE(e.message().find("cannot run 3 nodes (2 ops)"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("aten::stft x1 (the_stft"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("aten::istft x1 (the_istft"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("aten::frobnicate x2 (frob1, frob2"), std::string::npos) << e.message();
   }
 }
