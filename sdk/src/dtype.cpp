@@ -33,6 +33,10 @@ bool is_floating(DType dtype) noexcept {
 
 bool is_complex(DType dtype) noexcept { return dtype == DType::kComplex64; }
 
+bool is_integer(DType dtype) noexcept {
+  return dtype == DType::kInt64 || dtype == DType::kInt32 || dtype == DType::kInt16 || dtype == DType::kInt8 || dtype == DType::kUInt8;
+}
+
 std::optional<DType> dtype_from_torch_code(std::int64_t code) noexcept {
   switch (code) {
     case 0: return DType::kUInt8;

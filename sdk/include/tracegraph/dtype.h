@@ -33,6 +33,8 @@ inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::
 std::size_t dtype_size(DType dtype) noexcept;
 bool is_floating(DType dtype) noexcept;
 bool is_complex(DType dtype) noexcept;
+// The integer types (int64, int32, int16, int8, uint8); bool is not one.
+bool is_integer(DType dtype) noexcept;
 
 // "float32", "int64", "bool", ... (the exported format's names, also torch's).
 std::string_view dtype_name(DType dtype) noexcept;

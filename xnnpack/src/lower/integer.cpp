@@ -18,8 +18,6 @@ using portable::IntCompare;
 using portable::IntReduce;
 using portable::IntUnary;
 
-bool integral(DType d) { return d == DType::kInt64 || d == DType::kInt32 || d == DType::kInt16 || d == DType::kInt8 || d == DType::kUInt8; }
-
 std::optional<DType> dtype_of(const Graph& g, ValueId v) {
   const Value& value = g.value(v);
   if (value.dtype) return value.dtype;
@@ -105,7 +103,7 @@ bool integer_valued(Context& cx, ValueId v) {
   if (s.kind != Kind::kTensor || s.complex) return false;
   if (s.int64) return true;
   const auto d = dtype_of(cx.graph(), v);
-  return d && (integral(*d) || *d == DType::kBool);
+  return d && (is_integer(*d) || *d == DType::kBool);
 }
 // Value v (integer_valued) as an int64 slot.
 int as_int64(Context& cx, ValueId v) {
@@ -270,7 +268,7 @@ bool lower_where_on_int64(Context& cx, const Node& n) {
 bool float_dtype_arg(const Context& cx, const Node& n) {
   const auto code = cx.int_arg(n, "dtype");
   const auto d = code ? dtype_from_torch_code(*code) : std::nullopt;
-  return d && !integral(*d);
+  return d && !is_integer(*d);
 }
 
 // sum, prod, amax, amin, max/min of the whole tensor; cumsum, cumprod.
@@ -361,7 +359,7 @@ bool lower_cast_on_int64(Context& cx, const Node& n, const std::string& base) {
     cx.define(n.outputs[0], out);
     return true;
   }
-  if (!integral(*to)) return false;
+  if (!is_integer(*to)) return false;
   const bool copy = base == "_to_copy" || *to != DType::kInt64;
   const int out = copy ? copied(cx, x) : x;
   cx.define(n.outputs[0], out);

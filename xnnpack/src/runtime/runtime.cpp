@@ -51,8 +51,6 @@ bool input_dtype_held(DType d) {
          d == DType::kUInt8 || d == DType::kBool;
 }
 
-bool integral(DType d) { return d == DType::kInt64 || d == DType::kInt32 || d == DType::kInt16 || d == DType::kInt8 || d == DType::kUInt8; }
-
 template <typename T>
 void integers_to_int64(const Tensor& t, std::int64_t* dst) {
   const T* src = t.data_as<T>();
@@ -138,10 +136,10 @@ void Runtime::plan(const std::vector<Shape>& input_shapes) {
     const ValueId v = graph_.inputs()[i];
     const DType dtype = graph_.value(v).dtype.value_or(DType::kFloat32);
     Shape shape = input_shapes[i];
-    if (is_complex(dtype) || integral(dtype)) shape.push_back(2);  // the (real, imaginary) pairs; an int64's two words
+    if (is_complex(dtype) || is_integer(dtype)) shape.push_back(2);  // the (real, imaginary) pairs; an int64's two words
     const int s = new_tensor(shape, false);
     slots_[static_cast<std::size_t>(s)].complex = is_complex(dtype);
-    slots_[static_cast<std::size_t>(s)].int64 = integral(dtype);
+    slots_[static_cast<std::size_t>(s)].int64 = is_integer(dtype);
     value_slot_[v.index] = s;
     input_slots_.push_back(s);
     slots_[s].first_step = -1;  // written before the first step
