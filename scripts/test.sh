@@ -24,23 +24,27 @@ failed=0
 skipped=0
 status=0
 
-# step NAME COMMAND...: runs a step, keeps its log, adds up ctest's counts
-# (a test that skipped, GTEST_SKIP or SKIP_RETURN_CODE, counts as skipped, not passed).
+# step NAME COMMAND...: runs a step (preset NAME, build/NAME), keeps its log,
+# adds up its counts in test cases: a ctest test of GoogleTest cases counts as
+# its cases, any other as one (scripts/test_counts.py); a case that skipped
+# (GTEST_SKIP, or a test's SKIP_RETURN_CODE) counts as skipped, not passed,
+# and is named at the end.
+skipped_names=()
 step() {
   local name=$1
   shift
   printf '\n==== %s ====\n' "$name"
+  rm -rf "build/$name/gtest-results"
   if "$@" 2>&1 | tee "$LOGS/$name.log"; then :; else status=1; fi
-  local line
-  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOGS/$name.log" | tail -1 || true)
-  if [[ -n "$line" ]]; then
-    local total fails skips
-    total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
-    fails=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line")
-    skips=$(grep -cE '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$LOGS/$name.log" || true)
-    passed=$((passed + total - fails - skips))
-    failed=$((failed + fails))
-    skipped=$((skipped + skips))
+  if grep -qE 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOGS/$name.log"; then
+    local counts p f s
+    counts=$(python3 scripts/test_counts.py "$LOGS/$name.log" "build/$name")
+    read -r p f s <<<"$(head -1 <<<"$counts")"
+    passed=$((passed + p))
+    failed=$((failed + f))
+    skipped=$((skipped + s))
+    mapfile -t -O "${#skipped_names[@]}" skipped_names < <(sed -n "s/^skipped: /$name: /p" <<<"$counts")
+    sed -n 's/^failed: /[test] failed: /p' <<<"$counts" >&2
   else
     echo "[test] $name ran no ctest summary" >&2
     status=1
@@ -66,5 +70,6 @@ step wasm cmake --workflow --preset wasm
 step fuzz cmake --workflow --preset fuzz
 
 echo
+for name in "${skipped_names[@]}"; do echo "skipped: $name"; done
 echo "tracegraph: $passed passed, $failed failed, $skipped skipped in $((SECONDS / 60)) min;$timings"
 exit $status
