@@ -27,7 +27,7 @@ def read_index(build_dir):
 
 
 def count_cases(results):
-    """(passed, failed, skipped names, failed names) from a GoogleTest XML file."""
+    """(passed count, failed names, skipped names) from a GoogleTest XML file."""
     passed = 0
     skipped, failed = [], []
     for case in ET.parse(results).getroot().iter("testcase"):
