@@ -19,7 +19,7 @@ say() { printf '[bootstrap] %s\n' "$*"; }
 
 PACKAGES=(
   cmake ninja-build g++ pkg-config curl ca-certificates xz-utils
-  python3-venv python3-torch python3-torchvision
+  python3-venv python3-dev python3-torch python3-torchvision
   nlohmann-json3-dev libgtest-dev googletest
   emscripten clang-14 libclang-rt-14-dev
   libfxdiv-dev binutils g++-aarch64-linux-gnu
@@ -63,6 +63,18 @@ fi
 if ! "$TRACEGRAPH_PYTHON" -c 'import expecttest' 2>/dev/null; then
   say "adding expecttest to the torch venv (PyTorch's OpInfo samples need it)"
   "$TRACEGRAPH_PYTHON" -m pip install -q --disable-pip-version-check --no-cache-dir expecttest==0.3.0
+fi
+
+# What builds and tests the Python package (python/): nanobind and
+# scikit-build-core, pytest, build. Added to the venv beside torch, by pins
+# of their own (changing them does not remake the venv).
+DEV_REQUIREMENTS=scripts/python-dev-requirements.txt
+if ! cmp -s "$DEV_REQUIREMENTS" "$TRACEGRAPH_VENV/tracegraph-dev-requirements.txt"; then
+  say "adding the Python package's build and test tools to the torch venv ($DEV_REQUIREMENTS)"
+  "$TRACEGRAPH_PYTHON" -m pip install -q --disable-pip-version-check --no-cache-dir -r "$DEV_REQUIREMENTS"
+  cp "$DEV_REQUIREMENTS" "$TRACEGRAPH_VENV/tracegraph-dev-requirements.txt"
+else
+  say "Python package tools: present"
 fi
 
 # XNNPACK, pthreadpool and cpuinfo sources for the XNNPACK backend (native and

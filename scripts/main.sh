@@ -35,8 +35,8 @@ echo "[main] exporting the samples for the web page"
 cmake -DCLI=build/native/native/tracegraph -DMODELS=build/samples/models -DOUT=build/samples/exported \
   -P tests/models/export_test_models.cmake
 echo
-echo "[main] the same 3D UNet as a torch.export program (.pt2), saved by the Python exporter (python/tracegraph_export) and read by the core's .pt2 reader"
-PYTHONPATH=python "$TRACEGRAPH_PYTHON" -m tracegraph_export tests/models/make_test_models.py:unet3d_sigmoid \
+echo "[main] the same 3D UNet as a torch.export program (.pt2), saved by the Python exporter (python/tracegraph/export) and read by the core's .pt2 reader"
+PYTHONPATH=python "$TRACEGRAPH_PYTHON" -m tracegraph.export tests/models/make_test_models.py:unet3d_sigmoid \
   --example 1,1,44,44,44 -o build/samples/exported/unet3d_sigmoid_export --name unet3d_sigmoid_export
 ./build/native/native/tracegraph inspect build/samples/exported/unet3d_sigmoid_export/unet3d_sigmoid_export.pt2 |
   sed -n '/outputs and their activation/,/^$/p'

@@ -27,16 +27,17 @@ def read_index(build_dir):
 
 
 def count_cases(results):
-    """(passed count, failed names, skipped names) from a GoogleTest XML file."""
+    """(passed count, failed names, skipped names) from a GoogleTest XML file,
+    or pytest's JUnit XML (a skipped case has a <skipped>, an error an <error>)."""
     passed = 0
     skipped, failed = [], []
     for case in ET.parse(results).getroot().iter("testcase"):
         name = f"{case.get('classname')}.{case.get('name')}"
         if case.get("status") == "notrun":
             continue
-        if case.find("failure") is not None:
+        if case.find("failure") is not None or case.find("error") is not None:
             failed.append(name)
-        elif case.get("result") == "skipped":
+        elif case.get("result") == "skipped" or case.find("skipped") is not None:
             skipped.append(name)
         else:
             passed += 1

@@ -1,4 +1,4 @@
-"""Exports some of the test models with tracegraph_export (python/), through
+"""Exports some of the test models with tracegraph.export (python/), through
 torch.export (NAME_export: OUT/NAME/NAME.pt2, as torch.export gives it or in
 core ATen) and through the fx trace (NAME_fx: OUT/NAME/NAME.{json,safetensors}),
 in the layout the exported TorchScript models have, plus the module's own
@@ -8,7 +8,7 @@ The weights and inputs are make_test_models.py's, seeded the same way, so each
 equals the TorchScript model it names in "torchscript".
 
 Usage: make_exported_models.py OUT_DIR. Run by the torch of bootstrap's venv
-with tracegraph_export installed (the ctest fixture installs it first).
+with python/ on PYTHONPATH (tracegraph.export is pure Python over torch).
 """
 import json
 import os
@@ -20,7 +20,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_test_models as tm  # noqa: E402
-from tracegraph_export import export  # noqa: E402
+from tracegraph.export import export  # noqa: E402
 
 warnings.filterwarnings("ignore", category=FutureWarning, module="torch")
 torch.set_num_threads(1)

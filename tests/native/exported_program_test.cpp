@@ -1,5 +1,5 @@
 // torch.export programs and fx traces written by the Python exporter
-// (python/tracegraph_export, run by tests/models/make_exported_models.py):
+// (python/tracegraph/export, run by tests/models/make_exported_models.py):
 // the programs as .pt2 archives (as torch.export gives them, or in core
 // ATen) read by the core's .pt2 reader, the traces from the exported format;
 // they name the activation the model was built with and run on LibTorch as

@@ -6,9 +6,11 @@ a module ``torch.export`` refuses is read by an fx trace and written in
 tracegraph's exported format (JSON + safetensors; ``program.py`` says how).
 Pure Python over torch.
 
-    from tracegraph_export import export, module_graph
+    from tracegraph.export import export
     export(model, (torch.randn(1, 1, 44, 44, 44),), "out/unet")   # out/unet.pt2, or out/unet.json + .safetensors
-    nodes, output = module_graph(model, (x,))                      # the seed's (nodes, output) view
+
+(``tracegraph.module_graph(model)`` gives the seed's ``(nodes, output)`` view,
+``tracegraph.trace(model, args)`` a TracedGraph in process.)
 
 What is written runs on tracegraph's backends (LibTorch and XNNPACK) and its
 output activation, optimizer and web page read it like a TorchScript model's.
@@ -25,12 +27,7 @@ from torch.utils import _pytree as pytree
 from .program import AtenGraph, ExportError, aten_graph
 from .writer import document, safetensors_bytes
 
-__all__ = ["export", "Exported", "module_graph", "aten_graph", "AtenGraph", "ExportError"]
-
-# Ops whose clip bounds the module_graph view shows: op -> (min argument, max argument, their defaults).
-_CLIPS = {"clamp": ("min", "max", None, None), "clip": ("min", "max", None, None),
-          "hardtanh": ("min_val", "max_val", -1.0, 1.0)}
-
+__all__ = ["export", "Exported", "aten_graph", "AtenGraph", "ExportError"]
 
 @dataclasses.dataclass
 class Exported:
@@ -105,33 +102,3 @@ def export(model, example_inputs=None, path="model", *, name=None, method="auto"
 
 def _first_line(e) -> str:
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-
-
-def view_of(doc: dict):
-    """The seed's ``(nodes, output)`` view of an exported document: each node
-    ``{"op", "inputs", "outputs"}`` with a clip's ``min`` and ``max`` where
-    they are constants, ``output`` the name of the value the model returns."""
-    names = {v["id"]: v["name"] for v in doc["graph"]["values"]}
-    nodes = []
-    for n in doc["graph"]["nodes"]:
-        entry = {"op": n["op"], "inputs": [names[i] for i in n["inputs"]], "outputs": [names[i] for i in n["outputs"]]}
-        base = n["op"].split(".")[1] if n["op"].startswith("aten.") else n["op"]
-        if base.rstrip("_") in _CLIPS:
-            lo, hi, lo_default, hi_default = _CLIPS[base.rstrip("_")]
-            attrs = n.get("attributes", {})
-            for key, arg, default in (("min", lo, lo_default), ("max", hi, hi_default)):
-                value = attrs.get(arg, {}).get("value", default)
-                if isinstance(value, (int, float)):
-                    entry[key] = float(value)
-        nodes.append(entry)
-    outputs = doc["graph"]["outputs"]
-    return nodes, (names[outputs[0]] if outputs else None)
-
-
-def module_graph(model, example_inputs=None):
-    """``(nodes, output)`` of ``model`` as its fx trace reads it; None when it cannot be read."""
-    try:
-        doc, _ = document(aten_graph(model, example_inputs), "main", "")
-    except ExportError:
-        return None
-    return view_of(doc)

@@ -1,4 +1,4 @@
-"""python -m tracegraph_export MODULE:FACTORY --example 1,1,44,44,44 [--example ...] -o DIR [--name NAME] [--method auto|export|fx] [--decompose]
+"""python -m tracegraph.export MODULE:FACTORY --example 1,1,44,44,44 [--example ...] -o DIR [--name NAME] [--method auto|export|fx] [--decompose]
 
 MODULE:FACTORY names a function (or class) that returns the torch module,
 imported from MODULE (a module name, or a path to a .py file). Each
@@ -23,11 +23,11 @@ from . import ExportError, export
 def _load_factory(spec: str):
     module_name, _, attr = spec.rpartition(":")
     if not module_name or not attr:
-        raise SystemExit(f"tracegraph_export: expected MODULE:FACTORY, got '{spec}'")
+        raise SystemExit(f"tracegraph.export: expected MODULE:FACTORY, got '{spec}'")
     if module_name.endswith(".py") or os.sep in module_name:
         loader_spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(module_name))[0], module_name)
         if loader_spec is None:
-            raise SystemExit(f"tracegraph_export: cannot import {module_name}")
+            raise SystemExit(f"tracegraph.export: cannot import {module_name}")
         module = importlib.util.module_from_spec(loader_spec)
         sys.modules[loader_spec.name] = module
         loader_spec.loader.exec_module(module)
@@ -37,7 +37,7 @@ def _load_factory(spec: str):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tracegraph_export", description=__doc__.split("\n\n")[1])
+    p = argparse.ArgumentParser(prog="python -m tracegraph.export", description=__doc__.split("\n\n")[1])
     p.add_argument("model", help="MODULE:FACTORY")
     p.add_argument("--example", action="append", default=[], help="an input shape, e.g. 1,1,44,44,44 (one per input)")
     p.add_argument("-o", "--out", required=True, help="the output directory")
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         name = a.name or a.model.rpartition(":")[2]
         written = export(model, inputs, os.path.join(a.out, name), method=a.method, decompose=a.decompose)
     except (ExportError, ValueError) as e:
-        print(f"tracegraph_export: error: {e}", file=sys.stderr)
+        print(f"tracegraph.export: error: {e}", file=sys.stderr)
         return 1
     also = f" and {os.path.splitext(written.path)[0]}.safetensors" if written.reader == "fx" else ""
     print(f"wrote {written.path}{also} ({written.reader})")
