@@ -18,7 +18,7 @@ source scripts/env.sh
 say() { printf '[bootstrap] %s\n' "$*"; }
 
 PACKAGES=(
-  cmake ninja-build g++ pkg-config curl ca-certificates xz-utils
+  cmake ninja-build ccache g++ pkg-config curl ca-certificates xz-utils
   python3-venv python3-dev python3-torch python3-torchvision
   nlohmann-json3-dev libgtest-dev googletest
   emscripten clang-14 libclang-rt-14-dev

@@ -221,6 +221,10 @@ def _fx_view(root, graph):
                 base = target._schema.name.split("::")[-1]
             else:  # torch.sigmoid, F.relu, operator.add: the aten op of that name
                 base = getattr(target, "__name__", str(target))
+                if base == "getitem":  # x[:, :1], a tuple's element: a view, read through
+                    base = "slice"
+                elif base == "interpolate":
+                    base = _UPSAMPLE.get(n.kwargs.get("mode", "nearest"), "upsample")
                 op = f"aten::{base}"
         else:  # call_method
             base = str(n.target)
