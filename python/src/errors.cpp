@@ -47,8 +47,11 @@ PyObject* builtin_for(ErrorCode code) {
 void raise(ErrorCode code, const std::string& message) {
   auto it = classes().find(code);
   PyObject* cls = it != classes().end() ? it->second : g_base;
-  PyObject* exc = PyObject_CallFunction(cls, "s#", message.data(), static_cast<Py_ssize_t>(message.size()));
-  if (!exc) return;  // the call set its own error
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "replace");
+  if (!text) return;  // the call set its own error
+  PyObject* exc = PyObject_CallOneArg(cls, text);
+  Py_DECREF(text);
+  if (!exc) return;
   const std::string name(error_code_name(code));
   PyObject* py_name = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
   if (py_name) {

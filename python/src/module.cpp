@@ -13,6 +13,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
@@ -439,10 +440,23 @@ NB_MODULE(_core, m) {
              return tg::graph_json(eg, indent);
            }, "indent"_a = -1)
       .def("dump", [](const Model& x) { return x.graph.graph().dump(); })
+      .def("serialize",
+           [](const Model& x) {
+             const tg::SerializedGraph sg = tg::serialize_graph(
+                 tg::ExportedGraph{x.graph.graph(), x.graph.in_spec(), x.graph.out_spec(), {}}, "weights.safetensors");
+             return nb::make_tuple(sg.json, nb::bytes(reinterpret_cast<const char*>(sg.weights.data()), sg.weights.size()));
+           },
+           "The graph in the exported format: (the JSON document, the safetensors weights' bytes)")
       .def("set_input_shapes", [](Model& x, const std::vector<tg::Shape>& shapes) { x.graph.set_input_shapes(shapes); })
       .def("optimize", &optimize, "transforms"_a.none(), "max_iterations"_a.none(), "enabled"_a, "disabled"_a,
            "verify_each"_a, "rewrite_budget"_a.none())
-      .def("to", [](Model& x, const std::string& where) { x.graph.to(where); })
+      .def("to",
+           [](Model& x, const std::string& where) {
+             // The backend comes at finalize() (it takes finalize's options): its
+             // refusal of a device it can never run on is asked at once, as C++'s is.
+             if (!x.backend) tg::xnnpack::XnnpackBackend().check_device(tg::Device::parse(where));
+             x.graph.to(where);
+           })
       .def("finalize", &finalize, "threads"_a, "profile"_a, "memory_budget"_a, "conv_algorithm"_a)
       .def("is_finalized", [](const Model& x) { return x.graph.is_finalized(); })
       .def("run", &run_list)
@@ -460,6 +474,7 @@ NB_MODULE(_core, m) {
   });
   m.def("tree_spec_str", [](const std::string& json) { return tg::TreeSpec::from_json(json).str(); });
   m.def("tree_spec_tree", [](const std::string& json) { return spec_tree(tg::TreeSpec::from_json(json)); });
+  m.def("parse_device", [](const std::string& text) { return tg::Device::parse(text).str(); });
   m.def("instruction_set", &tg::xnnpack::XnnpackBackend::instruction_set);
   m.def("lowered_ops", &tg::xnnpack::lowered_ops);
   m.def("transform_names", &tg::default_transform_names);

@@ -102,8 +102,9 @@ class TracedGraph:
     tensors in, torch tensors out (sharing the result's memory). An input is
     converted where it must be, with a copy: a non-contiguous array made
     contiguous, a torch tensor on another device copied to the CPU, and a
-    float64 array given for a float32 input cast to float32 (numpy's
-    ``astype``); any other dtype that differs from the input's is a
+    float64 array given for a float32 input (or one whose dtype the graph
+    does not say: a TorchScript file read without LibTorch) cast to float32
+    (numpy's ``astype``); any other dtype that differs from the input's is a
     DtypeMismatchError naming the input. Runs of one graph may come from
     several threads: they take turns, with the GIL released while each runs.
     """
@@ -111,6 +112,9 @@ class TracedGraph:
     def __init__(self, model: "_core.Model"):
         self._model = model
         self._lock = threading.Lock()
+        self._backend = "xnnpack"
+        self._runner = None  # the LibTorch backend's, from finalize() on
+        self._where = "cpu"
         self.graph = Graph(model)
         spec = model.in_spec_json
         self._in_spec = TreeSpec.from_json(spec) if spec is not None else None
@@ -141,12 +145,27 @@ class TracedGraph:
 
     @property
     def device(self) -> str:
+        if self._backend == "libtorch":
+            return self._runner.device if self._runner else self._where
         return self._model.device
 
     @property
     def backend(self) -> str:
-        """The backend that runs the graph: "xnnpack"."""
-        return self._model.backend
+        """The backend that runs the graph: "xnnpack" (the default) or "libtorch"."""
+        return self._backend
+
+    def set_backend(self, name: str) -> None:
+        """Chooses the backend before finalize(): "xnnpack" (CPU, needs nothing)
+        or "libtorch" (CPU and CUDA; needs the torch this package was built
+        against, and UnsupportedError says why where it cannot load)."""
+        if self.is_finalized():
+            raise _core.InvalidArgumentError("set_backend: the graph is finalized")
+        if name not in ("xnnpack", "libtorch"):
+            raise _core.InvalidArgumentError(f"set_backend: no backend '{name}' (xnnpack, libtorch)")
+        if name == "libtorch":
+            from ._libtorch_backend import extension
+            extension()
+        self._backend = name
 
     # ---- readying it --------------------------------------------------------
     def set_input_shapes(self, shapes: Sequence[Sequence[int]]) -> None:
@@ -175,7 +194,14 @@ class TracedGraph:
         """Choose where the graph runs ("cpu"), or move a finalized graph. The
         XNNPACK backend runs on the CPU: "cuda" is UnsupportedError at once, an
         unknown name InvalidArgumentError. A ``torch.device`` is read by its name."""
-        self._model.to(str(where))
+        where = str(where)
+        if self._backend != "libtorch":
+            self._model.to(where)
+        elif self._runner is not None:
+            self._runner.to(where)
+        else:
+            _core.parse_device(where)  # an unknown name is InvalidArgumentError here too
+            self._where = where
 
     def finalize(self, *, threads: int = 1, profile: bool = False, memory_budget: int = 0,
                  conv_algorithm: str = "fastest") -> None:
@@ -187,11 +213,20 @@ class TracedGraph:
         memory); ``conv_algorithm``: "fastest", "direct", "winograd", "winograd4".
         """
         with self._lock:
+            if self._backend == "libtorch":
+                if self._runner is None:
+                    from ._libtorch_backend import extension
+                    document, weights = self._model.serialize()
+                    runner = extension().Runner(document, weights, self._model.name or "graph")
+                    runner.to(self._where)
+                    runner.finalize()
+                    self._runner = runner
+                return
             self._model.finalize(int(threads), bool(profile), int(memory_budget), conv_algorithm)
 
     def is_finalized(self) -> bool:
         """True once :meth:`finalize` ran; a trace returns a graph that is not finalized yet."""
-        return self._model.is_finalized()
+        return self._runner is not None or self._model.is_finalized()
 
     # ---- running it ---------------------------------------------------------
     def run(self, inputs: Sequence[Any] | Mapping[str, Any]) -> list:
@@ -201,6 +236,8 @@ class TracedGraph:
         a sequence feeds the inputs in signature order, a mapping feeds them by
         input name. __call__ is the structured form.
         """
+        if self._backend == "libtorch":
+            return self._run_libtorch(inputs)
         values = self._model.values()
         if isinstance(inputs, Mapping):
             torch_out = any(_is_torch(v) for v in inputs.values())
@@ -217,6 +254,26 @@ class TracedGraph:
                       for i, v in enumerate(inputs)]
             outputs = self._model.run(arrays)
         return _to_torch(outputs) if torch_out else outputs
+
+    def _run_libtorch(self, inputs):
+        import torch
+        import torch.utils.dlpack as dlpack
+        if self._runner is None:
+            raise _core.NotFinalizedError("run: finalize() the graph first")
+        names = self._model.input_names
+        if isinstance(inputs, Mapping):
+            unknown = [k for k in inputs if k not in names]
+            if unknown:
+                raise _core.NotFoundError(f"run: no input %{unknown[0]} (the inputs are {', '.join('%' + n for n in names)})")
+            missing = [n for n in names if n not in inputs]
+            if missing:
+                raise _core.InvalidArgumentError(f"run: input %{missing[0]} is missing")
+            inputs = [inputs[n] for n in names]
+        inputs = list(inputs)
+        torch_out = any(_is_torch(v) for v in inputs)
+        tensors = [(v if _is_torch(v) else torch.from_numpy(np.ascontiguousarray(v))).detach().contiguous() for v in inputs]
+        outputs = [dlpack.from_dlpack(c) for c in self._runner.run([dlpack.to_dlpack(t) for t in tensors])]
+        return outputs if torch_out else [o.cpu().numpy() for o in outputs]
 
     def __call__(self, *args, **kwargs):
         """The traced input structure in, the traced output structure out."""
@@ -290,13 +347,15 @@ def _as_array(x, dtype: str | None, what: str) -> np.ndarray:
         x = t.contiguous().numpy()
     a = np.asarray(x)
     want = _NUMPY_DTYPES.get(dtype or "")
-    if want is not None and a.dtype != want:
+    if want is None and a.dtype == np.float64:
+        a = a.astype(np.float32)  # an input of no known dtype (TorchScript read without LibTorch) takes float32
+    elif want is not None and a.dtype != want:
         if a.dtype == np.float64 and want == np.float32:
             a = a.astype(np.float32)
         else:
             raise _core.DtypeMismatchError(f"{what}: expected {dtype}, got {a.dtype} (tracegraph casts float64 to float32, "
                                            "nothing else: cast it first)")
-    return np.ascontiguousarray(a)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)  # (ascontiguousarray makes a 0-d array 1-d)
 
 
 def _to_torch(outputs: list) -> list:

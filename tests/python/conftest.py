@@ -33,11 +33,12 @@ def torchscript_models() -> list[str]:
 
 
 def pt2_models() -> list[str]:
-    """The .pt2 archives make_pt2_models.py wrote, with outputs to compare."""
+    """The .pt2 archives make_pt2_models.py wrote with outputs to compare, both
+    IRs (NAME.pt2 as exported, NAME.core.pt2 in core ATen, NAME.deflated.pt2):
+    file names; NAME.io.safetensors and NAME.expected.json serve them all."""
     if not PT2.is_dir():
         pytest.fail(f"no .pt2 test archives in {PT2}: the native preset's make_pt2_models fixture makes them")
-    return sorted(p.name.removesuffix(".pt2") for p in PT2.glob("*.pt2")
-                  if (PT2 / (p.name.removesuffix(".pt2") + ".io.safetensors")).is_file())
+    return sorted(p.name for p in PT2.glob("*.pt2") if (PT2 / (p.name.split(".")[0] + ".io.safetensors")).is_file())
 
 
 try:

@@ -31,19 +31,22 @@ def test_torchscript_model_runs_like_torch(name):
         assert isinstance(a, np.ndarray)
         assert_close(a, b, f"{name} output {i}")
     kinds = [a.kind for a in tracegraph.output_activation(g)]
-    assert kinds == [a["kind"] for a in facts["activation"]]
+    # No shapes without LibTorch: concatenated heads' channel ranges are not
+    # known to the core's TorchScript reader (as in tests/js/pt2.test.mjs).
+    assert kinds == [a["kind"] if a["kind"] != "per_channel" else "unknown" for a in facts["activation"]]
 
 
-@pytest.mark.parametrize("name", pt2_models())
-def test_pt2_model_runs_like_torch(name):
+@pytest.mark.parametrize("file", pt2_models())
+def test_pt2_model_runs_like_torch(file):
+    name = file.split(".")[0]
     facts = expected(PT2 / f"{name}.expected.json")
     inputs, outputs = io_of(PT2 / f"{name}.io.safetensors")
-    g = tracegraph.load(PT2 / f"{name}.pt2")
+    g = tracegraph.load(PT2 / file)
     assert g.in_spec is not None and g.in_spec.kind == "tuple"
     g.finalize()
     got = g.run(inputs)
     for i, (a, b) in enumerate(zip(got, outputs)):
-        assert_close(a, b, f"{name} output {i}")
+        assert_close(a, b, f"{file} output {i}")
     if "activation" in facts:
         assert [a.kind for a in tracegraph.output_activation(g)] == [a["kind"] for a in facts["activation"]]
 
@@ -106,8 +109,11 @@ def test_inputs_are_converted_as_documented():
     strided = np.asfortranarray(x)
     assert not strided.flags.c_contiguous
     assert_close(g.run([strided])[0], outputs[0], "non-contiguous input")
-    with pytest.raises(tracegraph.DtypeMismatchError, match="input 0: expected float32, got int32"):
+    with pytest.raises(tracegraph.DtypeMismatchError, match="input 'x' is int32, expected float32"):
         g.run([x.astype(np.int32)])
+    exported = _finalized(EXPORTED / "unet2d" / "unet2d.json")  # its input says float32: refused before the core
+    with pytest.raises(tracegraph.DtypeMismatchError, match="input 0: expected float32, got int32"):
+        exported.run([x.astype(np.int32)])
     with pytest.raises(tracegraph.InvalidArgumentError, match="not one array"):
         g.run(x)
 
@@ -158,7 +164,7 @@ def test_optimize_takes_the_seed_arguments():
 
 
 def test_graph_view_names_nodes_values_and_flops():
-    g = tracegraph.load(MODELS / "unet2d.ts", [[1, 3, 64, 64]])
+    g = tracegraph.load(EXPORTED / "unet2d" / "unet2d.json")  # an exported graph keeps its shapes
     graph = g.graph
     assert graph.input_names == g.input_names and graph.output_names == g.output_names
     convs = [n for n in graph.nodes if n.canonical == "conv"]
@@ -167,8 +173,7 @@ def test_graph_view_names_nodes_values_and_flops():
     assert values[g.input_names[0]]["shape"] == (1, 3, 64, 64)
     assert any(v["constant"] for v in values.values())
     assert '"nodes"' in graph.document()
-    g.finalize()
-    assert any(n.flops for n in g.nodes if n.canonical == "conv")
+    assert all(n.flops and n.flops > 0 for n in g.nodes if n.canonical == "conv")
 
 
 def test_one_graph_runs_from_several_threads():

@@ -11,7 +11,8 @@ root=$(cd "$here/../.." && pwd)
 rm -rf "$out/dist" "$out/venv"
 mkdir -p "$out"
 SECONDS=0
-"$python" -m build --wheel --no-isolation --outdir "$out/dist" "$root/python"
+# The core and XNNPACK alone: a venv without torch has no use for the LibTorch backend.
+"$python" -m build --wheel --no-isolation -Ccmake.define.TRACEGRAPH_NATIVE=OFF --outdir "$out/dist" "$root/python"
 wheel=$(ls "$out"/dist/tracegraph-*.whl)
 echo "[wheel] built $(basename "$wheel") ($(stat -c %s "$wheel") bytes) in ${SECONDS}s"
 /usr/bin/python3 -m venv "$out/venv"
