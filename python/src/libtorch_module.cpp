@@ -14,12 +14,12 @@
 #include <ATen/DLConvertor.h>
 #include <ATen/core/Tensor.h>
 
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "bytes.h"
 #include "tracegraph/error.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/native/libtorch_backend.h"
@@ -39,8 +39,7 @@ struct Runner {
       : graph(read(json, weights, name)) {}
 
   static tg::TracedGraph read(const std::string& json, nb::bytes weights, const std::string& name) {
-    auto bytes = std::make_shared<std::vector<std::byte>>(weights.size());
-    std::memcpy(bytes->data(), weights.c_str(), weights.size());
+    auto bytes = tracegraph::python::copy_bytes(weights);
     tg::ExportedGraph eg = tg::deserialize_graph(json, {bytes->data(), bytes->size()}, bytes, name, name + ".safetensors");
     return tg::TracedGraph::from_exported(std::move(eg), tg::native::make_libtorch_backend());
   }

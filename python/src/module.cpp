@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "arrays.h"
+#include "bytes.h"
 #include "errors.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/exported_graph.h"
@@ -85,15 +86,13 @@ std::unique_ptr<Model> load_path(const std::string& path, const std::vector<tg::
 }
 
 std::unique_ptr<Model> load_bytes(nb::bytes data, const std::string& name, const std::vector<tg::Shape>& shapes) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(data.size());
-  std::memcpy(bytes->data(), data.c_str(), data.size());
+  auto bytes = tracegraph::python::copy_bytes(data);
   return model_from_archive({bytes->data(), bytes->size()}, keep(bytes), name, shapes);
 }
 
 std::unique_ptr<Model> load_exported(const std::string& json, nb::bytes weights, const std::string& json_name,
                                      const std::string& weights_name) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(weights.size());
-  std::memcpy(bytes->data(), weights.c_str(), weights.size());
+  auto bytes = tracegraph::python::copy_bytes(weights);
   return std::make_unique<Model>(
       tg::deserialize_graph(json, {bytes->data(), bytes->size()}, keep(bytes), json_name, weights_name));
 }

@@ -131,17 +131,10 @@ class TracedGraph:
         """The pytree structure of the traced result."""
         return self._out_spec
 
-    @property
-    def input_names(self) -> list[str]:
-        return self._model.input_names
-
-    @property
-    def output_names(self) -> list[str]:
-        return self._model.output_names
-
-    @property
-    def nodes(self) -> list[Node]:
-        return self.graph.nodes
+    # The graph's own surface, reachable directly on this object.
+    input_names = property(lambda self: self.graph.input_names, doc="The graph's input names, in signature order.")
+    output_names = property(lambda self: self.graph.output_names, doc="The graph's output names, in order.")
+    nodes = property(lambda self: self.graph.nodes, doc="The graph's nodes, in order (Node).")
 
     @property
     def device(self) -> str:
