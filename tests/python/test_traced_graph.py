@@ -73,32 +73,6 @@ def test_structured_call_follows_the_specs():
     assert e.value.code == "tree_spec_mismatch"
 
 
-def test_run_by_name_and_its_errors():
-    g = tracegraph.load(MODELS / "unet2d.ts")
-    inputs, outputs = io_of(MODELS / "unet2d.io.safetensors")
-    with pytest.raises(tracegraph.NotFinalizedError) as e:
-        g.run(inputs)
-    assert e.value.code == "not_finalized"
-    g.finalize()
-    g.finalize()  # a second call changes nothing
-    with pytest.raises(tracegraph.InvalidArgumentError, match="finalized"):
-        g.optimize()
-    by_name = g.run({g.input_names[0]: inputs[0]})
-    assert_close(by_name[0], outputs[0], "by name")
-    with pytest.raises(tracegraph.InvalidArgumentError, match="is missing"):
-        g.run({})
-    with pytest.raises(tracegraph.NotFoundError, match="no input %nope"):
-        g.run({g.input_names[0]: inputs[0], "nope": inputs[0]})
-    with pytest.raises(tracegraph.InvalidArgumentError, match="takes 1 input"):
-        g.run([inputs[0], inputs[0]])
-    with pytest.raises(tracegraph.ShapeMismatchError):
-        g.run([np.zeros((1, 3, 8, 8), np.float32)])
-    # The builtin exception a Python caller expects, too.
-    assert issubclass(tracegraph.InvalidArgumentError, ValueError)
-    assert issubclass(tracegraph.NotFoundError, LookupError)
-    assert issubclass(tracegraph.NotFinalizedError, tracegraph.Error)
-
-
 def test_inputs_are_converted_as_documented():
     g = _finalized(MODELS / "unet2d.ts")
     inputs, outputs = io_of(MODELS / "unet2d.io.safetensors")
@@ -126,41 +100,6 @@ def test_outputs_own_their_memory():
     second = g.run([inputs[0] * 2])[0]
     np.testing.assert_array_equal(first, kept)  # a later run does not write into an earlier result
     assert not np.array_equal(first, second)
-
-
-def test_to_takes_the_cpu_and_refuses_other_devices():
-    g = tracegraph.load(MODELS / "unet2d.ts")
-    g.to("cpu")
-    assert g.device == "cpu"
-    assert g.backend == "xnnpack"
-    with pytest.raises(tracegraph.UnsupportedError, match="not on cuda"):
-        g.to("cuda")
-    with pytest.raises(tracegraph.InvalidArgumentError, match="device 'gpu'"):
-        g.to("gpu")
-    g.finalize()
-    g.to("cpu")
-    with pytest.raises(tracegraph.UnsupportedError):
-        g.to("cuda:1")
-
-
-def test_optimize_takes_the_seed_arguments():
-    g = tracegraph.load(MODELS / "mobilenet_v2_traced.ts")
-    before = len(g.nodes)
-    none = g.optimize(max_num_iterations=0)
-    assert none.sweeps == 0 and len(g.nodes) == before
-    named = g.optimize(["dead_code_elimination", "noop_elimination"])
-    assert [t["name"] for t in named.transforms] == ["dead_code_elimination", "noop_elimination"]
-    budgeted = g.optimize(defaults=tracegraph.DefaultsOptions(enabled=["batch_norm_folding"], rewrite_budget=1, verify_each=False))
-    assert [t["name"] for t in budgeted.transforms] == ["batch_norm_folding"]
-    assert budgeted.total_rewrites == 1 and budgeted.budget_exhausted
-    full = g.optimize(defaults={"disabled": ["common_subexpression_elimination"]})
-    assert full.nodes_after < full.nodes_before
-    assert "batch_norm_folding" in str(full)
-    with pytest.raises(tracegraph.NotFoundError, match="no transform named 'no_such_transform'"):
-        g.optimize(["no_such_transform"])
-    g.finalize()
-    inputs, outputs = io_of(MODELS / "mobilenet_v2_traced.io.safetensors")
-    assert_close(g.run(inputs)[0], outputs[0], "optimized mobilenet_v2")
 
 
 def test_graph_view_names_nodes_values_and_flops():
