@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
 echo "[main] building (preset native)"
 cmake --preset native >/dev/null
-cmake --build --preset native --target tracegraph
+cmake --build --preset native --target tracegraph tracegraph_python
 
 echo "[main] making the sample models with PyTorch ($("$TRACEGRAPH_PYTHON" -c 'import torch; print("torch", torch.__version__)'))"
 # The page's samples (web-demo/samples.json) that come from TorchScript; the
@@ -40,6 +40,17 @@ PYTHONPATH=python "$TRACEGRAPH_PYTHON" -m tracegraph.export tests/models/make_te
   --example 1,1,44,44,44 -o build/samples/exported/unet3d_sigmoid_export --name unet3d_sigmoid_export
 ./build/native/native/tracegraph inspect build/samples/exported/unet3d_sigmoid_export/unet3d_sigmoid_export.pt2 |
   sed -n '/outputs and their activation/,/^$/p'
+
+echo "[main] the same 3D UNet from Python (import tracegraph: the core and XNNPACK, no torch needed to run it)"
+PYTHONPATH=build/native/python "$TRACEGRAPH_PYTHON" - "$SAMPLE" <<'PY'
+import sys, numpy as np, tracegraph
+g = tracegraph.load(sys.argv[1], [[1, 1, 44, 44, 44]])
+print("activation:", ", ".join(map(str, tracegraph.output_activation(g))))
+g.finalize()
+(y,) = g.run([np.random.default_rng(0).standard_normal((1, 1, 44, 44, 44), dtype=np.float32)])
+print(f"ran on {g.backend}: output {y.shape}, in [{y.min():.3f}, {y.max():.3f}]")
+PY
+echo
 
 echo "[main] building the wasm module (preset wasm)"
 cmake --preset wasm >/dev/null
