@@ -150,3 +150,12 @@ def test_profile_names_each_node():
     rows = g.profile()
     assert rows and {"node", "op", "milliseconds", "engine"} <= set(rows[0])
     assert any(r["engine"] in ("xnnpack", "winograd") for r in rows)
+
+
+def test_the_package_is_typed():
+    """_core's stub (nanobind's stubgen, at build time) beside it, and the py.typed marker."""
+    import pathlib
+    package = pathlib.Path(tracegraph.__file__).parent
+    stub = (package / "_core.pyi").read_text()
+    assert "class Model" in stub and "def load_path(" in stub and "class OptimizeReport" in stub
+    assert (package / "py.typed").is_file()

@@ -76,3 +76,25 @@ def test_a_module_torch_export_refuses_goes_the_fx_way():
 def test_trace_refuses_what_is_not_a_module():
     with pytest.raises(tracegraph.InvalidArgumentError, match="torch module"):
         tracegraph.trace(lambda x: x, (1,))
+
+
+def test_int64_bool_and_complex_cross_both_ways():
+    import torch
+
+    class Kinds(torch.nn.Module):
+        def forward(self, ids, mask, z):
+            return ids * 3 + 1, mask.logical_not(), z * z.conj() + z, torch.where(mask, ids, 0).sum()
+
+    torch.manual_seed(0)
+    ids = torch.tensor([[1, 2 ** 40, -7], [0, 5, 9]], dtype=torch.int64)
+    mask = torch.tensor([[True, False, True], [False, False, True]])
+    z = torch.randn(2, 3, dtype=torch.complex64)
+    g = tracegraph.trace(Kinds(), (ids, mask, z))
+    g.finalize()
+    got = g.run([ids.numpy(), mask.numpy(), z.numpy()])
+    want = Kinds()(ids, mask, z)
+    assert [a.dtype for a in got] == [np.int64, np.bool_, np.complex64, np.int64]
+    np.testing.assert_array_equal(got[0], want[0].numpy())  # exact past 2^24
+    np.testing.assert_array_equal(got[1], want[1].numpy())
+    assert_close(got[2], want[2].numpy(), "complex")
+    np.testing.assert_array_equal(got[3], want[3].numpy())
