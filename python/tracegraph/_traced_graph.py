@@ -115,6 +115,7 @@ class TracedGraph:
         self._backend = "xnnpack"
         self._runner = None  # the LibTorch backend's, from finalize() on
         self._where = "cpu"
+        self._input_dtypes = None  # {input name: dtype or None}, read once (values() walks the whole graph)
         self.graph = Graph(model)
         spec = model.in_spec_json
         self._in_spec = TreeSpec.from_json(spec) if spec is not None else None
@@ -165,6 +166,7 @@ class TracedGraph:
         """Gives the inputs these shapes (one per input, in order) and forgets
         the shapes computed from them (inferred again at finalize()). Before finalize()."""
         self._model.set_input_shapes([list(map(int, s)) for s in shapes])
+        self._input_dtypes = None
 
     def optimize(self, transforms: Sequence[Any] | None = None, max_num_iterations: int | None = None, *,
                  defaults: DefaultsOptions | Mapping | None = None) -> "_core.OptimizeReport":
@@ -180,6 +182,7 @@ class TracedGraph:
         d = defaults or DefaultsOptions()
         names = None if transforms is None else [t if isinstance(t, str) else t.name for t in transforms]
         with self._lock:
+            self._input_dtypes = None
             return self._model.optimize(names, max_num_iterations, list(d.enabled), list(d.disabled),
                                         bool(d.verify_each), d.rewrite_budget)
 
@@ -231,10 +234,13 @@ class TracedGraph:
         """
         if self._backend == "libtorch":
             return self._run_libtorch(inputs)
-        values = self._model.values()
+        if self._input_dtypes is None:
+            values = self._model.values()
+            self._input_dtypes = {n: values[n]["dtype"] for n in self._model.input_names if n in values}
+        dtypes = self._input_dtypes
         if isinstance(inputs, Mapping):
             torch_out = any(_is_torch(v) for v in inputs.values())
-            arrays = {str(k): _as_array(v, values.get(str(k), {}).get("dtype"), f"input '{k}'") for k, v in inputs.items()}
+            arrays = {str(k): _as_array(v, dtypes.get(str(k)), f"input '{k}'") for k, v in inputs.items()}
             outputs = self._model.run_named(arrays)
         else:
             if _is_array_like(inputs):
@@ -243,7 +249,7 @@ class TracedGraph:
             inputs = list(inputs)
             torch_out = any(_is_torch(v) for v in inputs)
             names = self._model.input_names
-            arrays = [_as_array(v, values.get(names[i], {}).get("dtype") if i < len(names) else None, f"input {i}")
+            arrays = [_as_array(v, dtypes.get(names[i]) if i < len(names) else None, f"input {i}")
                       for i, v in enumerate(inputs)]
             outputs = self._model.run(arrays)
         return _to_torch(outputs) if torch_out else outputs
