@@ -208,13 +208,17 @@ void finalize(Model& m, int threads, bool profile, std::size_t memory_budget, co
   m.graph.finalize();
 }
 
-nb::list run_inputs(Model& m, std::vector<tg::Tensor> inputs) {
+// Runs on inputs in order (a vector) or by name (a map), with the GIL released
+// and the graph's runs taking turns; the borrowed views let go of the caller's
+// arrays before the GIL is taken again (arrays.cpp takes it for that).
+template <class Inputs>
+nb::list run_inputs(Model& m, Inputs inputs) {
   std::vector<tg::Tensor> outputs;
   {
     nb::gil_scoped_release release;
     std::lock_guard lock(m.run_mutex);
     outputs = m.graph.run(inputs);
-    inputs.clear();  // borrowed views let go of the caller's arrays here, GIL or not (arrays.cpp)
+    inputs.clear();
   }
   nb::list out;
   for (auto& t : outputs) out.append(tracegraph::python::to_numpy(std::move(t)));
@@ -233,16 +237,7 @@ nb::list run_named(Model& m, const nb::dict& arrays) {
     const std::string name = nb::cast<std::string>(key);
     named.emplace(name, tracegraph::python::borrow(value, "input '" + name + "'"));
   }
-  std::vector<tg::Tensor> outputs;
-  {
-    nb::gil_scoped_release release;
-    std::lock_guard lock(m.run_mutex);
-    outputs = m.graph.run(named);
-    named.clear();
-  }
-  nb::list out;
-  for (auto& t : outputs) out.append(tracegraph::python::to_numpy(std::move(t)));
-  return out;
+  return run_inputs(m, std::move(named));
 }
 
 // Milliseconds of each of `runs` runs timed inside C++ (the inputs borrowed
