@@ -54,8 +54,9 @@ step() {
 
 step native cmake --workflow --preset native
 # The CUDA build links libtorch_cuda from the same torch wheel: the tool is
-# built and linked that way here (the sources are the native preset's, compiled
-# above; what differs is the link). The CUDA tests run where a GPU is
+# built and linked that way here (the sources are the native preset's, with its
+# position-independent flags, so that ccache has the core and the native
+# library from above; what differs is the link). The CUDA tests run where a GPU is
 # (scripts/cuda_check.sh builds the whole preset there), not here.
 printf '\n==== native-cuda (configure, build and link the tool) ====\n'
 if (cmake --preset native-cuda && cmake --build --preset native-cuda --target tracegraph) 2>&1 | tee "$LOGS/native-cuda.log"; then
