@@ -14,6 +14,8 @@
 
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/shape_rules.h"
+#include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph::native {
 namespace {
@@ -462,9 +464,10 @@ class LibTorchBackend final : public Backend {
     const std::vector<int64_t> stride = stack[3].toIntVector(), padding = stack[4].toIntVector(), dilation = stack[5].toIntVector();
     std::vector<int64_t> out = {input.size(0), weight.size(0)};
     for (std::size_t i = 0; i < stride.size(); ++i) {
-      if (stride[i] <= 0 || dilation[i] <= 0) return {};  // the op's own checks name what is wrong
-      const int64_t span = dilation[i] * (weight.size(static_cast<int64_t>(i) + 2) - 1) + 1;
-      out.push_back((input.size(static_cast<int64_t>(i) + 2) + 2 * padding[i] - span) / stride[i] + 1);
+      const auto d = static_cast<int64_t>(i) + 2;
+      const auto length = shape_rules::window_output(input.size(d), weight.size(d), stride[i], padding[i], dilation[i]);
+      if (!length) return {};  // the op's own checks name what is wrong
+      out.push_back(*length);
     }
     return out;
   }
@@ -766,12 +769,11 @@ class LibTorchBackend final : public Backend {
     step.op_name = schema.overload_name().empty() ? schema.name() : schema.name() + "." + schema.overload_name();
     if (const auto canonical = canonical_op(n); canonical && kAnyLayout.count(canonical->name)) step.layout = Layout::kAny;
     maybe_use_onednn(step, n, schema, value_of);
-    if (auto fused = n.attributes.get_string("fused_activation")) {
-      static const std::set<std::string> kKnown = {"relu", "clip", "sigmoid", "tanh", "hardswish", "silu"};
-      if (!kKnown.count(*fused)) fail(ErrorCode::kUnsupported, step.where + ": fused activation '" + *fused + "' is not one this backend runs");
+    if (auto fused = n.attributes.get_string(kFusedActivation)) {
+      if (!is_fusible_activation(*fused)) fail(ErrorCode::kUnsupported, step.where + ": fused activation '" + *fused + "' is not one this backend runs");
       step.fused = *fused;
-      step.fused_min = n.attributes.get_float("fused_min");
-      step.fused_max = n.attributes.get_float("fused_max");
+      step.fused_min = n.attributes.get_float(kFusedMin);
+      step.fused_max = n.attributes.get_float(kFusedMax);
     }
     // A kernel returning a list (split, unbind) for a node whose outputs are
     // its tensors; one output is the list itself unless the list holds tensors

@@ -5,6 +5,7 @@
 
 #include "json_util.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph {
 
@@ -431,10 +432,10 @@ Activation classify_producer(const Graph& g, ValueId& v, bool& keeps_channels, i
     a.op = n.op;
     // A node carrying a fused activation (activation_fusion) ends in that activation.
     std::optional<CanonicalOp> c = canonical_op(n);
-    if (auto fused = n.attributes.get_string("fused_activation")) {
+    if (auto fused = n.attributes.get_string(kFusedActivation)) {
       c = CanonicalOp{*fused, {}};
-      if (auto lo = n.attributes.get_float("fused_min")) c->attributes.set("min", *lo);
-      if (auto hi = n.attributes.get_float("fused_max")) c->attributes.set("max", *hi);
+      if (auto lo = n.attributes.get_float(kFusedMin)) c->attributes.set("min", *lo);
+      if (auto hi = n.attributes.get_float(kFusedMax)) c->attributes.set("max", *hi);
     }
     if (!c) {
       if (auto scattered = from_channel_scatter(g, n, v, keeps_channels, depth)) return *scattered;

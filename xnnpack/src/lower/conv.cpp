@@ -82,8 +82,363 @@ int as_padded(Context& cx, const Node& n, int x, const std::vector<i64>& kernel,
   return out;
 }
 
+// A convolution's arguments, read and checked once (lower_conv()) for the
+// direct and the transposed lowerings.
+struct ConvArgs {
+  const Tensor& w;
+  const Tensor& b;  // may be undefined
+  std::size_t rank;  // spatial dims: 2 or 3
+  int x;             // the input, channels-last ('same' padding's odd extra added)
+  Shape xs;
+  std::vector<i64> stride, dilation, output_padding, kernel, padding;
+  i64 groups, in_channels;
+  Fused fused;
+};
+
+// XNNPACK's direct convolution of one node: its geometry, its operators
+// (made once per fold and column-block width) and their reshape.
+struct DirectConv {
+  Context& cx;
+  const Node& n;
+  NodeState& st;
+  const ConvArgs& a;
+  i64 cg, out_channels, cog, kd, kh, kw;
+  kernels::Window depth;
+  std::size_t h;  // index of H among the spatial args
+  i64 out_w, block_width, fold, fold_kw;
+
+  DirectConv(Context& cx_, const Node& n_, NodeState& st_, const ConvArgs& a_) : cx(cx_), n(n_), st(st_), a(a_) {
+    const Shape& ws = a.w.shape();
+    const std::size_t rank = a.rank;
+    cg = a.in_channels / a.groups, out_channels = ws[0], cog = out_channels / a.groups;
+    if (ws[1] != cg || out_channels % a.groups)
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(a.in_channels) + " input channels in " + std::to_string(a.groups) + " groups");
+    if (a.b.defined() && a.b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(a.b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+    kd = rank == 3 ? ws[2] : 1;
+    kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+    depth = kernels::Window{kd, rank == 3 ? a.stride[0] : 1, rank == 3 ? a.padding[0] : 0, rank == 3 ? a.dilation[0] : 1};
+    h = rank == 3 ? 1 : 0;
+    const Shape& xs = a.xs;
+    // The GEMM's rows (output pixels) decide whether the output channels go
+    // in column blocks (column_blocks()); only without groups, whose output
+    // channels interleave.
+    out_w = shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, a.stride[h + 1], a.padding[h + 1], a.dilation[h + 1]).value_or(0);
+    const i64 rows = xs[0] * shape_rules::window_output(rank == 3 ? xs[2] : 1, kd, depth.stride, depth.padding, depth.dilation).value_or(0) *
+                     shape_rules::window_output(xs[rank == 3 ? 3 : 2], kh, a.stride[h], a.padding[h], a.dilation[h]).value_or(0) * out_w;
+    block_width = a.groups == 1 ? column_block_width(rows, kh * kw * kd * cg, out_channels) : 0;
+    // Few output channels fill XNNPACK's tiles better with neighbouring
+    // pixels folded into them (pixel_fold()); not with groups or column
+    // blocks (many channels), nor dilated rows.
+    fold = a.groups == 1 && block_width == 0 && a.dilation[h + 1] == 1 ? pixel_fold(out_channels, kw, a.stride[h + 1], out_w) : 1;
+    fold_kw = kw + (fold - 1) * a.stride[h + 1];  // the folded kernel's width
+  }
+
+  // The output channels a setup call writes at a time.
+  i64 block() const { return block_width ? block_width : out_channels; }
+
+  // The operators, made once (again after Winograd ran on other shapes, or
+  // for another width of column blocks); the node's operator fold - 1, so
+  // that shapes that fold differently each keep theirs.
+  const NodeState::ColumnBlocks& ops() const {
+    // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's
+    // [g*cog + o][c][kd][kh][kw]; folded, output channel j * out_channels + o
+    // is pixel j's channel o: the kernel shifted j strides right, zeros around.
+    std::vector<float> packed, bias;
+    const i64 ic = kd * cg;
+    const std::vector<i64>& stride = a.stride;
+    const std::vector<i64>& padding = a.padding;
+    const std::vector<i64>& dilation = a.dilation;
+    return column_blocks(st, static_cast<std::size_t>(fold - 1), block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
+      if (packed.empty()) {
+        packed.assign(static_cast<std::size_t>(a.w.numel() / kw * fold_kw * fold), 0.0f);
+        const float* src = a.w.data_as<float>();
+        for (i64 j = 0; j < fold; ++j)
+          for (i64 o = 0; o < out_channels; ++o)
+            for (i64 c = 0; c < cg; ++c)
+              for (i64 d = 0; d < kd; ++d)
+                for (i64 y = 0; y < kh; ++y)
+                  for (i64 x2 = 0; x2 < kw; ++x2)
+                    packed[static_cast<std::size_t>((((j * out_channels + o) * kh + y) * fold_kw + x2 + j * stride[h + 1]) * ic + d * cg + c)] =
+                        src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
+        if (a.b.defined())
+          for (i64 j = 0; j < fold; ++j) bias.insert(bias.end(), a.b.data_as<float>(), a.b.data_as<float>() + out_channels);
+      }
+      // Whole: `cog` output channels per group (folded: fold x); a block (groups == 1): its `count`.
+      cx.check(xnn_create_convolution2d_nhwc_f32(
+                   u32(padding[h]), u32(padding[h + 1]),
+                   u32(padding[h]), u32(padding[h + 1]),
+                   u32(kh), u32(fold_kw), u32(stride[h]),
+                   u32(fold * stride[h + 1]), u32(dilation[h]),
+                   u32(dilation[h + 1]), u32(a.groups),
+                   static_cast<std::size_t>(ic), static_cast<std::size_t>(count == out_channels ? cog * fold : count), static_cast<std::size_t>(ic * a.groups),
+                   static_cast<std::size_t>(out_channels * fold), packed.data() + first * kh * fold_kw * ic, bias.empty() ? nullptr : bias.data() + first,
+                   a.fused.min, a.fused.max, 0, nullptr, nullptr, op),
+               n, "creating a convolution");
+    });
+  }
+
+  // Reshapes the blocks for `images` of in_h x in_w; their largest workspace.
+  std::size_t reshape(const NodeState::ColumnBlocks& blocks, i64 images, i64 in_h, i64 in_w, std::size_t& oh, std::size_t& ow) const {
+    std::size_t workspace = 0;
+    for (const XnnOp& op : blocks.ops) {
+      std::size_t ws_size = 0, ws_align = 0;
+      cx.check(xnn_reshape_convolution2d_nhwc_f32(op.op, static_cast<std::size_t>(images), static_cast<std::size_t>(in_h),
+                                                  static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, cx.pool()),
+               n, "reshaping a convolution");
+      workspace = std::max(workspace, ws_size);
+    }
+    ow *= static_cast<std::size_t>(fold);  // folded pixels: fold each
+    return workspace;
+  }
+};
+
+bool all_equal(const std::vector<i64>& v, i64 value) {
+  return std::all_of(v.begin(), v.end(), [value](i64 e) { return e == value; });
+}
+
+// Our kernels where they beat XNNPACK's direct convolution on this shape
+// (Winograd, 3x3 depthwise, 1x1, unfolded), each measured against it at
+// finalize(); false where none applies or none won.
+bool lower_conv_measured(const DirectConv& d) {
+  Context& cx = d.cx;
+  const ConvArgs& a = d.a;
+  const bool winograd_shape = a.groups == 1 && d.kh == 3 && d.kw == 3 && (a.rank == 2 || d.kd == 3) && all_equal(a.stride, 1) && all_equal(a.dilation, 1);
+  // A 3x3 depthwise convolution may run on our kernel (lower_depthwise());
+  // one channel alone is an ordinary convolution (Winograd's, or XNNPACK's).
+  const bool depthwise_shape = a.rank == 2 && a.groups > 1 && a.groups == a.in_channels && d.out_channels == a.in_channels && d.kh == 3 && d.kw == 3 &&
+                               all_equal(a.dilation, 1) && a.stride[0] <= 2 && a.stride[1] <= 2;
+  const bool pointwise_shape = a.groups == 1 && d.kh == 1 && d.kw == 1 && d.kd == 1 && all_equal(a.stride, 1) && all_equal(a.padding, 0);
+  // Few inputs per output pixel (a first layer's 3 channels by 3x3 or 7x7):
+  // our GEMM over the unfolded input may beat XNNPACK's (lower_unfolded()).
+  const bool unfolded_shape = a.groups == 1 && !pointwise_shape && d.kd * d.kh * d.kw * a.in_channels <= kMaxUnfoldedRow;
+  if (!winograd_shape && !depthwise_shape && !pointwise_shape && !unfolded_shape) return false;
+  // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
+  // Its buffers (the unfolded depth, XNNPACK's workspace), grown to each
+  // call's sizes: Winograd's and the unfolded measurement crop differently.
+  struct Scratch {
+    AlignedFloats unfolded, workspace;
+    std::size_t unfolded_bytes = 0, workspace_bytes = 0;
+  };
+  auto scratch = std::make_shared<Scratch>();
+  DirectRun direct = [&d, scratch](const float* in, float* y, i64 batch, const i64* sizes) {
+    const NodeState::ColumnBlocks& blocks = d.ops();
+    const std::size_t rank = d.a.rank;
+    const float* conv_in = in;
+    i64 images = batch;
+    const i64 in_h = sizes[rank - 2], in_w = sizes[rank - 1];
+    std::size_t oh = 0, ow = 0;
+    if (rank == 3 && d.depth.kernel == 1 && d.depth.stride == 1 && d.depth.padding == 0) images = batch * sizes[0];  // depth slices as images
+    else if (rank == 3) {
+      const i64 out_depth = shape_rules::window_output(sizes[0], d.depth.kernel, d.depth.stride, d.depth.padding, d.depth.dilation).value_or(0);
+      images = batch * out_depth;
+      const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * d.depth.kernel * d.a.in_channels);
+      if (scratch->unfolded_bytes < bytes) scratch->unfolded = aligned_floats(bytes), scratch->unfolded_bytes = bytes;
+      float* u = scratch->unfolded.get();
+      d.cx.parallel_slices(images, [&](i64 first, i64 count) {
+        kernels::unfold_depth(in, u, batch, sizes[0], out_depth, in_h * in_w, 1, d.a.in_channels, d.depth, first, count);
+      });
+      conv_in = u;
+    }
+    const std::size_t ws_size = d.reshape(blocks, images, in_h, in_w, oh, ow);
+    if (scratch->workspace_bytes < ws_size) scratch->workspace = aligned_floats(ws_size), scratch->workspace_bytes = ws_size;
+    for (std::size_t k = 0; k < blocks.ops.size(); ++k)
+      d.cx.check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, ws_size ? scratch->workspace.get() : nullptr, conv_in, y + static_cast<i64>(k) * d.block()),
+                 d.n, "setting up a convolution");
+    for (const XnnOp& op : blocks.ops) d.cx.check(xnn_run_operator(op.op, d.cx.pool()), d.n, "running a convolution");
+  };
+  const Node& n = d.n;
+  NodeState& st = d.st;
+  return (winograd_shape && lower_winograd(cx, n, st, a.x, a.w, a.b, a.padding, a.fused, direct)) ||
+         (depthwise_shape && lower_depthwise(cx, n, st, a.x, a.w, a.b, a.stride, a.padding, a.fused, direct)) ||
+         (pointwise_shape && lower_pointwise_conv(cx, n, st, a.x, a.w, a.b, a.fused, direct)) ||
+         (unfolded_shape && lower_unfolded(cx, n, st, a.x, a.w, a.b, a.stride, a.padding, a.dilation, a.fused, direct));
+}
+
+// A 2D or 3D convolution: our measured kernels where one wins, else
+// XNNPACK's direct convolution (3D: the depth taps unfolded into channels,
+// each output depth slice an image).
+void lower_conv_direct(Context& cx, const Node& n, NodeState& st, const ConvArgs& a) {
+  const DirectConv d(cx, n, st, a);
+  if (lower_conv_measured(d)) return;
+  const NodeState::ColumnBlocks& blocks = d.ops();
+  const Shape& xs = a.xs;
+  const std::size_t rank = a.rank, h = d.h;
+  i64 batch = xs[0], out_depth = 1;
+  int conv_in = a.x;
+  if (rank == 3) {
+    out_depth = shape_rules::window_output(xs[2], d.kd, d.depth.stride, d.depth.padding, d.depth.dilation).value_or(0);
+    if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input depth " + std::to_string(xs[2]) + " is smaller than the kernel");
+    batch = xs[0] * out_depth;
+    const bool plain_slices = d.kd == 1 && d.depth.stride == 1 && d.depth.padding == 0;
+    if (!plain_slices) {
+      const int u = cx.new_tensor(Shape{batch, d.kd * a.in_channels, xs[3], xs[4]}, true);
+      const i64 nb = xs[0], d_in = xs[2], pixels = xs[3] * xs[4], groups = a.groups, cg = d.cg;
+      const int x = a.x;
+      const kernels::Window depth = d.depth;
+      Step& step = cx.add_step({x}, {u});
+      step.run = [&cx, x, u, nb, d_in, out_depth, pixels, groups, cg, depth] {
+        cx.parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
+          kernels::unfold_depth(cx.ptr(x), cx.ptr(u), nb, d_in, out_depth, pixels, groups, cg, depth, first, count);
+        });
+      };
+      conv_in = u;
+    }
+  }
+  const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+  // XNNPACK's sizes are unsigned: a window larger than the padded input would wrap.
+  for (const auto& [size, k, axis] : {std::tuple{in_h, d.kh, h}, std::tuple{in_w, d.kw, h + 1}}) {
+    if (!shape_rules::window_output(size, k, a.stride[axis], a.padding[axis], a.dilation[axis]))
+      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " is smaller than the kernel " + shape_str(a.w.shape()) +
+                                          " (padded size " + std::to_string(size + 2 * a.padding[axis]) + ")");
+  }
+  // The output against the budget before XNNPACK sizes its buffers for it.
+  const i64 expect_h = shape_rules::window_output(in_h, d.kh, a.stride[h], a.padding[h], a.dilation[h]).value_or(0);
+  const i64 expect_w = shape_rules::window_output(in_w, d.kw, a.stride[h + 1], a.padding[h + 1], a.dilation[h + 1]).value_or(0);
+  cx.within_budget(Shape{batch, d.out_channels, expect_h, expect_w});
+  for (std::size_t k = 0; k < blocks.ops.size(); ++k) cx.reserve_indirection(n, expect_h, expect_w / d.fold, d.kh * d.fold_kw);  // one per operator
+  std::size_t oh = 0, ow = 0;
+  cx.reserve_workspace(d.reshape(blocks, batch, in_h, in_w, oh, ow));
+  Shape out_shape = rank == 3 ? Shape{xs[0], d.out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}
+                              : Shape{xs[0], d.out_channels, static_cast<i64>(oh), static_cast<i64>(ow)};
+  const int out = cx.new_tensor(std::move(out_shape), true);
+  std::vector<xnn_operator_t> ops;
+  for (const XnnOp& op : blocks.ops) ops.push_back(op.op);
+  Step& step = cx.add_step({conv_in}, {out});
+  step.setup = [&cx, ops, block = d.block(), conv_in, out, &n] {
+    for (std::size_t k = 0; k < ops.size(); ++k)
+      cx.check(xnn_setup_convolution2d_nhwc_f32(ops[k], cx.workspace(), cx.ptr(conv_in), cx.ptr(out) + static_cast<i64>(k) * block), n, "setting up a convolution");
+  };
+  step.xnnpack = true;
+  step.column_blocks = d.block_width ? static_cast<int>(ops.size()) : 0;
+  step.pixel_fold = static_cast<int>(d.fold);
+  step.run = [&cx, ops, &n] {
+    for (xnn_operator_t op : ops) cx.check(xnn_run_operator(op, cx.pool()), n, "running a convolution");
+  };
+  post_activation(cx, n, st, 1, a.fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+// The portable transposed convolution, in torch's layout: for a geometry
+// XNNPACK's operator refuses (padding past what its output size rule takes).
+void lower_conv_transpose_portable(Context& cx, const Node& n, NodeState& st, const ConvArgs& a, i64 out_channels) {
+  const Shape& xs = a.xs;
+  portable::ConvTranspose c;
+  c.batch = xs[0], c.in_channels = a.in_channels, c.out_channels = out_channels, c.groups = a.groups;
+  Shape out_shape{xs[0], out_channels};
+  for (std::size_t i = 0; i < a.rank; ++i) {
+    c.in.push_back(xs[2 + i]);
+    c.out.push_back(shape_rules::transposed_output(xs[2 + i], a.kernel[i], a.stride[i], a.padding[i], a.dilation[i], a.output_padding[i]));
+    if (c.out.back() <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": output size " + std::to_string(c.out.back()));
+    out_shape.push_back(c.out.back());
+  }
+  c.kernel = a.kernel, c.stride = a.stride, c.padding = a.padding, c.dilation = a.dilation;
+  cx.within_budget(out_shape);
+  const int out = cx.new_tensor(out_shape, false);
+  const float* wp = a.w.data_as<float>();
+  const float* bp = a.b.defined() ? a.b.data_as<float>() : nullptr;
+  cx.portable_map(a.x, out, [c, wp, bp](const float* in, float* y) { portable::conv_transpose(c, in, wp, bp, y); });
+  post_clamp(cx, n, st, 3, a.fused, out);  // numbers of their own: the XNNPACK paths' are 1 and 2
+  post_activation(cx, n, st, 4, a.fused, out);
+  cx.define(n.outputs[0], out);
+}
+
+// A 2D or 3D transposed convolution: a GEMM where the taps do not overlap,
+// else XNNPACK's deconvolution (3D: the depth taps as stacked output
+// channels, scattered into their slices), else the portable kernel.
+void lower_conv_transposed(Context& cx, const Node& n, NodeState& st, const ConvArgs& a) {
+  // torch's weight is [g*cg][cog][k...].
+  const Shape& ws = a.w.shape();
+  const Shape& xs = a.xs;
+  const std::size_t rank = a.rank;
+  const std::vector<i64>& stride = a.stride;
+  const std::vector<i64>& padding = a.padding;
+  const std::vector<i64>& dilation = a.dilation;
+  const std::vector<i64>& output_padding = a.output_padding;
+  const i64 groups = a.groups, in_channels = a.in_channels;
+  const i64 cg = in_channels / groups, cog = ws[1], out_channels = cog * groups;
+  if (ws[0] != in_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels");
+  if (a.b.defined() && a.b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(a.b.shape()) + " for " + std::to_string(out_channels) + " output channels");
+  bool taps_apart = groups == 1;  // every output pixel from one tap of one input pixel
+  for (std::size_t i = 0; i < rank; ++i)
+    taps_apart = taps_apart && stride[i] == a.kernel[i] && padding[i] == 0 && dilation[i] == 1 && output_padding[i] == 0;
+  if (taps_apart) return lower_conv_transpose_as_gemm(cx, n, st, a.x, a.w, a.b, a.fused);
+  const i64 kd = rank == 3 ? ws[2] : 1;
+  const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
+  const std::size_t h = rank == 3 ? 1 : 0;
+  const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
+  // In 3D the depth taps become stacked output channels [g][kd][cog], and a
+  // scatter puts each in its output slice, adding the bias.
+  const bool bias_in_op = rank == 2;
+  if (st.ops.empty()) {
+    const i64 group_out = kd * cog;
+    std::vector<float> packed(static_cast<std::size_t>(a.w.numel()));
+    const float* src = a.w.data_as<float>();
+    for (i64 g = 0; g < groups; ++g)
+      for (i64 c = 0; c < cg; ++c)
+        for (i64 o = 0; o < cog; ++o)
+          for (i64 d = 0; d < kd; ++d)
+            for (i64 y = 0; y < kh; ++y)
+              for (i64 x2 = 0; x2 < kw; ++x2)
+                packed[static_cast<std::size_t>((((g * group_out + d * cog + o) * kh + y) * kw + x2) * cg + c)] =
+                    src[((((g * cg + c) * cog + o) * kd + d) * kh + y) * kw + x2];
+    st.ops.emplace_back();
+    cx.check(xnn_create_deconvolution2d_nhwc_f32(
+                 u32(padding[h]), u32(padding[h + 1]),
+                 u32(padding[h]), u32(padding[h + 1]),
+                 u32(kh), u32(kw), u32(stride[h]),
+                 u32(stride[h + 1]), u32(dilation[h]),
+                 u32(dilation[h + 1]), u32(groups), static_cast<std::size_t>(cg),
+                 static_cast<std::size_t>(group_out), static_cast<std::size_t>(in_channels),
+                 static_cast<std::size_t>(group_out * groups), packed.data(),
+                 bias_in_op && a.b.defined() ? a.b.data_as<float>() : nullptr, bias_in_op ? a.fused.min : -kInf,
+                 bias_in_op ? a.fused.max : kInf, 0, nullptr, nullptr, &st.ops[0].op),
+             n, "creating a transposed convolution");
+  }
+  xnn_operator_t op = st.ops[0].op;
+  const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
+  const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
+  {  // the output against the budget before XNNPACK sizes its buffers for it
+    const i64 expect_h = std::max<i64>(shape_rules::transposed_output(in_h, kh, stride[h], padding[h], dilation[h], output_padding[h]), 0);
+    const i64 expect_w = std::max<i64>(shape_rules::transposed_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1], output_padding[h + 1]), 0);
+    cx.within_budget(Shape{batch, kd * out_channels, expect_h, expect_w});
+    cx.reserve_indirection(n, expect_h, expect_w, kh * kw);
+  }
+  std::size_t oh = 0, ow = 0;
+  const xnn_status reshaped = xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(in_h), static_cast<std::size_t>(in_w),
+                                                                  u32(output_padding[h]), u32(output_padding[h + 1]), &oh, &ow, cx.pool());
+  if (reshaped == xnn_status_invalid_parameter) return lower_conv_transpose_portable(cx, n, st, a, out_channels);
+  cx.check(reshaped, n, "reshaping a transposed convolution");
+  const int x = a.x;
+  const int y = rank == 2 ? cx.new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true)
+                          : cx.new_tensor(Shape{batch, kd * out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+  Step& step = cx.add_step({x}, {y});
+  step.setup = [&cx, op, x, y, &n] { cx.check(xnn_setup_deconvolution2d_nhwc_f32(op, cx.ptr(x), cx.ptr(y)), n, "setting up a transposed convolution"); };
+  step.xnnpack = true;
+  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a transposed convolution"); };
+  if (rank == 2) {
+    post_activation(cx, n, st, 1, a.fused, y);
+    return cx.define(n.outputs[0], y);
+  }
+  const i64 out_depth = shape_rules::transposed_output(xs[2], kd, depth.stride, depth.padding, depth.dilation, output_padding[0]);
+  if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": output depth " + std::to_string(out_depth));
+  const int out = cx.new_tensor(Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
+  const float* bias = a.b.defined() ? a.b.data_as<float>() : nullptr;
+  const i64 nb = xs[0], d_in = xs[2], pixels = static_cast<i64>(oh * ow);
+  Step& scatter = cx.add_step({y}, {out});
+  scatter.run = [&cx, y, out, bias, nb, d_in, out_depth, pixels, groups, cog, depth] {
+    cx.parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
+      kernels::scatter_depth(cx.ptr(y), cx.ptr(out), bias, nb, d_in, out_depth, pixels, groups, cog, depth, first, count);
+    });
+  };
+  post_clamp(cx, n, st, 1, a.fused, out);
+  post_activation(cx, n, st, 2, a.fused, out);
+  cx.define(n.outputs[0], out);
+}
+
 }  // namespace
 
+// Reads and checks what every convolution shares, then the 1D, direct or
+// transposed lowering.
 void lower_conv(Context& cx, const Node& n, NodeState& st) {
   const std::string base = base_op(n.op);
   const Tensor& w = cx.constant_arg(n, "weight", 1, true);
@@ -100,300 +455,18 @@ void lower_conv(Context& cx, const Node& n, NodeState& st) {
   const auto output_padding = cx.spatial_arg(n, "output_padding", rank, 0);
   const std::vector<i64> kernel(w.shape().begin() + 2, w.shape().end());
   std::vector<i64> padding;
-  int x = as_padded(cx, n, x0, kernel, stride, dilation, padding);
-  x = cx.as_layout(x, true);
+  const int x = cx.as_layout(as_padded(cx, n, x0, kernel, stride, dilation, padding), true);
   const Shape xs = cx.slot(x).shape;
   if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a " + std::to_string(rank) + "D convolution");
   cx.within_geometry(n, {{"stride", &stride}, {"padding", &padding}, {"dilation", &dilation}, {"output_padding", &output_padding}, {"kernel", &kernel}});
   const i64 groups = cx.int_arg(n, "groups").value_or(1);
   const i64 in_channels = xs[1];
   if (groups <= 0 || in_channels % groups) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
-  const Fused fused = cx.fused_of(n);
-  const Shape& ws = w.shape();
-  if (!transposed) {
-    const i64 cg = in_channels / groups, out_channels = ws[0], cog = out_channels / groups;
-    if (ws[1] != cg || out_channels % groups) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels in " + std::to_string(groups) + " groups");
-    if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
-    const i64 kd = rank == 3 ? ws[2] : 1;
-    const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
-    const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
-    const std::size_t h = rank == 3 ? 1 : 0;  // index of H among the spatial args
-    // The GEMM's rows (output pixels) decide whether the output channels go
-    // in column blocks (column_blocks()); only without groups, whose output
-    // channels interleave.
-    const i64 out_w = shape_rules::window_output(xs[rank == 3 ? 4 : 3], kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
-    const i64 rows = xs[0] * shape_rules::window_output(rank == 3 ? xs[2] : 1, kd, depth.stride, depth.padding, depth.dilation).value_or(0) *
-                     shape_rules::window_output(xs[rank == 3 ? 3 : 2], kh, stride[h], padding[h], dilation[h]).value_or(0) * out_w;
-    const i64 block_width = groups == 1 ? column_block_width(rows, kh * kw * kd * cg, out_channels) : 0;
-    // Few output channels fill XNNPACK's tiles better with neighbouring
-    // pixels folded into them (pixel_fold()); not with groups or column
-    // blocks (many channels), nor dilated rows.
-    const i64 fold = groups == 1 && block_width == 0 && dilation[h + 1] == 1 ? pixel_fold(out_channels, kw, stride[h + 1], out_w) : 1;
-    const i64 fold_kw = kw + (fold - 1) * stride[h + 1];  // the folded kernel's width
-    // XNNPACK's direct convolution, made once (again after Winograd ran on
-    // other shapes, or for another width of column blocks); the node's
-    // operator fold - 1, so that shapes that fold differently each keep theirs.
-    auto direct_ops = [&]() -> const NodeState::ColumnBlocks& {
-      // XNNPACK's kernel layout [g][o][kh][kw][kd*cg + c] from torch's
-      // [g*cog + o][c][kd][kh][kw]; folded, output channel j * out_channels + o
-      // is pixel j's channel o: the kernel shifted j strides right, zeros around.
-      std::vector<float> packed, bias;
-      const i64 ic = kd * cg;
-      return column_blocks(st, static_cast<std::size_t>(fold - 1), block_width, out_channels, [&](i64 first, i64 count, xnn_operator_t* op) {
-        if (packed.empty()) {
-          packed.assign(static_cast<std::size_t>(w.numel() / kw * fold_kw * fold), 0.0f);
-          const float* src = w.data_as<float>();
-          for (i64 j = 0; j < fold; ++j)
-            for (i64 o = 0; o < out_channels; ++o)
-              for (i64 c = 0; c < cg; ++c)
-                for (i64 d = 0; d < kd; ++d)
-                  for (i64 y = 0; y < kh; ++y)
-                    for (i64 x2 = 0; x2 < kw; ++x2)
-                      packed[static_cast<std::size_t>((((j * out_channels + o) * kh + y) * fold_kw + x2 + j * stride[h + 1]) * ic + d * cg + c)] =
-                          src[(((o * cg + c) * kd + d) * kh + y) * kw + x2];
-          if (b.defined())
-            for (i64 j = 0; j < fold; ++j) bias.insert(bias.end(), b.data_as<float>(), b.data_as<float>() + out_channels);
-        }
-        // Whole: `cog` output channels per group (folded: fold x); a block (groups == 1): its `count`.
-        cx.check(xnn_create_convolution2d_nhwc_f32(
-                  u32(padding[h]), u32(padding[h + 1]),
-                  u32(padding[h]), u32(padding[h + 1]),
-                  u32(kh), u32(fold_kw), u32(stride[h]),
-                  u32(fold * stride[h + 1]), u32(dilation[h]),
-                  u32(dilation[h + 1]), u32(groups),
-                  static_cast<std::size_t>(ic), static_cast<std::size_t>(count == out_channels ? cog * fold : count), static_cast<std::size_t>(ic * groups),
-                  static_cast<std::size_t>(out_channels * fold), packed.data() + first * kh * fold_kw * ic, bias.empty() ? nullptr : bias.data() + first,
-                  fused.min, fused.max, 0, nullptr, nullptr, op),
-              n, "creating a convolution");
-      });
-    };
-    // Reshapes the blocks for `images` of in_h x in_w; their largest workspace.
-    auto reshape_direct = [&](const NodeState::ColumnBlocks& blocks, i64 images, i64 in_h, i64 in_w, std::size_t& oh, std::size_t& ow) {
-      std::size_t workspace = 0;
-      for (const XnnOp& op : blocks.ops) {
-        std::size_t ws_size = 0, ws_align = 0;
-        cx.check(xnn_reshape_convolution2d_nhwc_f32(op.op, static_cast<std::size_t>(images), static_cast<std::size_t>(in_h),
-                                                 static_cast<std::size_t>(in_w), &ws_size, &ws_align, &oh, &ow, cx.pool()),
-              n, "reshaping a convolution");
-        workspace = std::max(workspace, ws_size);
-      }
-      ow *= static_cast<std::size_t>(fold);  // folded pixels: fold each
-      return workspace;
-    };
-    const i64 block = block_width ? block_width : out_channels;
-    const bool winograd_shape = groups == 1 && kh == 3 && kw == 3 && (rank == 2 || kd == 3) &&
-                                std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
-                                std::all_of(dilation.begin(), dilation.end(), [](i64 v) { return v == 1; });
-    // A 3x3 depthwise convolution may run on our kernel (lower_depthwise());
-    // one channel alone is an ordinary convolution (Winograd's, or XNNPACK's).
-    const bool depthwise_shape = rank == 2 && groups > 1 && groups == in_channels && out_channels == in_channels && kh == 3 && kw == 3 &&
-                                 dilation[0] == 1 && dilation[1] == 1 && stride[0] <= 2 && stride[1] <= 2;
-    const bool pointwise_shape = groups == 1 && kh == 1 && kw == 1 && kd == 1 &&
-                                 std::all_of(stride.begin(), stride.end(), [](i64 v) { return v == 1; }) &&
-                                 std::all_of(padding.begin(), padding.end(), [](i64 v) { return v == 0; });
-    // Few inputs per output pixel (a first layer's 3 channels by 3x3 or 7x7):
-    // our GEMM over the unfolded input may beat XNNPACK's (lower_unfolded()).
-    const bool unfolded_shape = groups == 1 && !pointwise_shape && kd * kh * kw * in_channels <= kMaxUnfoldedRow;
-    if (winograd_shape || depthwise_shape || pointwise_shape || unfolded_shape) {
-      // The direct convolution once, for the measurement: [batch, (D,) H, W, C] in, channels-last out.
-      // Its buffers (the unfolded depth, XNNPACK's workspace), grown to each
-      // call's sizes: Winograd's and the unfolded measurement crop differently.
-      struct Scratch {
-        AlignedFloats unfolded, workspace;
-        std::size_t unfolded_bytes = 0, workspace_bytes = 0;
-      };
-      auto scratch = std::make_shared<Scratch>();
-      DirectRun direct = [&cx, &n, &direct_ops, &reshape_direct, block, scratch, rank, in_channels, depth](
-                             const float* in, float* y, i64 batch, const i64* sizes) {
-        const NodeState::ColumnBlocks& blocks = direct_ops();
-        const float* conv_in = in;
-        i64 images = batch;
-        const i64 in_h = sizes[rank - 2], in_w = sizes[rank - 1];
-        std::size_t oh = 0, ow = 0;
-        if (rank == 3 && depth.kernel == 1 && depth.stride == 1 && depth.padding == 0) images = batch * sizes[0];  // depth slices as images
-        else if (rank == 3) {
-          const i64 out_depth = shape_rules::window_output(sizes[0], depth.kernel, depth.stride, depth.padding, depth.dilation).value_or(0);
-          images = batch * out_depth;
-          const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(images * in_h * in_w * depth.kernel * in_channels);
-          if (scratch->unfolded_bytes < bytes) scratch->unfolded = aligned_floats(bytes), scratch->unfolded_bytes = bytes;
-          float* u = scratch->unfolded.get();
-          cx.parallel_slices(images, [&](i64 first, i64 count) {
-            kernels::unfold_depth(in, u, batch, sizes[0], out_depth, in_h * in_w, 1, in_channels, depth, first, count);
-          });
-          conv_in = u;
-        }
-        const std::size_t ws_size = reshape_direct(blocks, images, in_h, in_w, oh, ow);
-        if (scratch->workspace_bytes < ws_size) scratch->workspace = aligned_floats(ws_size), scratch->workspace_bytes = ws_size;
-        for (std::size_t k = 0; k < blocks.ops.size(); ++k)
-          cx.check(xnn_setup_convolution2d_nhwc_f32(blocks.ops[k].op, ws_size ? scratch->workspace.get() : nullptr, conv_in, y + static_cast<i64>(k) * block), n,
-                "setting up a convolution");
-        for (const XnnOp& op : blocks.ops) cx.check(xnn_run_operator(op.op, cx.pool()), n, "running a convolution");
-      };
-      if (winograd_shape && lower_winograd(cx, n, st, x, w, b, padding, fused, direct)) return;
-      if (depthwise_shape && lower_depthwise(cx, n, st, x, w, b, stride, padding, fused, direct)) return;
-      if (pointwise_shape && lower_pointwise_conv(cx, n, st, x, w, b, fused, direct)) return;
-      if (unfolded_shape && lower_unfolded(cx, n, st, x, w, b, stride, padding, dilation, fused, direct)) return;
-    }
-    const NodeState::ColumnBlocks& blocks = direct_ops();
-    i64 batch = xs[0], out_depth = 1;
-    int conv_in = x;
-    if (rank == 3) {
-      out_depth = (xs[2] + 2 * depth.padding - depth.dilation * (kd - 1) - 1) / depth.stride + 1;
-      if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input depth " + std::to_string(xs[2]) + " is smaller than the kernel");
-      batch = xs[0] * out_depth;
-      const bool plain_slices = kd == 1 && depth.stride == 1 && depth.padding == 0;
-      if (!plain_slices) {
-        const int u = cx.new_tensor(Shape{batch, kd * in_channels, xs[3], xs[4]}, true);
-        const i64 nb = xs[0], d_in = xs[2], pixels = xs[3] * xs[4];
-        Step& step = cx.add_step({x}, {u});
-        step.run = [&cx, x, u, nb, d_in, out_depth, pixels, groups, cg, depth] {
-          cx.parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
-            kernels::unfold_depth(cx.ptr(x), cx.ptr(u), nb, d_in, out_depth, pixels, groups, cg, depth, first, count);
-          });
-        };
-        conv_in = u;
-      }
-    }
-    const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
-    // XNNPACK's sizes are unsigned: a window larger than the padded input would wrap.
-    for (const auto& [size, k, axis] : {std::tuple{in_h, kh, h}, std::tuple{in_w, kw, h + 1}}) {
-      if (!shape_rules::window_output(size, k, stride[axis], padding[axis], dilation[axis]))
-        fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " is smaller than the kernel " + shape_str(ws) +
-                                            " (padded size " + std::to_string(size + 2 * padding[axis]) + ")");
-    }
-    // The output against the budget before XNNPACK sizes its buffers for it.
-    const i64 expect_h = shape_rules::window_output(in_h, kh, stride[h], padding[h], dilation[h]).value_or(0);
-    const i64 expect_w = shape_rules::window_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1]).value_or(0);
-    cx.within_budget(Shape{batch, out_channels, expect_h, expect_w});
-    for (std::size_t k = 0; k < blocks.ops.size(); ++k) cx.reserve_indirection(n, expect_h, expect_w / fold, kh * fold_kw);  // one per operator
-    std::size_t oh = 0, ow = 0;
-    cx.reserve_workspace(reshape_direct(blocks, batch, in_h, in_w, oh, ow));
-    Shape out_shape = rank == 3 ? Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}
-                                : Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)};
-    const int out = cx.new_tensor(std::move(out_shape), true);
-    std::vector<xnn_operator_t> ops;
-    for (const XnnOp& op : blocks.ops) ops.push_back(op.op);
-    Step& step = cx.add_step({conv_in}, {out});
-    step.setup = [&cx, ops, block, conv_in, out, &n] {
-      for (std::size_t k = 0; k < ops.size(); ++k)
-        cx.check(xnn_setup_convolution2d_nhwc_f32(ops[k], cx.workspace(), cx.ptr(conv_in), cx.ptr(out) + static_cast<i64>(k) * block), n, "setting up a convolution");
-    };
-    step.xnnpack = true;
-    step.column_blocks = block_width ? static_cast<int>(ops.size()) : 0;
-    step.pixel_fold = static_cast<int>(fold);
-    step.run = [&cx, ops, &n] {
-      for (xnn_operator_t op : ops) cx.check(xnn_run_operator(op, cx.pool()), n, "running a convolution");
-    };
-    post_activation(cx, n, st, 1, fused, out);
-    cx.define(n.outputs[0], out);
-    return;
-  }
-  // Transposed: torch's weight is [g*cg][cog][k...].
-  const i64 cg = in_channels / groups, cog = ws[1], out_channels = cog * groups;
-  if (ws[0] != in_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(ws) + " for " + std::to_string(in_channels) + " input channels");
-  if (b.defined() && b.numel() != out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()) + " for " + std::to_string(out_channels) + " output channels");
-  bool taps_apart = groups == 1;  // every output pixel from one tap of one input pixel
-  for (std::size_t i = 0; i < rank; ++i)
-    taps_apart = taps_apart && stride[i] == kernel[i] && padding[i] == 0 && dilation[i] == 1 && output_padding[i] == 0;
-  if (taps_apart) return lower_conv_transpose_as_gemm(cx, n, st, x, w, b, fused);
-  const i64 kd = rank == 3 ? ws[2] : 1;
-  const i64 kh = ws[rank == 3 ? 3 : 2], kw = ws[rank == 3 ? 4 : 3];
-  const std::size_t h = rank == 3 ? 1 : 0;
-  const kernels::Window depth{kd, rank == 3 ? stride[0] : 1, rank == 3 ? padding[0] : 0, rank == 3 ? dilation[0] : 1};
-  // In 3D the depth taps become stacked output channels [g][kd][cog], and a
-  // scatter puts each in its output slice, adding the bias.
-  const bool bias_in_op = rank == 2;
-  if (st.ops.empty()) {
-    const i64 group_out = kd * cog;
-    std::vector<float> packed(static_cast<std::size_t>(w.numel()));
-    const float* src = w.data_as<float>();
-    for (i64 g = 0; g < groups; ++g)
-      for (i64 c = 0; c < cg; ++c)
-        for (i64 o = 0; o < cog; ++o)
-          for (i64 d = 0; d < kd; ++d)
-            for (i64 y = 0; y < kh; ++y)
-              for (i64 x2 = 0; x2 < kw; ++x2)
-                packed[static_cast<std::size_t>((((g * group_out + d * cog + o) * kh + y) * kw + x2) * cg + c)] =
-                    src[((((g * cg + c) * cog + o) * kd + d) * kh + y) * kw + x2];
-    st.ops.emplace_back();
-    cx.check(xnn_create_deconvolution2d_nhwc_f32(
-              u32(padding[h]), u32(padding[h + 1]),
-              u32(padding[h]), u32(padding[h + 1]),
-              u32(kh), u32(kw), u32(stride[h]),
-              u32(stride[h + 1]), u32(dilation[h]),
-              u32(dilation[h + 1]), u32(groups), static_cast<std::size_t>(cg),
-              static_cast<std::size_t>(group_out), static_cast<std::size_t>(in_channels),
-              static_cast<std::size_t>(group_out * groups), packed.data(),
-              bias_in_op && b.defined() ? b.data_as<float>() : nullptr, bias_in_op ? fused.min : -kInf,
-              bias_in_op ? fused.max : kInf, 0, nullptr, nullptr, &st.ops[0].op),
-          n, "creating a transposed convolution");
-  }
-  xnn_operator_t op = st.ops[0].op;
-  const i64 batch = rank == 3 ? xs[0] * xs[2] : xs[0];
-  {  // the output against the budget before XNNPACK sizes its buffers for it
-    const i64 in_h = xs[rank == 3 ? 3 : 2], in_w = xs[rank == 3 ? 4 : 3];
-    const i64 expect_h = shape_rules::transposed_output(in_h, kh, stride[h], padding[h], dilation[h], output_padding[h]);
-    const i64 expect_w = shape_rules::transposed_output(in_w, kw, stride[h + 1], padding[h + 1], dilation[h + 1], output_padding[h + 1]);
-    cx.within_budget(Shape{batch, kd * out_channels, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0)});
-    cx.reserve_indirection(n, std::max<i64>(expect_h, 0), std::max<i64>(expect_w, 0), kh * kw);
-  }
-  std::size_t oh = 0, ow = 0;
-  const xnn_status reshaped = xnn_reshape_deconvolution2d_nhwc_f32(op, static_cast<std::size_t>(batch), static_cast<std::size_t>(xs[rank == 3 ? 3 : 2]),
-                                                                  static_cast<std::size_t>(xs[rank == 3 ? 4 : 3]), u32(output_padding[h]),
-                                                                  u32(output_padding[h + 1]), &oh, &ow, cx.pool());
-  if (reshaped == xnn_status_invalid_parameter) {
-    // A geometry XNNPACK's operator refuses (padding past what its output
-    // size rule takes): the portable kernel, in torch's layout.
-    portable::ConvTranspose c;
-    c.batch = xs[0], c.in_channels = in_channels, c.out_channels = out_channels, c.groups = groups;
-    Shape out_shape{xs[0], out_channels};
-    for (std::size_t i = 0; i < rank; ++i) {
-      c.in.push_back(xs[2 + i]);
-      c.out.push_back(shape_rules::transposed_output(xs[2 + i], kernel[i], stride[i], padding[i], dilation[i], output_padding[i]));
-      if (c.out.back() <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": output size " + std::to_string(c.out.back()));
-      out_shape.push_back(c.out.back());
-    }
-    c.kernel = kernel, c.stride = stride, c.padding = padding, c.dilation = dilation;
-    cx.within_budget(out_shape);
-    const int out = cx.new_tensor(out_shape, false);
-    const float* wp = w.data_as<float>();
-    const float* bp = b.defined() ? b.data_as<float>() : nullptr;
-    cx.portable_map(x, out, [c, wp, bp](const float* in, float* y) { portable::conv_transpose(c, in, wp, bp, y); });
-    post_clamp(cx, n, st, 3, fused, out);  // numbers of their own: the XNNPACK paths' are 1 and 2
-    post_activation(cx, n, st, 4, fused, out);
-    return cx.define(n.outputs[0], out);
-  }
-  cx.check(reshaped, n, "reshaping a transposed convolution");
-  if (rank == 2) {
-    const int out = cx.new_tensor(Shape{xs[0], out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
-    Step& step = cx.add_step({x}, {out});
-    step.setup = [&cx, op, x, out, &n] { cx.check(xnn_setup_deconvolution2d_nhwc_f32(op, cx.ptr(x), cx.ptr(out)), n, "setting up a transposed convolution"); };
-    step.xnnpack = true;
-    step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a transposed convolution"); };
-    post_activation(cx, n, st, 1, fused, out);
-    cx.define(n.outputs[0], out);
-    return;
-  }
-  const i64 out_depth = (xs[2] - 1) * depth.stride - 2 * depth.padding + depth.dilation * (kd - 1) + output_padding[0] + 1;
-  if (out_depth <= 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": output depth " + std::to_string(out_depth));
-  const int y = cx.new_tensor(Shape{batch, kd * out_channels, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
-  const int out = cx.new_tensor(Shape{xs[0], out_channels, out_depth, static_cast<i64>(oh), static_cast<i64>(ow)}, true);
-  Step& step = cx.add_step({x}, {y});
-  step.setup = [&cx, op, x, y, &n] { cx.check(xnn_setup_deconvolution2d_nhwc_f32(op, cx.ptr(x), cx.ptr(y)), n, "setting up a transposed convolution"); };
-  step.xnnpack = true;
-  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running a transposed convolution"); };
-  const float* bias = b.defined() ? b.data_as<float>() : nullptr;
-  const i64 nb = xs[0], d_in = xs[2], pixels = static_cast<i64>(oh * ow);
-  Step& scatter = cx.add_step({y}, {out});
-  scatter.run = [&cx, y, out, bias, nb, d_in, out_depth, pixels, groups, cog, depth] {
-    cx.parallel_slices(nb * out_depth, [&](i64 first, i64 count) {
-      kernels::scatter_depth(cx.ptr(y), cx.ptr(out), bias, nb, d_in, out_depth, pixels, groups, cog, depth, first, count);
-    });
-  };
-  post_clamp(cx, n, st, 1, fused, out);
-  post_activation(cx, n, st, 2, fused, out);
-  cx.define(n.outputs[0], out);
+  const ConvArgs a{w, b, rank, x, xs, stride, dilation, output_padding, kernel, padding, groups, in_channels, cx.fused_of(n)};
+  if (transposed) lower_conv_transposed(cx, n, st, a);
+  else lower_conv_direct(cx, n, st, a);
 }
+
 
 void lower_conv_transpose_as_gemm(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b, const Fused& fused) {
   const Shape xs = cx.slot(x).shape, ws = w.shape();

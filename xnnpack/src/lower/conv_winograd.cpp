@@ -137,59 +137,49 @@ i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
 // Measured choices, for the process: by shape, padding and threads.
 MeasuredChoices<Form> choices;
 
-}  // namespace
+// One node's Winograd convolution: its shape, and what every form's plan and
+// measurement share (the geometry per tile size, the GEMMs and their reshape).
+struct WinogradConv {
+  Context& cx;
+  const Node& n;
+  int x;
+  const Tensor& w;
+  const std::vector<i64>& padding;
+  const Fused& fused;
+  Shape xs;
+  int rank;
+  i64 batch, in_channels, out_channels;
+  const float* bias;
 
-bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b,
-                                          const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct) {
-  const ConvAlgorithm algorithm = cx.options().conv_algorithm;
-  if (algorithm == ConvAlgorithm::kDirect) return false;
-  const Shape xs = cx.slot(x).shape;
-  const int rank = static_cast<int>(xs.size()) - 2;
-  const i64 batch = xs[0], in_channels = xs[1], out_channels = w.shape()[0];
+  WinogradConv(Context& cx_, const Node& n_, int x_, const Tensor& w_, const Tensor& b, const std::vector<i64>& padding_, const Fused& fused_)
+      : cx(cx_), n(n_), x(x_), w(w_), padding(padding_), fused(fused_), xs(cx_.slot(x_).shape) {
+    rank = static_cast<int>(xs.size()) - 2;
+    batch = xs[0], in_channels = xs[1], out_channels = w.shape()[0];
+    bias = b.defined() ? b.data_as<float>() : nullptr;
+  }
+
   // A tile size's geometry, on the real shape or a cropped one.
-  auto geometry = [&](int tile, i64 images, const i64* in_sizes) -> std::optional<winograd::Geometry> {
+  std::optional<winograd::Geometry> geometry(int tile, i64 images, const i64* in_sizes) const {
     winograd::Geometry g;
     if (!winograd::Geometry::make(rank, tile, images, in_channels, out_channels, in_sizes, padding.data(), g)) return std::nullopt;
     if (g.points() * 16 * (in_channels + out_channels) * static_cast<i64>(sizeof(float)) > kMaxChunkBytes) return std::nullopt;
     return g;
-  };
+  }
+
   // Our GEMM's run gives each thread a block of tiles at a time: with fewer
   // blocks than threads (resnet18's 7x7 layers in F(4,3): 4 tiles, one
   // block) the others would wait. In wasm a measurement at a loud moment
   // chose that at 2 threads, 2.5x slower than XNNPACK's GEMM.
-  auto enough_blocks = [&](const winograd::Geometry& g, const winograd::Kernels& k) {
+  bool enough_blocks(const winograd::Geometry& g, const winograd::Kernels& k) const {
     return (g.tiles() + block_for(g, k) - 1) / block_for(g, k) >= cx.threads();
-  };
-  // The real shape's geometry per tile size (index tile / 4: F(2,3), F(4,3)).
-  const std::optional<winograd::Geometry> real[2] = {geometry(2, batch, xs.data() + 2), geometry(4, batch, xs.data() + 2)};
-  std::vector<Form> forms;  // the Winograd candidates for this shape
-  bool few_tiles = false;
-  for (int tile : {2, 4}) {
-    const auto& g = real[tile / 4];
-    if (!g) continue;
-    // Our GEMM at each width the CPU has, but 4 lanes only where there are
-    // not 8: the same kernels at half the width measured slower on every
-    // shape of the bench models, and each form costs a run at finalize().
-    for (int lanes : {4, 8, 16})
-      if (const winograd::Kernels* k = winograd::kernels(lanes); k && !(lanes == 4 && winograd::kernels(8)) && enough_blocks(*g, *k))
-        forms.push_back({tile, false, true, lanes});
-    forms.push_back({tile, false, false});
-    if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true, false}), few_tiles = true;
   }
-  if (forms.empty()) return false;
-  {  // the output against the budget before anything is sized for it (as the direct convolution does)
-    Shape out_shape{batch, out_channels};
-    for (std::size_t axis = 0; axis < static_cast<std::size_t>(rank); ++axis) out_shape.push_back(xs[axis + 2] + 2 * padding[axis] - 2);
-    cx.within_budget(out_shape);
-  }
-  const float* bias = b.defined() ? b.data_as<float>() : nullptr;
-  const auto C = static_cast<std::size_t>(in_channels), O = static_cast<std::size_t>(out_channels);
 
   // A form's GEMM: our kernel keeps U with padded rows; XNNPACK's tile rows
   // pack U inside XNNPACK; channel rows keep U^T as the left operand and pack
   // V (as B, transposed) on each run. A trial for the measurement takes
   // zeros: the time does not depend on the weights.
-  auto make_gemm = [&](Form form, const winograd::Geometry& g, NodeState::WinogradGemm& made, bool trial) {
+  void make_gemm(Form form, const winograd::Geometry& g, NodeState::WinogradGemm& made, bool trial) const {
+    const auto C = static_cast<std::size_t>(in_channels), O = static_cast<std::size_t>(out_channels);
     const std::vector<float> u = trial ? std::vector<float>(static_cast<std::size_t>(g.points()) * C * O)
                                        : winograd::transform_weights(g, w.data_as<float>(), form.channel_rows);
     if (form.ours) {
@@ -198,152 +188,183 @@ bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tens
     }
     if (!form.channel_rows) {
       cx.check(xnn_create_batch_matrix_multiply_nc_f32_const_weights(static_cast<std::size_t>(g.points()), C, O, u.data(), 0, &made.op.op), n,
-            "creating a Winograd convolution's GEMM");
+               "creating a Winograd convolution's GEMM");
       return;
     }
     made.weights.assign(u.size() + kTailBytes / sizeof(float), 0.0f);  // XNNPACK may read past the end
     std::copy(u.begin(), u.end(), made.weights.begin());
     cx.check(xnn_create_batch_matrix_multiply_nc_f32(XNN_FLAG_TRANSPOSE_B, &made.op.op), n, "creating a Winograd convolution's GEMM");
-  };
+  }
+
   // Reshapes a form's XNNPACK GEMM for `chunk` tiles; returns its workspace bytes.
-  auto reshape = [&](xnn_operator_t op, Form form, const winograd::Geometry& g, i64 chunk) {
+  std::size_t reshape(xnn_operator_t op, Form form, const winograd::Geometry& g, i64 chunk) const {
     std::size_t ws_size = 0, ws_align = 0;
     if (form.ours) return ws_size;
+    const auto C = static_cast<std::size_t>(in_channels), O = static_cast<std::size_t>(out_channels);
     const std::size_t batch_dims[1] = {static_cast<std::size_t>(g.points())};
     const std::size_t rows = form.channel_rows ? O : static_cast<std::size_t>(chunk), cols = form.channel_rows ? static_cast<std::size_t>(chunk) : O;
     cx.check(xnn_reshape_batch_matrix_multiply_nc_f32(op, 1, batch_dims, batch_dims, rows, C, cols, &ws_size, &ws_align, cx.pool()), n,
-          "reshaping a Winograd convolution's GEMM");
+             "reshaping a Winograd convolution's GEMM");
     return ws_size;
-  };
+  }
 
   // The rows of V and M a form keeps: a chunk of tiles, or a block per thread for ours.
-  auto rows_for = [&](Form form, const winograd::Geometry& g) {
+  i64 rows_for(Form form, const winograd::Geometry& g) const {
     return form.ours ? block_for(g, form.kernels()) * static_cast<i64>(pthreadpool_get_threads_count(cx.pool())) : chunk_for(g, form.channel_rows);
-  };
-
-  // Forced: the tile asked for where it applies (else F(2,3)), with channel
-  // rows where few tiles meet many output channels, else our GEMM up to
-  // kMaxOursChannels (where it has a block for each thread) and XNNPACK's past it.
-  const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && real[1] ? 4 : 2;
-  Form form = forms.front();
-  if (const auto& g = real[forced_tile / 4]; g) {
-    const bool channel_rows = g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < out_channels;
-    form = {forced_tile, channel_rows,
-            !channel_rows && std::min(in_channels, out_channels) < kMaxOursChannels && enough_blocks(*g, winograd::widest_kernels()),
-            winograd::widest_kernels().lanes};
   }
-  if (algorithm == ConvAlgorithm::kFastest) {
-    std::vector<i64> key{rank, batch, in_channels, out_channels, cx.threads()};
-    for (std::size_t axis = 0; axis < static_cast<std::size_t>(rank); ++axis) key.insert(key.end(), {xs[axis + 2], padding[axis]});
-    std::optional<Form> known = choices.find(key);
-    if (!known) {
-      // Large shapes (many tiles) are measured on batch 1 with the outermost
-      // spatial axis cropped to about kMeasureMacs of direct work, or more
-      // rows where the input and output would still fit kMeasureBytes: every
-      // form scales alike with the rows there.
-      i64 sizes[3] = {0, 0, 0}, images = batch;
-      for (int axis = 0; axis < rank; ++axis) sizes[axis] = xs[static_cast<std::size_t>(axis) + 2];
-      if (!few_tiles) {
-        i64 plane = out_channels * in_channels * (rank == 3 ? 27 : 9), row_bytes = (in_channels + out_channels) * static_cast<i64>(sizeof(float));
-        for (int axis = 1; axis < rank; ++axis) {
-          plane *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
-          row_bytes *= sizes[axis];
-        }
-        i64 rows = std::max<i64>({4, kMeasureMacs / std::max<i64>(plane, 1), kMeasureBytes / std::max<i64>(row_bytes, 1)});
-        rows = (rows + 3) / 4 * 4;  // whole tiles of either size
-        sizes[0] = std::max<i64>(1, std::min(sizes[0], rows + 2 - 2 * padding[0]));
-        images = 1;
-      }
-      std::vector<std::pair<Form, winograd::Geometry>> measured;
-      for (Form f : forms)
-        if (const auto g = geometry(f.tile, images, sizes); g) measured.push_back({f, *g});
-      // What the measurement allocates (with XNNPACK's indirection buffer; a 3D
-      // direct convolution unfolds its input threefold), in double: past a
-      // quarter of the budget it is not made.
-      i64 in_numel = images * in_channels, out_numel = images * out_channels, v_numel = 0, m_numel = 0;
-      for (int axis = 0; axis < rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * padding[static_cast<std::size_t>(axis)] - 2;
-      for (const auto& [f, g] : measured) {
-        const i64 rows = rows_for(f, g);
-        v_numel = std::max(v_numel, g.points() * rows * in_channels);
-        m_numel = std::max(m_numel, g.points() * rows * out_channels);
-      }
-      double bytes = 4.0 * (static_cast<double>(in_numel) + static_cast<double>(out_numel) + static_cast<double>(v_numel) + static_cast<double>(m_numel));
-      const double out_pixels = static_cast<double>(out_numel) / static_cast<double>(out_channels);
-      bytes += 9.0 * sizeof(void*) * out_pixels;  // XNNPACK's indirection buffer
-      if (rank == 3) bytes += 4.0 * 3 * out_pixels * static_cast<double>(in_channels);
-      Form fastest;  // direct unless a form measures faster
-      if (bytes <= static_cast<double>(cx.memory_budget()) / 4) {
-        std::size_t ws = 0;
-        std::map<int, NodeState::WinogradGemm> trials;
-        for (const auto& [f, g] : measured) {
-          make_gemm(f, g, trials[f.key()], true);
-          ws = std::max(ws, reshape(trials[f.key()].op.op, f, g, chunk_for(g, f.channel_rows)));
-        }
-        AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(in_numel));
-        AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
-        AlignedFloats vm = aligned_floats(sizeof(float) * static_cast<std::size_t>(v_numel));
-        AlignedFloats mm = aligned_floats(sizeof(float) * static_cast<std::size_t>(m_numel));
-        AlignedFloats wsm = aligned_floats(ws);
-        for (i64 i = 0; i < in_numel; ++i) xm[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
-        std::vector<std::function<void()>> runs{[&] { direct(xm.get(), ym.get(), images, sizes); }};
-        for (const auto& [f, g] : measured) {
-          runs.push_back([&, f = f, g = g] {
-            const NodeState::WinogradGemm& trial = trials[f.key()];
-            if (f.ours) {
-              run_blocked(g, f.kernels(), block_for(g, f.kernels()), trial.weights.data(), xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, cx.pool());
-              return;
-            }
-            const i64 chunk = chunk_for(g, f.channel_rows);
-            reshape(trial.op.op, f, g, chunk);
-            cx.check(setup_gemm(trial.op.op, f.channel_rows ? trial.weights.data() : nullptr, wsm.get(), vm.get(), mm.get()), n,
-                  "setting up a Winograd convolution's GEMM");
-            run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), bias, fused.min, fused.max, cx.pool());
-          });
-        }
-        // Each warmed up (warm_up(), by its kernels), a first run each untimed
-        // (it makes the direct convolution's operator and touches the
-        // buffers), a timed one, then three rounds, taking turns, of those
-        // within 1.25x of the best; each keeps its fastest.
-        const std::string dims = std::to_string(rank) + "D";
-        warm_up("XNNPACK's direct " + dims + " convolution", runs[0]);
-        for (std::size_t k = 0; k < measured.size(); ++k) {
-          const Form f = measured[k].first;
-          warm_up("Winograd F(" + std::to_string(f.tile) + ",3) " + dims + (f.ours ? ", our GEMM at " + std::to_string(f.lanes) : f.channel_rows ? ", channel rows" : ""),
-                  runs[k + 1]);
-        }
-        std::vector<double> best(runs.size());
-        for (auto& run : runs) run();
-        for (std::size_t k = 0; k < runs.size(); ++k) best[k] = seconds_of(runs[k]);
-        const double cut = 1.25 * *std::min_element(best.begin(), best.end());
-        std::vector<std::size_t> close;
-        for (std::size_t k = 0; k < runs.size(); ++k)
-          if (best[k] <= cut) close.push_back(k);
-        for (int round = 0; round < 3 && close.size() > 1; ++round)
-          for (std::size_t k : close) best[k] = std::min(best[k], seconds_of(runs[k]));
-        double fastest_seconds = 0.95 * best[0];  // a tie keeps the direct convolution
-        for (std::size_t k = 0; k < measured.size(); ++k)
-          if (best[k + 1] < fastest_seconds) fastest = measured[k].first, fastest_seconds = best[k + 1];
-      }
-      known = fastest;
-      choices.put(key, fastest);
-    }
-    if (known->direct()) return false;
-    form = *known;
-  }
+};
 
+// The Winograd candidates for the real shape (index tile / 4 of `real`:
+// F(2,3), F(4,3)); `few_tiles` where a form over channel rows is one.
+std::vector<Form> candidate_forms(const WinogradConv& wc, const std::optional<winograd::Geometry> (&real)[2], bool& few_tiles) {
+  std::vector<Form> forms;
+  few_tiles = false;
+  for (int tile : {2, 4}) {
+    const auto& g = real[tile / 4];
+    if (!g) continue;
+    // Our GEMM at each width the CPU has, but 4 lanes only where there are
+    // not 8: the same kernels at half the width measured slower on every
+    // shape of the bench models, and each form costs a run at finalize().
+    for (int lanes : {4, 8, 16})
+      if (const winograd::Kernels* k = winograd::kernels(lanes); k && !(lanes == 4 && winograd::kernels(8)) && wc.enough_blocks(*g, *k))
+        forms.push_back({tile, false, true, lanes});
+    forms.push_back({tile, false, false});
+    if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true, false}), few_tiles = true;
+  }
+  return forms;
+}
+
+// Large shapes (many tiles) are measured on batch 1 with the outermost
+// spatial axis cropped to about kMeasureMacs of direct work, or more rows
+// where the input and output would still fit kMeasureBytes: every form
+// scales alike with the rows there. Sets the measured input's `sizes` and `images`.
+void measurement_shape(const WinogradConv& wc, bool few_tiles, i64 (&sizes)[3], i64& images) {
+  images = wc.batch;
+  for (int axis = 0; axis < wc.rank; ++axis) sizes[axis] = wc.xs[static_cast<std::size_t>(axis) + 2];
+  if (few_tiles) return;
+  i64 plane = wc.out_channels * wc.in_channels * (wc.rank == 3 ? 27 : 9), row_bytes = (wc.in_channels + wc.out_channels) * static_cast<i64>(sizeof(float));
+  for (int axis = 1; axis < wc.rank; ++axis) {
+    plane *= sizes[axis] + 2 * wc.padding[static_cast<std::size_t>(axis)] - 2;
+    row_bytes *= sizes[axis];
+  }
+  i64 rows = std::max<i64>({4, kMeasureMacs / std::max<i64>(plane, 1), kMeasureBytes / std::max<i64>(row_bytes, 1)});
+  rows = (rows + 3) / 4 * 4;  // whole tiles of either size
+  sizes[0] = std::max<i64>(1, std::min(sizes[0], rows + 2 - 2 * wc.padding[0]));
+  images = 1;
+}
+
+// Times the direct convolution and each form on the measured shape: each
+// warmed up (warm_up(), by its kernels), a first run each untimed (it makes
+// the direct convolution's operator and touches the buffers), a timed one,
+// then three rounds, taking turns, of those within 1.25x of the best; each
+// keeps its fastest. The fastest form, or direct (a tie keeps it).
+Form time_forms(const WinogradConv& wc, const std::vector<std::pair<Form, winograd::Geometry>>& measured, const i64 (&numels)[4], i64 images,
+                const i64* sizes, const DirectRun& direct) {
+  const auto [in_numel, out_numel, v_numel, m_numel] = numels;
+  Context& cx = wc.cx;
+  std::size_t ws = 0;
+  std::map<int, NodeState::WinogradGemm> trials;
+  for (const auto& [f, g] : measured) {
+    wc.make_gemm(f, g, trials[f.key()], true);
+    ws = std::max(ws, wc.reshape(trials[f.key()].op.op, f, g, chunk_for(g, f.channel_rows)));
+  }
+  AlignedFloats xm = aligned_floats(sizeof(float) * static_cast<std::size_t>(in_numel));
+  AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(out_numel));
+  AlignedFloats vm = aligned_floats(sizeof(float) * static_cast<std::size_t>(v_numel));
+  AlignedFloats mm = aligned_floats(sizeof(float) * static_cast<std::size_t>(m_numel));
+  AlignedFloats wsm = aligned_floats(ws);
+  for (i64 i = 0; i < in_numel; ++i) xm[static_cast<std::size_t>(i)] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+  std::vector<std::function<void()>> runs{[&] { direct(xm.get(), ym.get(), images, sizes); }};
+  for (const auto& [f, g] : measured) {
+    runs.push_back([&, f = f, g = g] {
+      const NodeState::WinogradGemm& trial = trials[f.key()];
+      if (f.ours) {
+        run_blocked(g, f.kernels(), block_for(g, f.kernels()), trial.weights.data(), xm.get(), ym.get(), vm.get(), mm.get(), wc.bias, wc.fused.min,
+                    wc.fused.max, cx.pool());
+        return;
+      }
+      const i64 chunk = chunk_for(g, f.channel_rows);
+      wc.reshape(trial.op.op, f, g, chunk);
+      cx.check(setup_gemm(trial.op.op, f.channel_rows ? trial.weights.data() : nullptr, wsm.get(), vm.get(), mm.get()), wc.n,
+               "setting up a Winograd convolution's GEMM");
+      run_chunks(g, chunk, trial.op.op, f.channel_rows, xm.get(), ym.get(), vm.get(), mm.get(), wc.bias, wc.fused.min, wc.fused.max, cx.pool());
+    });
+  }
+  const std::string dims = std::to_string(wc.rank) + "D";
+  warm_up("XNNPACK's direct " + dims + " convolution", runs[0]);
+  for (std::size_t k = 0; k < measured.size(); ++k) {
+    const Form f = measured[k].first;
+    warm_up("Winograd F(" + std::to_string(f.tile) + ",3) " + dims + (f.ours ? ", our GEMM at " + std::to_string(f.lanes) : f.channel_rows ? ", channel rows" : ""),
+            runs[k + 1]);
+  }
+  std::vector<double> best(runs.size());
+  for (auto& run : runs) run();
+  for (std::size_t k = 0; k < runs.size(); ++k) best[k] = seconds_of(runs[k]);
+  const double cut = 1.25 * *std::min_element(best.begin(), best.end());
+  std::vector<std::size_t> close;
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    if (best[k] <= cut) close.push_back(k);
+  for (int round = 0; round < 3 && close.size() > 1; ++round)
+    for (std::size_t k : close) best[k] = std::min(best[k], seconds_of(runs[k]));
+  Form fastest;  // direct unless a form measures faster
+  double fastest_seconds = 0.95 * best[0];  // a tie keeps the direct convolution
+  for (std::size_t k = 0; k < measured.size(); ++k)
+    if (best[k + 1] < fastest_seconds) fastest = measured[k].first, fastest_seconds = best[k + 1];
+  return fastest;
+}
+
+// ConvAlgorithm::kFastest: the form measured fastest for this shape (once per
+// process and key), or direct; the measurement is skipped (direct) where
+// what it allocates would pass a quarter of the memory budget.
+Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool few_tiles, const DirectRun& direct) {
+  std::vector<i64> key{wc.rank, wc.batch, wc.in_channels, wc.out_channels, wc.cx.threads()};
+  for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) key.insert(key.end(), {wc.xs[axis + 2], wc.padding[axis]});
+  if (std::optional<Form> known = choices.find(key)) return *known;
+  i64 sizes[3] = {0, 0, 0}, images = 0;
+  measurement_shape(wc, few_tiles, sizes, images);
+  std::vector<std::pair<Form, winograd::Geometry>> measured;
+  for (Form f : forms)
+    if (const auto g = wc.geometry(f.tile, images, sizes); g) measured.push_back({f, *g});
+  // What the measurement allocates (with XNNPACK's indirection buffer; a 3D
+  // direct convolution unfolds its input threefold), in double.
+  i64 in_numel = images * wc.in_channels, out_numel = images * wc.out_channels, v_numel = 0, m_numel = 0;
+  for (int axis = 0; axis < wc.rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * wc.padding[static_cast<std::size_t>(axis)] - 2;
+  for (const auto& [f, g] : measured) {
+    const i64 rows = wc.rows_for(f, g);
+    v_numel = std::max(v_numel, g.points() * rows * wc.in_channels);
+    m_numel = std::max(m_numel, g.points() * rows * wc.out_channels);
+  }
+  double bytes = 4.0 * (static_cast<double>(in_numel) + static_cast<double>(out_numel) + static_cast<double>(v_numel) + static_cast<double>(m_numel));
+  const double out_pixels = static_cast<double>(out_numel) / static_cast<double>(wc.out_channels);
+  bytes += 9.0 * sizeof(void*) * out_pixels;  // XNNPACK's indirection buffer
+  if (wc.rank == 3) bytes += 4.0 * 3 * out_pixels * static_cast<double>(wc.in_channels);
+  Form fastest;
+  if (bytes <= static_cast<double>(wc.cx.memory_budget()) / 4) {
+    const i64 numels[4] = {in_numel, out_numel, v_numel, m_numel};
+    fastest = time_forms(wc, measured, numels, images, sizes, direct);
+  }
+  choices.put(key, fastest);
+  return fastest;
+}
+
+// The chosen form's plan: its GEMM (made once per form), V and M, and the
+// step that runs the transforms and the GEMM over the tiles.
+void plan_winograd(const WinogradConv& wc, NodeState& st, Form form, const winograd::Geometry& g) {
+  Context& cx = wc.cx;
+  const Node& n = wc.n;
   // The direct convolution's packed weights (folded or not) are not needed while Winograd runs.
   st.columns.clear();
-  const winograd::Geometry g = *real[form.tile / 4];
   NodeState::WinogradGemm& made = st.winograd[form.key()];
-  if (!made.op.op && made.weights.empty()) make_gemm(form, g, made, false);
+  if (!made.op.op && made.weights.empty()) wc.make_gemm(form, g, made, false);
   const i64 chunk = chunk_for(g, form.channel_rows), block = block_for(g, form.kernels());
-  cx.reserve_workspace(reshape(made.op.op, form, g, chunk));
-  Shape out_shape{batch, out_channels};
-  for (int axis = 3 - rank; axis < 3; ++axis) out_shape.push_back(g.out[axis]);
+  cx.reserve_workspace(wc.reshape(made.op.op, form, g, chunk));
+  Shape out_shape{wc.batch, wc.out_channels};
+  for (int axis = 3 - wc.rank; axis < 3; ++axis) out_shape.push_back(g.out[axis]);
   const int out = cx.new_tensor(std::move(out_shape), true);
-  const i64 rows = rows_for(form, g);
-  const int v = cx.new_tensor(Shape{g.points(), rows, in_channels}, false);
-  const int m = cx.new_tensor(Shape{g.points(), rows, out_channels}, false);
+  const i64 rows = wc.rows_for(form, g);
+  const int v = cx.new_tensor(Shape{g.points(), rows, wc.in_channels}, false);
+  const int m = cx.new_tensor(Shape{g.points(), rows, wc.out_channels}, false);
+  const int x = wc.x;
   Step& step = cx.add_step({x}, {out, v, m});
   xnn_operator_t op = made.op.op;
   const float* weights = form.channel_rows ? made.weights.data() : nullptr;
@@ -355,7 +376,8 @@ bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tens
   step.winograd = true;
   step.winograd_form = "F(" + std::to_string(form.tile) + ",3), " +
                        (form.ours ? "our GEMM, " + std::to_string(form.lanes) + " lanes" : form.channel_rows ? "XNNPACK's GEMM over channel rows" : "XNNPACK's GEMM");
-  const float min = fused.min, max = fused.max;
+  const float min = wc.fused.min, max = wc.fused.max;
+  const float* bias = wc.bias;
   const bool channel_rows = form.channel_rows;
   if (form.ours) {
     const float* u = made.weights.data();
@@ -366,8 +388,43 @@ bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tens
       run_chunks(g, chunk, op, channel_rows, cx.ptr(x), cx.ptr(out), cx.ptr(v), cx.ptr(m), bias, min, max, cx.pool());
     };
   }
-  post_activation(cx, n, st, 1, fused, out);
+  post_activation(cx, n, st, 1, wc.fused, out);
   cx.define(n.outputs[0], out);
+}
+
+}  // namespace
+
+bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tensor& w, const Tensor& b,
+                    const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct) {
+  const ConvAlgorithm algorithm = cx.options().conv_algorithm;
+  if (algorithm == ConvAlgorithm::kDirect) return false;
+  const WinogradConv wc(cx, n, x, w, b, padding, fused);
+  // The real shape's geometry per tile size (index tile / 4: F(2,3), F(4,3)).
+  const std::optional<winograd::Geometry> real[2] = {wc.geometry(2, wc.batch, wc.xs.data() + 2), wc.geometry(4, wc.batch, wc.xs.data() + 2)};
+  bool few_tiles = false;
+  const std::vector<Form> forms = candidate_forms(wc, real, few_tiles);
+  if (forms.empty()) return false;
+  {  // the output against the budget before anything is sized for it (as the direct convolution does)
+    Shape out_shape{wc.batch, wc.out_channels};
+    for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) out_shape.push_back(wc.xs[axis + 2] + 2 * padding[axis] - 2);
+    cx.within_budget(out_shape);
+  }
+  // Forced: the tile asked for where it applies (else F(2,3)), with channel
+  // rows where few tiles meet many output channels, else our GEMM up to
+  // kMaxOursChannels (where it has a block for each thread) and XNNPACK's past it.
+  const int forced_tile = algorithm == ConvAlgorithm::kWinogradF4 && real[1] ? 4 : 2;
+  Form form = forms.front();
+  if (const auto& g = real[forced_tile / 4]; g) {
+    const bool channel_rows = g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < wc.out_channels;
+    form = {forced_tile, channel_rows,
+            !channel_rows && std::min(wc.in_channels, wc.out_channels) < kMaxOursChannels && wc.enough_blocks(*g, winograd::widest_kernels()),
+            winograd::widest_kernels().lanes};
+  }
+  if (algorithm == ConvAlgorithm::kFastest) {
+    form = measured_form(wc, forms, few_tiles, direct);
+    if (form.direct()) return false;
+  }
+  plan_winograd(wc, st, form, *real[form.tile / 4]);
   return true;
 }
 

@@ -122,135 +122,146 @@ void lower_unary(Context& cx, const Node& n, NodeState& st) {
   cx.define(n.outputs[0], out);
 }
 
-void lower_binary(Context& cx, const Node& n, NodeState& st) {
-  std::string base = base_op(n.op);
-  bool inplace = base.back() == '_';
-  if (inplace) base.pop_back();
-  if (lower_complex_binary(cx, n, base)) return;
-  std::optional<ValueId> a = input_for_arg(n, "self", 0);
-  if (!a) a = input_for_arg(n, "a", 0);
-  std::optional<ValueId> b = input_for_arg(n, "other", 1);
-  if (!b) b = input_for_arg(n, "b", 1);
-  const double alpha = cx.float_arg(n, "alpha").value_or(1.0);
-  if (!a && b && (base == "add" || base == "sub" || base == "mul") && cx.slot_of(*b).kind == Kind::kTensor) {
-    // A number first (torch.export writes sub.Tensor(1.0, x)): s + alpha * t, s - alpha * t, s * t.
-    const AttributeValue* attr = n.attributes.find("self");
-    const double* d = attr ? std::get_if<double>(attr) : nullptr;
-    const std::int64_t* i = attr ? std::get_if<std::int64_t>(attr) : nullptr;
-    if (d || i) {
-      const float number = static_cast<float>(d ? *d : static_cast<double>(*i));
-      const float scale = static_cast<float>(base == "mul" ? number : base == "sub" ? -alpha : alpha), shift = base == "mul" ? 0.0f : number;
-      const int t = cx.slot_index(*b);
-      const Shape shape = cx.slot(t).shape;
-      const int out = cx.new_tensor(shape, false);
-      const i64 count = numel(shape);
-      cx.portable_map(t, out, [count, scale, shift](const float* x, float* y) {
-        for (i64 k = 0; k < count; ++k) y[k] = shift + scale * x[k];
-      });
-      return cx.define(n.outputs[0], out);
-    }
+namespace {
+
+// A number first (torch.export writes sub.Tensor(1.0, x)): s + alpha * t,
+// s - alpha * t, s * t on a tensor `b`; false where `self` is not a number.
+bool lower_number_first(Context& cx, const Node& n, const std::string& base, ValueId b, double alpha) {
+  const AttributeValue* attr = n.attributes.find("self");
+  const double* d = attr ? std::get_if<double>(attr) : nullptr;
+  const std::int64_t* i = attr ? std::get_if<std::int64_t>(attr) : nullptr;
+  if (!d && !i) return false;
+  const float number = static_cast<float>(d ? *d : static_cast<double>(*i));
+  const float scale = static_cast<float>(base == "mul" ? number : base == "sub" ? -alpha : alpha), shift = base == "mul" ? 0.0f : number;
+  const int t = cx.slot_index(b);
+  const Shape shape = cx.slot(t).shape;
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape);
+  cx.portable_map(t, out, [count, scale, shift](const float* x, float* y) {
+    for (i64 k = 0; k < count; ++k) y[k] = shift + scale * x[k];
+  });
+  cx.define(n.outputs[0], out);
+  return true;
+}
+
+// div(self, other, rounding_mode="floor" | "trunc") of two values (a number
+// other is a one-element constant tensor's): numbers while planning, tensors
+// by a portable kernel.
+void lower_rounding_div(Context& cx, const Node& n, const std::string& mode, ValueId a, ValueId b) {
+  if (mode != "floor" && mode != "trunc") fail(ErrorCode::kSchema, cx.where(n) + ": rounding_mode '" + mode + "'");
+  const Slot &sa = cx.slot_of(a), &sb = cx.slot_of(b);
+  if ((sa.kind == Kind::kInt || sa.kind == Kind::kFloat) && (sb.kind == Kind::kInt || sb.kind == Kind::kFloat)) {  // shape arithmetic
+    const double p = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, q = sb.kind == Kind::kInt ? static_cast<double>(sb.i) : sb.f;
+    if (q == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+    const double r = mode == "floor" ? std::floor(p / q) : std::trunc(p / q);
+    if (sa.kind == Kind::kInt && sb.kind == Kind::kInt) return cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(r)));
+    return cx.define(n.outputs[0], cx.float_slot(r));
   }
-  if (!a) fail(ErrorCode::kSchema, cx.where(n) + ": missing its first operand");
-  if (const auto mode = n.attributes.get_string("rounding_mode"); mode && a && b) {
-    // div(self, other, rounding_mode="floor" | "trunc") of tensors (a number other is a one-element constant tensor's).
-    if (*mode != "floor" && *mode != "trunc") fail(ErrorCode::kSchema, cx.where(n) + ": rounding_mode '" + *mode + "'");
-    const Slot &sa = cx.slot_of(*a), &sb = cx.slot_of(*b);
-    if ((sa.kind == Kind::kInt || sa.kind == Kind::kFloat) && (sb.kind == Kind::kInt || sb.kind == Kind::kFloat)) {  // shape arithmetic
-      const double p = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, q = sb.kind == Kind::kInt ? static_cast<double>(sb.i) : sb.f;
-      if (q == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
-      const double r = *mode == "floor" ? std::floor(p / q) : std::trunc(p / q);
-      if (sa.kind == Kind::kInt && sb.kind == Kind::kInt) return cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(r)));
-      return cx.define(n.outputs[0], cx.float_slot(r));
-    }
-    return cx.define(n.outputs[0], portable_binary(cx, n, *mode == "floor" ? portable::Binary::kFloorDivide : portable::Binary::kDivTrunc, *a, *b));
-  }
-  if (n.attributes.get_string("rounding_mode")) fail(ErrorCode::kUnsupported, cx.where(n) + ": div of a number with a rounding mode");
-  const Slot& sa = cx.slot_of(*a);
-  // The second operand: a value, or a scalar attribute ("other" or "b").
-  std::optional<double> b_number;
-  bool b_is_int = false;
+  cx.define(n.outputs[0], portable_binary(cx, n, mode == "floor" ? portable::Binary::kFloorDivide : portable::Binary::kDivTrunc, a, b));
+}
+
+// A binary op's second operand where it is a number planning knows: a value
+// (int or float slot) or a scalar attribute ("other" or "b").
+struct SecondNumber {
+  std::optional<double> value;  // nullopt: a tensor
+  bool is_int = false;
+};
+SecondNumber second_number(Context& cx, const Node& n, std::optional<ValueId> b) {
+  SecondNumber s;
   if (b) {
     const Slot& sb = cx.slot_of(*b);
-    if (sb.kind == Kind::kInt) b_number = static_cast<double>(sb.i), b_is_int = true;
-    else if (sb.kind == Kind::kFloat) b_number = sb.f;
-  } else {
-    const AttributeValue* attr = n.attributes.find("other");
-    if (!attr) attr = n.attributes.find("b");
-    if (!attr) fail(ErrorCode::kSchema, cx.where(n) + ": missing its second operand");
-    if (auto i = std::get_if<std::int64_t>(attr)) b_number = static_cast<double>(*i), b_is_int = true;
-    else if (auto d = std::get_if<double>(attr)) b_number = *d;
-    else fail(ErrorCode::kUnsupported, cx.where(n) + ": second operand of kind " + std::string(attribute_kind(*attr)));
+    if (sb.kind == Kind::kInt) s.value = static_cast<double>(sb.i), s.is_int = true;
+    else if (sb.kind == Kind::kFloat) s.value = sb.f;
+    return s;
   }
-  if (sa.kind == Kind::kInt || sa.kind == Kind::kFloat) {
-    if (!b_number) fail(ErrorCode::kUnsupported, cx.where(n) + ": a number and a tensor in that order");
-    const bool ints = sa.kind == Kind::kInt && b_is_int;
-    const double x = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, y = *b_number;
-    auto int_result = [&](i64 v) { cx.define(n.outputs[0], cx.int_slot(v)); };
-    if (base == "add" || base == "sub") {
-      const double sign = base == "add" ? 1.0 : -1.0;
-      if (ints && alpha == 1) int_result(sa.i + static_cast<i64>(sign) * static_cast<i64>(y));
-      else cx.define(n.outputs[0], cx.float_slot(x + sign * alpha * y));
-    } else if (base == "mul") {
-      if (ints) int_result(sa.i * static_cast<i64>(y));
-      else cx.define(n.outputs[0], cx.float_slot(x * y));
-    } else if (base == "div") {
-      if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
-      cx.define(n.outputs[0], cx.float_slot(x / y));
-    } else if (base == "remainder" || base == "fmod") {  // Python's modulo (remainder) or C's (fmod)
-      if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": modulo by zero");
-      if (ints && base == "remainder") {
-        int_result(*shape_rules::remainder(sa.i, static_cast<i64>(y)));
-      } else if (ints) {
-        int_result(static_cast<i64>(y) == -1 ? 0 : sa.i % static_cast<i64>(y));
-      } else {
-        const double r = std::fmod(x, y);
-        cx.define(n.outputs[0], cx.float_slot(base == "remainder" && r != 0 && ((r < 0) != (y < 0)) ? r + y : r));
-      }
-    } else {  // floor_divide, floordiv
-      if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
-      if (ints) {
-        const auto q = shape_rules::floor_divide(sa.i, static_cast<i64>(y));
-        if (!q) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(sa.i) + " // " + std::to_string(static_cast<i64>(y)) + " overflows int64");
-        int_result(*q);
-      } else {
-        cx.define(n.outputs[0], cx.float_slot(std::floor(x / y)));
+  const AttributeValue* attr = n.attributes.find("other");
+  if (!attr) attr = n.attributes.find("b");
+  if (!attr) fail(ErrorCode::kSchema, cx.where(n) + ": missing its second operand");
+  if (auto i = std::get_if<std::int64_t>(attr)) s.value = static_cast<double>(*i), s.is_int = true;
+  else if (auto d = std::get_if<double>(attr)) s.value = *d;
+  else fail(ErrorCode::kUnsupported, cx.where(n) + ": second operand of kind " + std::string(attribute_kind(*attr)));
+  return s;
+}
+
+// Two numbers planning knows (shape arithmetic): an int where both are ints
+// (Python's // and % for floor_divide and remainder, C's for fmod), else a float.
+void lower_number_arithmetic(Context& cx, const Node& n, const std::string& base, const Slot& sa, const SecondNumber& b, double alpha) {
+  if (!b.value) fail(ErrorCode::kUnsupported, cx.where(n) + ": a number and a tensor in that order");
+  const bool ints = sa.kind == Kind::kInt && b.is_int;
+  const double x = sa.kind == Kind::kInt ? static_cast<double>(sa.i) : sa.f, y = *b.value;
+  auto int_result = [&](i64 v) { cx.define(n.outputs[0], cx.int_slot(v)); };
+  if (base == "add" || base == "sub") {
+    const double sign = base == "add" ? 1.0 : -1.0;
+    if (ints && alpha == 1) int_result(sa.i + static_cast<i64>(sign) * static_cast<i64>(y));
+    else cx.define(n.outputs[0], cx.float_slot(x + sign * alpha * y));
+  } else if (base == "mul") {
+    if (ints) int_result(sa.i * static_cast<i64>(y));
+    else cx.define(n.outputs[0], cx.float_slot(x * y));
+  } else if (base == "div") {
+    if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+    cx.define(n.outputs[0], cx.float_slot(x / y));
+  } else if (base == "remainder" || base == "fmod") {  // Python's modulo (remainder) or C's (fmod)
+    if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": modulo by zero");
+    if (ints && base == "remainder") {
+      int_result(*shape_rules::remainder(sa.i, static_cast<i64>(y)));
+    } else if (ints) {
+      int_result(static_cast<i64>(y) == -1 ? 0 : sa.i % static_cast<i64>(y));
+    } else {
+      const double r = std::fmod(x, y);
+      cx.define(n.outputs[0], cx.float_slot(base == "remainder" && r != 0 && ((r < 0) != (y < 0)) ? r + y : r));
+    }
+  } else {  // floor_divide, floordiv
+    if (y == 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+    if (ints) {
+      const auto q = shape_rules::floor_divide(sa.i, static_cast<i64>(y));
+      if (!q) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(sa.i) + " // " + std::to_string(static_cast<i64>(y)) + " overflows int64");
+      int_result(*q);
+    } else {
+      cx.define(n.outputs[0], cx.float_slot(std::floor(x / y)));
+    }
+  }
+}
+
+// floor_divide, remainder and fmod of a tensor (index arithmetic on values
+// held as floats): by a number, or element by element.
+void lower_tensor_modulo(Context& cx, const Node& n, const std::string& base, ValueId a, std::optional<ValueId> b, const SecondNumber& number) {
+  if (!number.value) {
+    const portable::Binary op = base == "fmod" ? portable::Binary::kFmod : base == "remainder" ? portable::Binary::kRemainder : portable::Binary::kFloorDivide;
+    return cx.define(n.outputs[0], portable_binary(cx, n, op, a, *b));
+  }
+  const double d = *number.value;
+  if (d == 0 && (number.is_int || base == "floor_divide" || base == "floordiv")) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
+  const int t = cx.slot_index(a);
+  const Shape shape = cx.slot(t).shape;
+  const int out = cx.new_tensor(shape, false);
+  const i64 count = numel(shape);
+  const int mode = base == "fmod" ? 0 : base == "remainder" ? 1 : 2;
+  cx.portable_map(t, out, [count, d, mode](const float* x, float* y) {
+    for (i64 k = 0; k < count; ++k) {
+      const double v = x[k];
+      if (mode == 2) y[k] = static_cast<float>(std::floor(v / d));
+      else {
+        const double r = std::fmod(v, d);
+        y[k] = static_cast<float>(mode == 1 && r != 0 && ((r < 0) != (d < 0)) ? r + d : r);
       }
     }
-    return;
-  }
-  if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, cx.where(n) + ": operand is not a float32 tensor");
-  if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod") {
-    // Of a tensor and a number (index arithmetic on values held as floats).
-    if (!b_number) {
-      const portable::Binary op = base == "fmod" ? portable::Binary::kFmod : base == "remainder" ? portable::Binary::kRemainder : portable::Binary::kFloorDivide;
-      return cx.define(n.outputs[0], portable_binary(cx, n, op, *a, *b));
-    }
-    const double d = *b_number;
-    if (d == 0 && (b_is_int || base == "floor_divide" || base == "floordiv")) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": division by zero");
-    const int t = cx.slot_index(*a);
-    const Shape shape = cx.slot(t).shape;
-    const int out = cx.new_tensor(shape, false);
-    const i64 count = numel(shape);
-    const int mode = base == "fmod" ? 0 : base == "remainder" ? 1 : 2;
-    cx.portable_map(t, out, [count, d, mode](const float* x, float* y) {
-      for (i64 k = 0; k < count; ++k) {
-        const double v = x[k];
-        if (mode == 2) y[k] = static_cast<float>(std::floor(v / d));
-        else {
-          const double r = std::fmod(v, d);
-          y[k] = static_cast<float>(mode == 1 && r != 0 && ((r < 0) != (d < 0)) ? r + d : r);
-        }
-      }
-    });
-    return cx.define(n.outputs[0], out);
-  }
-  int x = cx.slot_index(*a);
+  });
+  cx.define(n.outputs[0], out);
+}
+
+// add, sub, mul, div of a float32 tensor and a tensor or a number (kept as a
+// one-element constant), broadcast in the output's layout: XNNPACK's binary
+// operator, or our add with its clamp in one pass (a residual add that
+// activation_fusion gave a clamp).
+void lower_tensor_arithmetic(Context& cx, const Node& n, NodeState& st, const std::string& base, bool inplace, ValueId a, std::optional<ValueId> b,
+                             const SecondNumber& number, double alpha) {
+  const int x = cx.slot_index(a);
   if (cx.slot(x).constant) inplace = false;  // never write into weights
   int y;
-  if (b_number) {
+  if (number.value) {
     Slot c;
     c.kind = Kind::kTensor;
-    c.constant = cx.node_numbers(st, 0, {static_cast<float>(*b_number * (base == "add" || base == "sub" ? alpha : 1.0))});
+    c.constant = cx.node_numbers(st, 0, {static_cast<float>(*number.value * (base == "add" || base == "sub" ? alpha : 1.0))});
     y = cx.new_slot(std::move(c));
   } else {
     y = cx.tensor_slot(n, *b);
@@ -308,6 +319,33 @@ void lower_binary(Context& cx, const Node& n, NodeState& st) {
   post_clamp(cx, n, st, 1, fused, out);
   post_activation(cx, n, st, 2, fused, out);
   cx.define(n.outputs[0], out);
+}
+
+}  // namespace
+
+void lower_binary(Context& cx, const Node& n, NodeState& st) {
+  std::string base = base_op(n.op);
+  bool inplace = base.back() == '_';
+  if (inplace) base.pop_back();
+  if (lower_complex_binary(cx, n, base)) return;
+  std::optional<ValueId> a = input_for_arg(n, "self", 0);
+  if (!a) a = input_for_arg(n, "a", 0);
+  std::optional<ValueId> b = input_for_arg(n, "other", 1);
+  if (!b) b = input_for_arg(n, "b", 1);
+  const double alpha = cx.float_arg(n, "alpha").value_or(1.0);
+  if (!a && b && (base == "add" || base == "sub" || base == "mul") && cx.slot_of(*b).kind == Kind::kTensor &&
+      lower_number_first(cx, n, base, *b, alpha))
+    return;
+  if (!a) fail(ErrorCode::kSchema, cx.where(n) + ": missing its first operand");
+  const auto mode = n.attributes.get_string("rounding_mode");
+  if (mode && b) return lower_rounding_div(cx, n, *mode, *a, *b);
+  if (mode) fail(ErrorCode::kUnsupported, cx.where(n) + ": div of a number with a rounding mode");
+  const Slot& sa = cx.slot_of(*a);
+  const SecondNumber number = second_number(cx, n, b);
+  if (sa.kind == Kind::kInt || sa.kind == Kind::kFloat) return lower_number_arithmetic(cx, n, base, sa, number, alpha);
+  if (sa.kind != Kind::kTensor) fail(ErrorCode::kUnsupported, cx.where(n) + ": operand is not a float32 tensor");
+  if (base == "floor_divide" || base == "floordiv" || base == "remainder" || base == "fmod") return lower_tensor_modulo(cx, n, base, *a, b, number);
+  lower_tensor_arithmetic(cx, n, st, base, inplace, *a, b, number, alpha);
 }
 
 namespace {

@@ -333,6 +333,8 @@ void lower_index_select(Context& cx, const Node& n, NodeState&);
 // gather(self, dim, index); embedding(weight, indices) as a gather of rows.
 void lower_gather(Context& cx, const Node& n, NodeState&);
 void lower_pixel_shuffle(Context& cx, const Node& n, NodeState&);
+// pixel_unshuffle and channel_shuffle: strided reads.
+void lower_unshuffle(Context& cx, const Node& n, NodeState&);
 // where(condition, self, other), broadcast.
 void lower_where(Context& cx, const Node& n, NodeState&);
 // any and all, over dims or everything.
@@ -365,16 +367,14 @@ void lower_index_along(Context& cx, const Node& n, NodeState&);
 // index_put(self, indices, values, accumulate): at advanced indices (Nones
 // kept whole), or under a boolean mask over the leading dims.
 void lower_index_put(Context& cx, const Node& n, NodeState&);
-
-// ---- resize.cpp ----------------------------------------------------
-
-// grid_sampler_2d (grid_sampler): an input read at a grid of points, portable.
 // masked_scatter(self, mask, source): source's elements, in order, where the mask is set.
 void lower_masked_scatter(Context& cx, const Node& n, NodeState&);
 // embedding_bag (and _embedding_bag): bags of rows summed, averaged or maxed; output 0 only.
 void lower_embedding_bag(Context& cx, const Node& n, NodeState&);
-// pixel_unshuffle and channel_shuffle: strided reads.
-void lower_unshuffle(Context& cx, const Node& n, NodeState&);
+
+// ---- resize.cpp ----------------------------------------------------
+
+// grid_sampler_2d (grid_sampler): an input read at a grid of points, portable.
 void lower_grid_sample(Context& cx, const Node& n, NodeState&);
 void lower_resize(Context& cx, const Node& n, NodeState&);
 // Linear, bilinear, trilinear, bicubic, 1D nearest and nearest-exact resizes, torch layout.

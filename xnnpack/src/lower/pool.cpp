@@ -318,8 +318,9 @@ void reduce_step(Context& cx, const Node& n, int x0, std::vector<i64> dims, bool
 i64 pooled_length(const Context& cx, const Node& n, i64 in, i64 kernel, i64 stride, i64 pad, i64 dilation, bool ceil_mode) {
   if (stride <= 0 || dilation <= 0 || !shape_rules::pool_padding_fits(kernel, pad))
     fail(ErrorCode::kInvalidArgument, cx.where(n) + ": kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " + std::to_string(pad) + ", dilation " + std::to_string(dilation));
-  if (in + 2 * pad - dilation * (kernel - 1) - 1 < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": window larger than the padded input of " + std::to_string(in));
-  return pooled(in, kernel, stride, pad, dilation, ceil_mode);
+  const auto length = shape_rules::window_output(in, kernel, stride, pad, dilation, ceil_mode);
+  if (!length) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": window larger than the padded input of " + std::to_string(in));
+  return *length;
 }
 
 void lower_pool1d(Context& cx, const Node& n, NodeState&) {
@@ -587,8 +588,7 @@ void lower_fold(Context& cx, const Node& n, NodeState&) {
   }
   // The windows along each dim; none where the dilated kernel is wider than the padded image.
   auto windows = [](i64 size, i64 pad, i64 dilation, i64 kernel, i64 stride) {
-    const i64 room = size + 2 * pad - dilation * (kernel - 1) - 1;
-    return room < 0 ? i64{0} : room / stride + 1;
+    return shape_rules::window_output(size, kernel, stride, pad, dilation).value_or(0);
   };
   f.blocks_h = windows(f.height, f.padding[0], f.dilation[0], f.kernel[0], f.stride[0]);
   f.blocks_w = windows(f.width, f.padding[1], f.dilation[1], f.kernel[1], f.stride[1]);
