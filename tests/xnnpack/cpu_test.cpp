@@ -19,7 +19,7 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/cpu.h"
+#include "platform/cpu.h"
 #include "native/test_models.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/traced_graph.h"

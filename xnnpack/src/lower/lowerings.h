@@ -1,11 +1,11 @@
 // The lowerings: each turns a node into steps on the planning context
-// (runtime/context.h), one file per op family (conv.cpp, conv_winograd.cpp,
+// (plan/context.h), one file per op family (conv.cpp, conv_winograd.cpp,
 // elementwise.cpp, index.cpp, matrix.cpp, norm.cpp, pool.cpp, resize.cpp,
 // scatter.cpp, shape.cpp), each found by the node's op in table.cpp. Private
 // to xnnpack/src.
 #pragma once
 
-#include "runtime/context.h"
+#include "plan/context.h"
 
 namespace tracegraph::xnnpack {
 

@@ -4,7 +4,7 @@
 // of the last run. Private to xnnpack/src.
 #pragma once
 
-#include "runtime/context.h"
+#include "plan/context.h"
 
 namespace tracegraph::xnnpack {
 

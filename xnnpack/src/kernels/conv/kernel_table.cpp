@@ -3,7 +3,7 @@
 #include "kernels/conv/kernel_table.h"
 
 #include "kernels/simd.h"
-#include "runtime/cpu.h"
+#include "platform/cpu.h"
 
 namespace tracegraph::xnnpack::winograd {
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "kernels/layout.h"
-#include "runtime/thread_pool.h"
+#include "platform/thread_pool.h"
 
 namespace tracegraph::xnnpack::winograd {
 

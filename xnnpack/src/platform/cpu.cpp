@@ -1,5 +1,5 @@
 // One detection of the CPU for XNNPACK and our kernels (cpu.h).
-#include "runtime/cpu.h"
+#include "platform/cpu.h"
 
 #include <cctype>
 #include <cstdlib>

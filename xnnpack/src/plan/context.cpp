@@ -1,5 +1,5 @@
 // The planning context's own state: the pool of threads and the memory budget.
-#include "runtime/context.h"
+#include "plan/context.h"
 
 namespace tracegraph::xnnpack {
 

@@ -38,10 +38,10 @@
 #include <unistd.h>
 #endif
 
-#include "runtime/cpu.h"
+#include "platform/cpu.h"
 #include "kernels/layout.h"
 #include "kernels/portable/portable.h"
-#include "runtime/thread_pool.h"
+#include "platform/thread_pool.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/shape_rules.h"
 

@@ -7,7 +7,7 @@
 // reading the outputs. Private to xnnpack/src.
 #pragma once
 
-#include "runtime/support.h"
+#include "plan/support.h"
 #include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph::xnnpack {

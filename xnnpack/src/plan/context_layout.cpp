@@ -1,6 +1,6 @@
 // The planning context's layouts: a tensor in torch's or channels-last order
 // (a transpose step, or a copy made once for a constant), and XNNPACK's tail on constants.
-#include "runtime/context.h"
+#include "plan/context.h"
 
 namespace tracegraph::xnnpack {
 

@@ -1,6 +1,6 @@
 // The planning context's steps: adding them, XNNPACK's status as errors,
 // numbers a node keeps across plans, and work split over the pool's threads.
-#include "runtime/context.h"
+#include "plan/context.h"
 
 namespace tracegraph::xnnpack {
 

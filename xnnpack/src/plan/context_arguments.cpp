@@ -1,6 +1,6 @@
 // The planning context's argument reader: a node's attributes and inputs
 // read against its schema (numbers, lists, tensors, constant weights, the fused activation).
-#include "runtime/context.h"
+#include "plan/context.h"
 
 namespace tracegraph::xnnpack {
 

@@ -1,6 +1,6 @@
 // The planning context's slots and constants: tensors and numbers of a plan,
 // a graph's constants (held as float32 or as int64 words), the memory budget.
-#include "runtime/context.h"
+#include "plan/context.h"
 
 namespace tracegraph::xnnpack {
 
