@@ -54,17 +54,8 @@ constexpr std::size_t kAlignment = 64;
 // XNNPACK may read (never write) a little past the end of its inputs.
 constexpr std::size_t kTailBytes = XNN_EXTRA_BYTES + kAlignment;
 
-inline void init_xnnpack() {
-  // The CPU first: a cap (TRACEGRAPH_MAX_CPU_ISA) must reach cpuinfo's table
-  // before XNNPACK's hardware config reads it.
-  cpu::features();
-  static std::once_flag once;
-  static xnn_status status = xnn_status_success;
-  std::call_once(once, [] { status = xnn_initialize(nullptr); });
-  if (status != xnn_status_success)
-    fail(ErrorCode::kUnsupported, "xnnpack: xnn_initialize failed (status " + std::to_string(status) +
-                                      "): this CPU lacks what XNNPACK needs");
-}
+// XNNPACK initialized once per process, after the CPU's features (and their cap).
+void init_xnnpack();
 
 // Owns one XNNPACK operator.
 struct XnnOp {
@@ -73,18 +64,15 @@ struct XnnOp {
   XnnOp(const XnnOp&) = delete;
   XnnOp& operator=(const XnnOp&) = delete;
   XnnOp(XnnOp&& o) noexcept : op(std::exchange(o.op, nullptr)) {}
-  ~XnnOp() {
-    if (op) xnn_delete_operator(op);
-  }
+  ~XnnOp();
 };
 
 struct AlignedDeleter {
   void operator()(float* p) const { ::operator delete[](p, std::align_val_t(kAlignment)); }
 };
 using AlignedFloats = std::unique_ptr<float[], AlignedDeleter>;
-inline AlignedFloats aligned_floats(std::size_t bytes) {
-  return AlignedFloats(static_cast<float*>(::operator new[](bytes + kTailBytes, std::align_val_t(kAlignment))));
-}
+// `bytes` (and XNNPACK's tail), kAlignment-aligned.
+AlignedFloats aligned_floats(std::size_t bytes);
 
 // Choices measured while planning (Winograd's form, the depthwise kernel),
 // remembered for the process by a key of sizes; graphs on any thread share them.
@@ -107,11 +95,7 @@ class MeasuredChoices {
 };
 
 // The wall-clock seconds f takes.
-inline double seconds_of(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+double seconds_of(const std::function<void()>& f);
 
 // In wasm, a function first runs as V8's baseline (Liftoff) code; its
 // optimized code replaces it only after it has run a while and a background
@@ -125,45 +109,24 @@ inline constexpr double kWarmUpSeconds = 0.05;
 #else
 inline constexpr double kWarmUpSeconds = 0.0;
 #endif
-inline void warm_up(const std::string& family, const std::function<void()>& run) {
-  static std::mutex mutex;
-  static std::map<std::string, double> spent;
-  std::lock_guard<std::mutex> lock(mutex);
-  double& seconds = spent[family];
-  for (int calls = 0; seconds < kWarmUpSeconds && calls < 1000; ++calls) seconds += seconds_of(run);
-}
+void warm_up(const std::string& family, const std::function<void()>& run);
 
 inline i64 numel(const Shape& shape) { return checked_numel(shape); }
-inline i64 prod(const Shape& shape, std::size_t from, std::size_t to) {
-  i64 p = 1;
-  for (std::size_t i = from; i < to && i < shape.size(); ++i) p *= shape[i];
-  return p;
-}
+// The product of dims [from, to).
+i64 prod(const Shape& shape, std::size_t from, std::size_t to);
 inline bool spatial_rank(std::size_t rank) { return rank == 4 || rank == 5; }
 // XNNPACK takes geometry as uint32_t; the sizes were checked against the shapes.
 inline std::uint32_t u32(i64 v) { return static_cast<std::uint32_t>(v); }
 
 // Channels-last storage of a logical [N, C, S...] tensor is [N, S..., C].
-inline Shape physical(const Shape& logical, bool channels_last) {
-  if (!channels_last) return logical;
-  Shape p{logical[0]};
-  for (std::size_t i = 2; i < logical.size(); ++i) p.push_back(logical[i]);
-  p.push_back(logical[1]);
-  return p;
-}
-inline std::size_t physical_axis(std::size_t axis, std::size_t rank, bool channels_last) {
-  if (!channels_last || axis == 0) return axis;
-  return axis == 1 ? rank - 1 : axis - 1;
-}
+Shape physical(const Shape& logical, bool channels_last);
+// Where logical axis `axis` of a rank-`rank` tensor is in that storage.
+std::size_t physical_axis(std::size_t axis, std::size_t rank, bool channels_last);
 // Whether channels-last and plain storage of this shape are the same bytes.
 inline bool layouts_agree(const Shape& s) { return !spatial_rank(s.size()) || s[1] == 1 || prod(s, 2, s.size()) == 1; }
 
-inline i64 normalize_dim(i64 dim, std::size_t rank, const std::string& where) {
-  const i64 r = static_cast<i64>(rank);
-  if (dim < -std::max<i64>(r, 1) || dim >= std::max<i64>(r, 1)) fail(ErrorCode::kOutOfRange, where + ": dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(r));
-  if (r == 0) return 0;  // a 0-d tensor: dim 0 and -1 both name it
-  return dim < 0 ? dim + r : dim;
-}
+// A dim in [-rank, rank) as its index (kOutOfRange naming `where` otherwise).
+i64 normalize_dim(i64 dim, std::size_t rank, const std::string& where);
 
 // "relu_" for "aten::relu_" and for torch.export's "aten.relu_.default"; a
 // view's copying form that has no lowering of its own (select_copy,
