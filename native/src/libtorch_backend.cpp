@@ -409,7 +409,7 @@ class LibTorchBackend final : public Backend {
     const bool input_given = !step.args.empty() && step.args[0].kind == Arg::Kind::kValue;
     const Value* input = input_given ? value_of[static_cast<std::size_t>(step.args[0].slots[0])] : nullptr;
     const std::size_t rank = input && input->shape ? input->shape->size() : 0;
-    conv.spatial = name == "aten::conv2d" ? 2 : name == "aten::conv3d" ? 3 : rank >= 2 ? rank - 2 : 0;
+    conv.spatial = named_spatial_rank(name).value_or(rank >= 2 ? rank - 2 : 0);
     if (conv.spatial != 2 && conv.spatial != 3) return;
     if (step.args.size() <= conv.groups_at || step.args[0].kind != Arg::Kind::kValue || step.args[1].kind != Arg::Kind::kValue) return;
     for (std::size_t a : {std::size_t{3}, std::size_t{4}, std::size_t{5}, conv.groups_at}) {

@@ -119,6 +119,15 @@ std::string functional_op_name(std::string_view op) {
   return std::string(op.substr(0, op.size() - 1));
 }
 
+std::optional<std::size_t> named_spatial_rank(std::string_view op) {
+  const std::string_view base = op_base(op);
+  for (std::size_t rank : {1, 2, 3}) {
+    const char name[] = {static_cast<char>('0' + rank), 'd', '\0'};
+    if (base.find(name) != std::string_view::npos) return rank;
+  }
+  return std::nullopt;
+}
+
 bool is_view_op(std::string_view op) {
   static constexpr std::array kViews = {"view", "reshape", "slice", "narrow", "select", "permute", "transpose",
                                         "t", "squeeze", "unsqueeze", "flatten", "expand", "expand_as",

@@ -189,7 +189,7 @@ class NodeCheck {
     }
     if (c == "conv" || c == "conv_transpose") return convolution(c == "conv_transpose");
     if (c == "max_pool" || c == "avg_pool") {
-      const std::size_t k = base.find("1d") != std::string::npos ? 1 : base.find("3d") != std::string::npos ? 3 : 2;
+      const std::size_t k = named_spatial_rank(base).value_or(2);
       return pooling(k, c == "max_pool");
     }
     if (c == "upsample") return resize();

@@ -168,6 +168,16 @@ TEST(OpTableTest, MapsTheFormatsNamesToCanonicalOps) {
   EXPECT_EQ(functional_op_name("aten::clamp_"), "aten::clamp");
 }
 
+TEST(OpTableTest, TheSpatialRankAnOpsNameGives) {
+  EXPECT_EQ(named_spatial_rank("aten::max_pool3d_with_indices"), 3u);
+  EXPECT_EQ(named_spatial_rank("aten.avg_pool2d_backward.default"), 2u);
+  EXPECT_EQ(named_spatial_rank("aten::upsample_nearest1d"), 1u);
+  EXPECT_EQ(named_spatial_rank("grid_sampler_2d"), 2u);
+  EXPECT_EQ(named_spatial_rank("aten::conv_transpose3d"), 3u);
+  EXPECT_FALSE(named_spatial_rank("aten::_convolution"));
+  EXPECT_FALSE(named_spatial_rank("aten::relu"));
+}
+
 TEST(ModuleGraphTest, GivesTheSeedsView) {
   Model m;
   m.then("aten::hardtanh", attrs({{"min_val", 0.0}, {"max_val", 1.0}}));

@@ -52,6 +52,11 @@ bool is_inplace_op(std::string_view op);
 std::string functional_op_name(std::string_view op);
 // Ops whose output is a view of (shares memory with) their first input.
 bool is_view_op(std::string_view op);
+// The spatial rank an op's name gives: 3 for "max_pool3d_with_indices", 2
+// for "aten::conv2d" and "grid_sampler_2d", 1 for "upsample_nearest1d";
+// nullopt where it names none ("aten::_convolution": the input's rank says).
+// The one reading of it that validation and both backends share.
+std::optional<std::size_t> named_spatial_rank(std::string_view op);
 
 // A node's constant argument `name` read as its schema's type, whatever the
 // file wrote for it: the one decoder of arguments that the op table, the

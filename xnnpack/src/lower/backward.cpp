@@ -30,7 +30,7 @@ void expect_shape(const Context& cx, const Node& n, std::string_view what, const
 void pool_backward(Context& cx, const Node& n, const std::string& base) {
   const int grad = cx.as_layout(cx.tensor_arg(n, "grad_output", 0), false), self = cx.as_layout(cx.tensor_arg(n, "self", 1), false);
   const Shape gs = cx.slot(grad).shape, xs = cx.slot(self).shape;
-  const std::size_t spatial = base.find("3d") != std::string::npos ? 3 : 2;
+  const std::size_t spatial = named_spatial_rank(base).value_or(2);
   if (xs.size() < spatial + 1 || gs.size() != xs.size() || !std::equal(gs.begin(), gs.end() - static_cast<std::ptrdiff_t>(spatial), xs.begin()))
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": grad_output " + shape_str(gs) + " for self " + shape_str(xs));
   const i64 planes = prod(xs, 0, xs.size() - spatial), in_plane = prod(xs, xs.size() - spatial, xs.size()),

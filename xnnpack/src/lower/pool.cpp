@@ -16,13 +16,6 @@ bool used(const Graph& g, ValueId v) {
   return !g.value(v).users.empty() || std::find(outs.begin(), outs.end(), v) != outs.end();
 }
 
-// The spatial rank an op's name gives ("max_pool3d_with_indices": 3), else `fallback`.
-std::size_t named_rank(std::string_view base, std::size_t fallback) {
-  for (std::size_t r : {1, 2, 3})
-    if (base.find(std::to_string(r) + "d") != std::string_view::npos) return r;
-  return fallback;
-}
-
 // A pooling's stride: the kernel's when none is given, one number for every dim.
 std::vector<i64> pool_stride(const Context& cx, const Node& n, const std::vector<i64>& kernel) {
   std::vector<i64> stride = cx.ints_arg(n, "stride").value_or(std::vector<i64>{});
@@ -177,7 +170,7 @@ void lower_adaptive_pool(Context& cx, const Node& n, NodeState& st) {
   std::string base = base_op(n.op);
   if (base.front() == '_') base.erase(0, 1);  // torch.export's _adaptive_avg_pool2d
   const bool max = base.rfind("adaptive_max", 0) == 0;
-  const std::size_t rank = named_rank(base, 2);
+  const std::size_t rank = named_spatial_rank(base).value_or(2);
   const int x0 = cx.tensor_arg(n, "self", 0);
   const Shape xs = cx.slot(x0).shape;
   if (xs.size() != rank + 1 && xs.size() != rank + 2)
@@ -221,7 +214,7 @@ void lower_adaptive_pool(Context& cx, const Node& n, NodeState& st) {
 }
 
 void lower_max_pool_portable(Context& cx, const Node& n, NodeState&) {
-  const std::size_t rank = named_rank(base_op(n.op), 2);
+  const std::size_t rank = named_spatial_rank(base_op(n.op)).value_or(2);
   const int x = cx.tensor_arg(n, "self", 0);
   const Shape xs = cx.slot(x).shape;
   if (xs.size() != rank + 1 && xs.size() != rank + 2)
@@ -529,7 +522,7 @@ void lower_sort(Context& cx, const Node& n, NodeState&) {
 
 void lower_avg_pool_portable(Context& cx, const Node& n, NodeState&) {
   const std::string base = base_op(n.op);
-  const std::size_t rank = base.find("3d") != std::string::npos ? 3 : 2;
+  const std::size_t rank = named_spatial_rank(base).value_or(2);
   const int x = cx.tensor_arg(n, "self", 0);
   const Shape xs = cx.slot(x).shape;
   if (xs.size() != rank + 1 && xs.size() != rank + 2)

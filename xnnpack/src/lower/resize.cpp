@@ -50,7 +50,7 @@ void lower_resize(Context& cx, const Node& n, NodeState&) {
 
 void lower_resize_portable(Context& cx, const Node& n, NodeState&) {
   const std::string base = base_op(n.op);
-  const std::size_t rank = base.find("1d") != std::string::npos ? 1 : base.find("3d") != std::string::npos ? 3 : 2;
+  const std::size_t rank = named_spatial_rank(base).value_or(2);
   const int x = cx.tensor_arg(n, input_for_arg(n, "input", 0) ? "input" : "self", 0);
   const Shape xs = cx.slot(x).shape;
   if (xs.size() != rank + 2) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " for a resize over " + std::to_string(rank) + " dims");
