@@ -1,7 +1,7 @@
 # One precompiled <ATen/ATen.h> for the executables that include LibTorch (the
 # CLI, the native and XNNPACK test programs, the read benchmark).
 #
-# ATen.h is about 30 s of every compile that includes it (40 s under the
+# ATen.h is about 30 s of every compile that includes it (20 s under the
 # sanitizers), whatever the source itself holds; precompiled once, a source
 # loads it in about 4 s. A precompiled header is only valid for the flags it
 # was made with (-fPIE and -fPIC differ, so do the sanitizers' flags), so it is
