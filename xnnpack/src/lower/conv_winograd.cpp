@@ -253,14 +253,19 @@ void measurement_shape(const WinogradConv& wc, bool few_tiles, i64 (&sizes)[3], 
   images = 1;
 }
 
+// The measurement's buffers, in floats: input, output, V and M.
+struct MeasureBuffers {
+  i64 in, out, v, m;
+};
+
 // Times the direct convolution and each form on the measured shape: each
 // warmed up (warm_up(), by its kernels), a first run each untimed (it makes
 // the direct convolution's operator and touches the buffers), a timed one,
 // then three rounds, taking turns, of those within 1.25x of the best; each
 // keeps its fastest. The fastest form, or direct (a tie keeps it).
-Form time_forms(const WinogradConv& wc, const std::vector<std::pair<Form, winograd::Geometry>>& measured, const i64 (&numels)[4], i64 images,
+Form time_forms(const WinogradConv& wc, const std::vector<std::pair<Form, winograd::Geometry>>& measured, const MeasureBuffers& sizes_of, i64 images,
                 const i64* sizes, const DirectRun& direct) {
-  const auto [in_numel, out_numel, v_numel, m_numel] = numels;
+  const auto [in_numel, out_numel, v_numel, m_numel] = sizes_of;
   Context& cx = wc.cx;
   std::size_t ws = 0;
   std::map<int, NodeState::WinogradGemm> trials;
@@ -340,8 +345,7 @@ Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool 
   if (wc.rank == 3) bytes += 4.0 * 3 * out_pixels * static_cast<double>(wc.in_channels);
   Form fastest;
   if (bytes <= static_cast<double>(wc.cx.memory_budget()) / 4) {
-    const i64 numels[4] = {in_numel, out_numel, v_numel, m_numel};
-    fastest = time_forms(wc, measured, numels, images, sizes, direct);
+    fastest = time_forms(wc, measured, MeasureBuffers{in_numel, out_numel, v_numel, m_numel}, images, sizes, direct);
   }
   choices.put(key, fastest);
   return fastest;
