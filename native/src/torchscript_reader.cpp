@@ -825,7 +825,7 @@ ExportedGraph read_torchscript(const torch::jit::Module& module, const TorchScri
   return translate_torch_errors(ErrorCode::kUnsupported, std::string(source), [&] { return Reader(std::string(source), options).read(module); });
 }
 
-ExportedGraph read_torchscript(const std::string& path, const TorchScriptOptions& options) {
+torch::jit::Module load_torchscript_module(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) fail(ErrorCode::kIo, path + ": is a directory, not a TorchScript file");
   if (!std::filesystem::exists(path, ec)) fail(ErrorCode::kIo, path + ": no such file");
@@ -836,7 +836,20 @@ ExportedGraph read_torchscript(const std::string& path, const TorchScriptOptions
   } catch (const std::exception& e) {
     fail_load(path, e.what());
   }
-  return read_torchscript(module, options, path);
+  return module;
+}
+
+ExportedGraph read_torchscript(const std::string& path, const TorchScriptOptions& options) {
+  return read_torchscript(load_torchscript_module(path), options, path);
+}
+
+std::vector<std::string> torchscript_input_names(const torch::jit::Module& module) {
+  // convert() adds the inputs first, each under its debug name (input 0 is
+  // the module itself); the names of one graph are already unique.
+  std::vector<std::string> names;
+  const auto inputs = module.get_method("forward").graph()->inputs();
+  for (std::size_t i = 1; i < inputs.size(); ++i) names.push_back(inputs[i]->debugName());
+  return names;
 }
 
 }  // namespace tracegraph::native

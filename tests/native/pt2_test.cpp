@@ -10,7 +10,7 @@
 #include <fstream>
 #include <set>
 
-#include "cli_run.h"
+#include "cli/cli_run.h"
 #include "test_models.h"
 #include "test_util.h"
 #include "zoo_models.h"

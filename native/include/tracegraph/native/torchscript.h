@@ -45,4 +45,13 @@ ExportedGraph read_torchscript(const std::string& path, const TorchScriptOptions
 ExportedGraph read_torchscript(const torch::jit::Module& module, const TorchScriptOptions& options = {},
                                std::string_view source = "<module>");
 
+// The module of a TorchScript file, on the CPU, with the errors of
+// read_torchscript(path) (kIo, then LibTorch's own, named by the file): for a
+// caller that reads it and runs it too, loading it once.
+torch::jit::Module load_torchscript_module(const std::string& path);
+
+// The names read_torchscript gives a module's forward inputs, in order,
+// without reading the module (what `-i NAME=FILE` is matched against).
+std::vector<std::string> torchscript_input_names(const torch::jit::Module& module);
+
 }  // namespace tracegraph::native

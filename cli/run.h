@@ -16,7 +16,7 @@ struct RunOptions {
   std::vector<Shape> random;        // --random SHAPE: seeded inputs, in order (random_input(): of the input's dtype where the file says it)
   // -o: one FILE.npy per output in order, or one FILE.safetensors with every output by name.
   std::vector<std::string> outputs;
-  std::string backend = "libtorch";  // or "xnnpack"
+  std::string backend = "libtorch";  // a registered backend's name (backends.h)
   int threads = 0;                   // 0: the backend's default
   std::string device = "cpu";
 };

@@ -16,15 +16,13 @@
 #include <functional>
 #include <optional>
 
+#include "backends.h"
 #include "run.h"
 #include "timing.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
 #include "tracegraph/pt2.h"
-#ifdef TRACEGRAPH_HAS_XNNPACK
-#include "tracegraph/xnnpack/backend.h"
-#endif
 
 namespace tracegraph::cli {
 namespace {
@@ -168,72 +166,6 @@ void print_libtorch_plan(const std::vector<native::LibTorchStep>& plan) {
               plan.size(), onednn, activations, residual, in_place, packed);
 }
 
-#ifdef TRACEGRAPH_HAS_XNNPACK
-// The optimized graph on XNNPACK with the per-node profile (a run of its own,
-// apart from the timed ones): the slowest nodes with their GFLOP/s, and the
-// convolutions' total, so that the next slow kernel is visible.
-void print_xnnpack_profile(TracedGraph& g, const std::vector<at::Tensor>& inputs, int threads, int warmup, int runs) {
-  g.optimize();
-  auto owned = std::make_unique<xnnpack::XnnpackBackend>(xnnpack::Options{threads, true});
-  const xnnpack::XnnpackBackend* backend = owned.get();
-  g.set_backend(std::move(owned));
-  g.finalize();
-  std::vector<Tensor> flat;
-  for (const auto& t : inputs) flat.push_back(native::from_aten(t));
-  for (int i = 0; i < warmup; ++i) g.run(flat);
-  // The profile is of the last run: keep each node's fastest of `runs`.
-  std::vector<xnnpack::NodeTime> best;
-  for (int i = 0; i < std::max(1, runs); ++i) {
-    g.run(flat);
-    const auto times = backend->profile();
-    if (best.empty()) best = times;
-    for (std::size_t k = 0; k < times.size() && k < best.size(); ++k) best[k].milliseconds = std::min(best[k].milliseconds, times[k].milliseconds);
-  }
-  double total_ms = 0, conv_ms = 0, conv_flops = 0, layout_ms = 0;
-  int layout_changes = 0;
-  for (const auto& t : best) {
-    total_ms += t.milliseconds;
-    layout_changes += t.layout_changes;
-    layout_ms += t.layout_milliseconds;
-    if (t.flops > 0) {
-      conv_ms += t.milliseconds;
-      conv_flops += t.flops;
-    }
-  }
-  std::vector<xnnpack::NodeTime> slowest = best;
-  std::stable_sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.milliseconds > b.milliseconds; });
-  slowest.resize(std::min<std::size_t>(slowest.size(), 10));
-  std::printf("xnnpack profile (optimized, %d threads, each node's fastest of %d runs): %.2f ms in nodes; convolutions and matrix products "
-              "%.2f GFLOP in %.2f ms = %.1f GFLOP/s\n",
-              threads, std::max(1, runs), total_ms, conv_flops / 1e9, conv_ms, conv_ms > 0 ? conv_flops / (conv_ms * 1e6) : 0.0);
-  std::printf("layout changes inside the graph (channels-last <-> torch's order, before a node): %d, %.2f ms\n", layout_changes, layout_ms);
-  std::printf("  %-32s %-28s %9s %9s %10s  %s\n", "node", "op", "ms", "share", "GFLOP/s", "engine");
-  for (const auto& t : slowest) {
-    char gflops[32] = "-";
-    if (t.flops > 0) std::snprintf(gflops, sizeof gflops, "%.1f", t.gflops());
-    std::printf("  %-32s %-28s %9.3f %8.1f%% %10s  %s\n", t.node.substr(0, 32).c_str(), t.op.substr(0, 28).c_str(), t.milliseconds,
-                total_ms > 0 ? 100 * t.milliseconds / total_ms : 0.0, gflops,
-                (std::string(xnnpack::engine_name(t.engine)) + (t.column_blocks ? " in " + std::to_string(t.column_blocks) + " column blocks" : "") +
-                 (t.pixel_fold > 1 ? ", " + std::to_string(t.pixel_fold) + " pixels folded" : "") +
-                 (t.winograd.empty() ? "" : ", " + t.winograd))
-                    .c_str());
-  }
-  // The same time by op: where a kind of node (attention, norms) takes its share.
-  std::map<std::string, std::pair<int, double>> by_op;
-  for (const auto& t : best) {
-    auto& [count, ms] = by_op[t.op];
-    ++count;
-    ms += t.milliseconds;
-  }
-  std::vector<std::pair<std::string, std::pair<int, double>>> ops(by_op.begin(), by_op.end());
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-  ops.resize(std::min<std::size_t>(ops.size(), 8));
-  std::printf("  %-48s %6s %9s %9s\n", "by op", "nodes", "ms", "share");
-  for (const auto& [op, cm] : ops)
-    std::printf("  %-48s %6d %9.3f %8.1f%%\n", op.substr(0, 48).c_str(), cm.first, cm.second, total_ms > 0 ? 100 * cm.second / total_ms : 0.0);
-}
-#endif
-
 }  // namespace
 
 int bench(const BenchOptions& o) {
@@ -293,40 +225,40 @@ int bench(const BenchOptions& o) {
     plan = native::libtorch_plan(*g->backend());
     return [g, &inputs] { native::run(*g, inputs); };
   }));
-#ifdef TRACEGRAPH_HAS_XNNPACK
-  if (o.device == "cpu") {
-    // XNNPACK allocates outside LibTorch's allocator: its row's memory is the
-    // planned arena of intermediates.
-    std::optional<std::size_t> arena_bytes;
-    auto on_xnnpack = [&](const char* name, xnnpack::ConvAlgorithm algorithm) {
-      results.push_back(measure(name, o, [&]() -> std::function<void()> {
+  // Each other backend's rows (on the CPU, where they all run), on the
+  // optimized graph; the memory column is what the backend planned where it
+  // allocates outside LibTorch's allocator.
+  std::vector<Tensor> flat;
+  for (const auto& t : inputs) flat.push_back(native::from_aten(t.cpu()));
+  struct Compared {
+    const BackendEntry* backend;
+    std::size_t first_row;
+  };
+  std::vector<Compared> compared;
+  for (const BackendEntry& b : backends()) {
+    if (b.bench_variants.empty() || o.device != "cpu") continue;
+    compared.push_back({&b, results.size()});
+    for (const BenchVariant& variant : b.bench_variants) {
+      std::optional<std::size_t> planned;
+      results.push_back(measure(variant.row, o, [&]() -> std::function<void()> {
         auto g = read_graph();
         g->optimize();
-        xnnpack::Options options{at::get_num_threads()};
-        options.conv_algorithm = algorithm;
-        auto backend = std::make_unique<xnnpack::XnnpackBackend>(options);
-        const xnnpack::XnnpackBackend* xnn = backend.get();
+        auto backend = variant.make({at::get_num_threads()});
+        const Backend* made = backend.get();
         g->set_backend(std::move(backend));
         g->finalize();
-        arena_bytes = xnn->arena_bytes();  // planned at finalize: the input shapes are known
-        std::vector<Tensor> flat;
-        for (const auto& t : inputs) flat.push_back(native::from_aten(t));
-        return [g, flat] { g->run(flat); };
+        if (b.planned_bytes) planned = b.planned_bytes(*made);  // planned at finalize: the input shapes are known
+        return [g, &flat] { g->run(flat); };
       }));
-      if (arena_bytes && !results.back().error) results.back().peak_mib = static_cast<double>(*arena_bytes) / (1024.0 * 1024.0);
-    };
-    // Each 3x3 convolution as Winograd or directly, whichever measured faster
-    // at finalize; then all of them directly, for the ratio.
-    on_xnnpack("tracegraph optimized on xnnpack", xnnpack::ConvAlgorithm::kFastest);
-    on_xnnpack("  ... direct convolutions only", xnnpack::ConvAlgorithm::kDirect);
+      if (planned && !results.back().error) results.back().peak_mib = static_cast<double>(*planned) / (1024.0 * 1024.0);
+    }
   }
-#endif
 
   std::printf("tracegraph bench %s on %s, %d threads: %d warm runs after %d warm-ups\n", o.model.c_str(), o.device.c_str(),
               at::get_num_threads(), o.runs, o.warmup);
-#ifdef TRACEGRAPH_HAS_XNNPACK
-  std::printf("xnnpack kernels: %s\n", xnnpack::XnnpackBackend::instruction_set().c_str());
-#endif
+  for (const auto& c : compared) {
+    if (c.backend->kernels) std::printf("%s kernels: %s\n", c.backend->name.c_str(), c.backend->kernels().c_str());
+  }
   std::printf("%-36s %9s %9s %10s %19s %10s\n", "variant", "load ms", "first ms", "median ms", "p10..p90 ms", "peak MiB");
   for (const auto& r : results) {
     if (r.error) {
@@ -350,15 +282,19 @@ int bench(const BenchOptions& o) {
     }
   }
   print_libtorch_plan(plan);
-#ifdef TRACEGRAPH_HAS_XNNPACK
-  if (o.device == "cpu" && results.size() >= 7 && !results[5].error && !results[6].error)
-    std::printf("xnnpack, fastest / direct convolutions: %.2fx median, %.2fx first run (finalize measures each 3x3 shape)\n",
-                results[5].median_ms / results[6].median_ms, results[5].first_ms / results[6].first_ms);
-#endif
+  for (const auto& c : compared) {
+    const std::size_t k = c.first_row;
+    if (c.backend->variants_ratio.empty() || k + 1 >= results.size() || results[k].error || results[k + 1].error) continue;
+    std::printf("%s, %s: %.2fx median, %.2fx first run\n", c.backend->name.c_str(), c.backend->variants_ratio.c_str(),
+                results[k].median_ms / results[k + 1].median_ms, results[k].first_ms / results[k + 1].first_ms);
+  }
   if (report) std::printf("the default pipeline on this model:\n%s", report->table().c_str());
-#ifdef TRACEGRAPH_HAS_XNNPACK
-  if (o.device == "cpu") print_xnnpack_profile(*read_graph(), inputs, at::get_num_threads(), o.warmup, o.runs);
-#endif
+  for (const auto& c : compared) {
+    if (!c.backend->bench_profile) continue;
+    auto g = read_graph();
+    g->optimize();
+    c.backend->bench_profile(*g, flat, at::get_num_threads(), o.warmup, o.runs);
+  }
   return 0;
 }
 

@@ -3,7 +3,7 @@
 #include "run.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
+#include <torch/csrc/jit/api/module.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,19 +12,18 @@
 #include <map>
 #include <optional>
 
+#include "backends.h"
 #include "timing.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
+#include "tracegraph/native/torchscript.h"
 #include "tracegraph/npy.h"
 #include "tracegraph/pt2.h"
 #include "tracegraph/safetensors.h"
 #include "tracegraph/traced_graph.h"
-#ifdef TRACEGRAPH_HAS_XNNPACK
-#include "tracegraph/xnnpack/backend.h"
-#endif
 
 namespace tracegraph::cli {
 namespace {
@@ -137,49 +136,47 @@ Tensor random_input(const Shape& shape, std::optional<DType> dtype) {
 }
 
 int run_model(const RunOptions& o) {
-  if (o.backend != "libtorch" && o.backend != "xnnpack") fail(ErrorCode::kInvalidArgument, "--backend '" + o.backend + "': expected libtorch or xnnpack");
-  // An exported graph or a .pt2 is read once, then given the inputs' shapes
-  // (a torch.export.Dim's symbols bound); TorchScript is read with the inputs
-  // as examples (every value gets its shape), so for inputs by name its input
-  // names are read first.
+  const BackendEntry& backend = find_backend(o.backend);
+  // The model is read once, onto the one backend it runs on. An exported
+  // graph or a .pt2 is read, then given the inputs' shapes (a
+  // torch.export.Dim's symbols bound); TorchScript is read with the inputs as
+  // examples (every value gets its shape), so its module is loaded first and
+  // its input names come from the module, for inputs given by name.
   const bool exported = extension(o.model) == ".json" || is_pt2_file(o.model);
   auto start = Clock::now();
   std::optional<TracedGraph> loaded;
+  std::optional<torch::jit::Module> module;
   std::vector<std::optional<DType>> dtypes;
+  std::vector<std::string> names;
   if (exported) {
-    loaded.emplace(native::load(o.model));
+    loaded.emplace(TracedGraph::from_exported(native::read_model(o.model), backend.make({o.threads})));
     for (ValueId v : loaded->graph().inputs()) dtypes.push_back(loaded->graph().value(v).dtype);
+    names = loaded->input_names();
+  } else {
+    module = native::load_torchscript_module(o.model);
+    names = native::torchscript_input_names(*module);
   }
   const std::vector<GivenInput> given = gather_inputs(o, dtypes);
   bool by_name = false;
   for (const auto& g : given) by_name = by_name || !g.name.empty();
   std::vector<Tensor> inputs;
   if (by_name) {
-    inputs = order_inputs(given, exported ? loaded->input_names() : native::read_model(o.model).graph.input_names(), o.model);
+    inputs = order_inputs(given, names, o.model);
   } else {
     for (const auto& g : given) inputs.push_back(g.tensor);
   }
   if (exported) {
     std::vector<Shape> shapes;
     for (const Tensor& t : inputs) shapes.push_back(t.shape());
-    if (shapes.size() == loaded->input_names().size()) loaded->set_input_shapes(shapes);
+    if (shapes.size() == names.size()) loaded->set_input_shapes(shapes);
   } else {
     native::TorchScriptOptions options;
     options.example_inputs = inputs;
-    loaded.emplace(native::load(o.model, options));
+    loaded.emplace(TracedGraph::from_exported(native::read_torchscript(*module, options, o.model), backend.make({o.threads})));
   }
   TracedGraph& g = *loaded;
   const double read_ms = ms_since(start);
   check_output_files(o, g.output_names().size());
-  if (o.backend == "xnnpack") {
-#ifdef TRACEGRAPH_HAS_XNNPACK
-    g.set_backend(xnnpack::make_backend(xnnpack::Options{o.threads == 0 ? 1 : o.threads}));
-#else
-    fail(ErrorCode::kUnsupported, "this tracegraph was built without the XNNPACK backend");
-#endif
-  } else if (o.threads > 0) {
-    at::set_num_threads(o.threads);
-  }
   g.to(o.device);
   start = Clock::now();
   g.finalize();
@@ -195,9 +192,7 @@ int run_model(const RunOptions& o) {
   const auto activations = output_activation(graph);
   std::printf("model       %s (%zu nodes, read in %.1f ms)\n", o.model.c_str(), graph.num_nodes(), read_ms);
   std::printf("backend     %s on %s (finalize %.1f ms)\n", g.backend()->name().c_str(), g.device().str().c_str(), finalize_ms);
-#ifdef TRACEGRAPH_HAS_XNNPACK
-  if (o.backend == "xnnpack") std::printf("kernels     %s\n", xnnpack::XnnpackBackend::instruction_set().c_str());
-#endif
+  if (backend.kernels) std::printf("kernels     %s\n", backend.kernels().c_str());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     std::printf("input  %zu    %%%s: %s%s\n", i, graph.value(graph.inputs()[i]).name.c_str(), std::string(dtype_name(inputs[i].dtype())).c_str(),
                 shape_str(inputs[i].shape()).c_str());

@@ -4,15 +4,17 @@
 #include <filesystem>
 #include <memory>
 
-#include "native/cli_run.h"
-#include "native/test_models.h"
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_run.h"
 #include "test_util.h"
 
 namespace {
 
 using tracegraph::testing::CliRun;
-using tracegraph::testing::model_path;
 using tracegraph::testing::run_cli;
+
+std::string model_path(const std::string& file) { return std::string(TRACEGRAPH_MODELS_DIR) + "/" + file; }
 
 TEST(CliTest, InspectPrintsNodesValuesParametersAndActivation) {
   CliRun r = run_cli("inspect " + model_path("unet3d_sigmoid_traced.ts") + " --input-shape 1,1,44,44,44");

@@ -4,7 +4,7 @@
 //   tracegraph export MODEL -o DIR [--input-shape ...]...
 //   tracegraph ops [--markdown]
 //   tracegraph check MODEL --input-shape ... [--threads N] [--tolerance X]
-//   tracegraph run MODEL -i INPUT... [-o OUTPUT]... [--backend libtorch|xnnpack] [--threads N] [--device cpu|cuda]
+//   tracegraph run MODEL -i INPUT... [-o OUTPUT]... [--backend NAME] [--threads N] [--device cpu|cuda]
 //
 // MODEL is a TorchScript file (.ts, .pt), a torch.export archive (.pt2) or an exported graph (.json).
 // Errors are one line on stderr and a non-zero exit: 1 for a model that
@@ -19,8 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "backends.h"
 #include "bench.h"
 #include "check.h"
+#include "ops.h"
 #include "run.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/exported_graph.h"
@@ -28,22 +30,22 @@
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
 #include "tracegraph/op_table.h"
-#ifdef TRACEGRAPH_HAS_XNNPACK
-#include "tracegraph/xnnpack/backend.h"
-#endif
 
 namespace tg = tracegraph;
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: tracegraph inspect MODEL [--input-shape D,D,...]... [--json]\n"
+// The backends are the ones this build registered (backends.h).
+std::string usage() {
+  std::string backends;
+  for (const auto& b : tg::cli::backends()) backends += (backends.empty() ? "" : "|") + b.name;
+  return "usage: tracegraph inspect MODEL [--input-shape D,D,...]... [--json]\n"
     "       tracegraph export MODEL -o DIR [--input-shape D,D,...]...\n"
     "       tracegraph optimize MODEL [--input-shape D,D,...]... [--json] [-o DIR] [--disable NAME]...\n"
     "       tracegraph ops [--markdown]\n"
     "       tracegraph check MODEL --input-shape D,D,... [--threads N] [--tolerance X]\n"
     "       tracegraph bench MODEL --input-shape D,D,... [--runs N] [--warmup N] [--threads N] [--device cpu|cuda]\n"
-    "       tracegraph run MODEL (-i INPUT | --random D,D,...)... [-o OUTPUT]... [--backend libtorch|xnnpack]\n"
+    "       tracegraph run MODEL (-i INPUT | --random D,D,...)... [-o OUTPUT]... [--backend " + backends + "]\n"
     "                      [--threads N] [--device cpu|cuda]\n"
     "INPUT: FILE.npy (inputs in order), NAME=FILE.npy, or FILE.safetensors (inputs by name).\n"
     "OUTPUT: FILE.npy per output, in order, or one FILE.safetensors (outputs by name).\n"
@@ -51,6 +53,7 @@ constexpr const char* kUsage =
     "       or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
     "               with it, every value gets its dtype and shape.\n";
+}
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -102,7 +105,7 @@ Args parse_args(int argc, char** argv) {
   if (argc < 2) throw UsageError("missing command");
   a.command = argv[1];
   if (a.command == "-h" || a.command == "--help") {
-    std::cout << kUsage;
+    std::cout << usage();
     std::exit(0);
   }
   if (a.command != "inspect" && a.command != "export" && a.command != "bench" && a.command != "optimize" && a.command != "check" && a.command != "ops" && a.command != "run") throw UsageError("unknown command '" + a.command + "'");
@@ -145,8 +148,11 @@ Args parse_args(int argc, char** argv) {
   if (a.command == "export" && a.out_dir.empty()) throw UsageError("export needs -o DIR");
   if (a.command == "bench" && a.shapes.empty()) throw UsageError("bench needs --input-shape for each input");
   if (a.command != "run" && (!a.run.inputs.empty() || !a.run.random.empty())) throw UsageError("-i and --random are for run");
-  if (a.command == "run" && a.run.backend != "libtorch" && a.run.backend != "xnnpack")
-    throw UsageError("--backend '" + a.run.backend + "': expected libtorch or xnnpack");
+  if (a.command == "run") {
+    bool known = false;
+    for (const auto& b : tg::cli::backends()) known = known || b.name == a.run.backend;
+    if (!known) throw UsageError("--backend '" + a.run.backend + "': expected " + tg::cli::backend_names());
+  }
   return a;
 }
 
@@ -245,72 +251,8 @@ void inspect_text(const tg::ExportedGraph& eg, const std::string& model) {
   }
 }
 
-// Every op the op table knows or a backend runs: its canonical name and the
-// backends that run it. docs/ops.md is this, as markdown.
-int list_ops(bool markdown) {
-  std::set<std::string> names;
-  for (const auto& op : tg::known_ops()) names.insert(op);
-#ifdef TRACEGRAPH_HAS_XNNPACK
-  // What runs each lowered op on the XNNPACK backend ("no": nothing).
-  std::map<std::string, std::string> xnnpack;
-  for (const auto& op : tg::xnnpack::lowered_ops()) {
-    // An in-place variant runs where its functional form does (inplace_to_functional).
-    const std::string functional = tg::functional_op_name("aten::" + op).substr(6);
-    std::string engines;
-    for (tg::xnnpack::Engine e : tg::xnnpack::op_engines(op).value_or(std::vector<tg::xnnpack::Engine>{})) {
-      const std::string name = e == tg::xnnpack::Engine::kNone ? "view" : e == tg::xnnpack::Engine::kWinograd ? "ours" : std::string(tg::xnnpack::engine_name(e));
-      engines += (engines.empty() ? "" : ", ") + name;
-    }
-    xnnpack[functional] = engines.empty() ? "view" : engines;
-    names.insert(functional);
-  }
-#endif
-  auto libtorch_name = [](const std::string& op) -> std::string {
-    for (const char* ns : {"aten::", "prim::"}) {
-      if (tg::native::has_libtorch_op(ns + op)) return ns + op;
-    }
-    return {};
-  };
-  if (markdown) {
-    std::cout << "# Ops\n\n"
-                 "Generated by `scripts/make_ops_doc.sh` (`tracegraph ops --markdown`) from the op table\n"
-                 "(`sdk/src/op_table.cpp`) and the backends; a test fails when it is stale.\n\n"
-                 "- **canonical**: the SDK's name for the op (what the optimizer and the activation analysis read);\n"
-                 "  blank where the table does not read the op (it still runs where a backend has it).\n"
-                 "- **LibTorch**: the LibTorch backend runs every op in LibTorch's registry, by its exact overload.\n"
-                 "- **XNNPACK**: what runs the op on the XNNPACK backend, natively and in wasm (`no`: it is refused at\n"
-                 "  `finalize()`, by name): `xnnpack`, XNNPACK's operators; `ours`, our convolution kernels (Winograd,\n"
-                 "  depthwise, pointwise, unfolded); `portable`, a plain C++ kernel of ours; `view`, nothing at the run (a\n"
-                 "  view, a size or a constant known while planning). Where several are listed the shape or the arguments\n"
-                 "  choose. The op sweep (docs/op_sweep.md) checks that every node it runs ran on one its op lists.\n\n"
-                 "| op | canonical | LibTorch | XNNPACK |\n|---|---|---|---|\n";
-  } else {
-    std::printf("%-40s %-18s %-9s %s\n", "op", "canonical", "libtorch", "xnnpack");
-  }
-  for (const auto& op : names) {
-    const std::string qualified = libtorch_name(op);
-    tg::Node node;
-    node.op = qualified.empty() ? "aten::" + op : qualified;
-    const auto canonical = tg::canonical_op(node);
-    const std::string c = canonical ? canonical->name : "";
-    const bool on_libtorch = !qualified.empty();
-#ifdef TRACEGRAPH_HAS_XNNPACK
-    const std::string on_xnnpack = xnnpack.count(op) ? xnnpack.at(op) : "no";
-#else
-    const std::string on_xnnpack = "no";
-#endif
-    const std::string shown = qualified.empty() ? "aten::" + op : qualified;
-    if (markdown) {
-      std::cout << "| `" << shown << "` | " << (c.empty() ? "" : "`" + c + "`") << " | " << (on_libtorch ? "yes" : "no") << " | " << on_xnnpack << " |\n";
-    } else {
-      std::printf("%-40s %-18s %-9s %s\n", shown.c_str(), c.c_str(), on_libtorch ? "yes" : "no", on_xnnpack.c_str());
-    }
-  }
-  return 0;
-}
-
 int run(const Args& a) {
-  if (a.command == "ops") return list_ops(a.markdown);
+  if (a.command == "ops") return tg::cli::list_ops(a.markdown);
   if (a.command == "bench") {
     tg::cli::BenchOptions options = a.bench;
     options.model = a.model;
@@ -369,7 +311,7 @@ int main(int argc, char** argv) {
   try {
     return run(parse_args(argc, argv));
   } catch (const UsageError& e) {
-    std::cerr << "tracegraph: " << e.what() << "\n" << kUsage;
+    std::cerr << "tracegraph: " << e.what() << "\n" << usage();
     return 2;
   } catch (const tg::Error& e) {
     std::cerr << "tracegraph: error: " << e.what() << "\n";

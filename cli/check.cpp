@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
-#include <torch/script.h>
+#include <torch/csrc/jit/api/module.h>
 
 #include <chrono>
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "run.h"
+#include "backends.h"
 #include "timing.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
@@ -21,9 +22,6 @@
 #include "tracegraph/native/torchscript.h"
 #include "tracegraph/pt2.h"
 #include "tracegraph/traced_graph.h"
-#ifdef TRACEGRAPH_HAS_XNNPACK
-#include "tracegraph/xnnpack/backend.h"
-#endif
 
 namespace tracegraph::cli {
 namespace {
@@ -46,11 +44,6 @@ double relative_error(const at::Tensor& got, const at::Tensor& want) {
   const double scale = std::max(w.abs().max().item<double>(), 1e-12);
   return (g - w).abs().max().item<double>() / scale;
 }
-
-struct BackendKind {
-  std::string name;
-  std::function<std::unique_ptr<Backend>()> make;
-};
 
 }  // namespace
 
@@ -88,22 +81,24 @@ int check(const CheckOptions& o) {
     inputs.push_back(native::to_aten(sdk_inputs.back()));
   }
 
-  // The reference: the TorchScript module's own forward.
+  // The reference: the TorchScript module's own forward, on the module the
+  // graph is then read from (loaded once).
   std::vector<at::Tensor> reference;
   std::string reference_name = "the TorchScript module's forward";
   native::TorchScriptOptions read_options;
   read_options.example_inputs = sdk_inputs;
+  std::optional<torch::jit::Module> module;
   if (!exported) {
-    torch::jit::Module module = torch::jit::load(o.model, c10::Device(c10::kCPU));
-    module.eval();
+    module = native::load_torchscript_module(o.model);
+    module->eval();
     c10::InferenceMode inference;
     std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-    flatten(module.forward(args), reference);
+    flatten(module->forward(args), reference);
   }
 
   // Read once (timed); each run below starts from a copy of what was read.
   const auto start = Clock::now();
-  const ExportedGraph read = exported ? std::move(*loaded) : native::read_model(o.model, read_options);
+  const ExportedGraph read = exported ? std::move(*loaded) : native::read_torchscript(*module, read_options, o.model);
   const double read_ms = ms_since(start);
   const Graph& g = read.graph;
   std::printf("model       %s\n", o.model.c_str());
@@ -113,13 +108,11 @@ int check(const CheckOptions& o) {
     std::printf("output %zu    %s -> %s\n", i, g.value(g.outputs()[i]).name.c_str(), activations[i].str().c_str());
   }
 
-  std::vector<BackendKind> backends = {{"libtorch", [] { return native::make_libtorch_backend(); }}};
-#ifdef TRACEGRAPH_HAS_XNNPACK
-  const int threads = o.threads;
-  backends.push_back({"xnnpack", [threads] { return xnnpack::make_backend(xnnpack::Options{threads}); }});
-  // The instructions XNNPACK's kernels and ours run with here (TRACEGRAPH_MAX_CPU_ISA caps them).
-  std::printf("kernels     %s (xnnpack)\n", xnnpack::XnnpackBackend::instruction_set().c_str());
-#endif
+  // The instructions each backend's kernels run with here (TRACEGRAPH_MAX_CPU_ISA caps them).
+  for (const auto& b : backends()) {
+    if (b.kernels) std::printf("kernels     %s (%s)\n", b.kernels().c_str(), b.name.c_str());
+  }
+  const BackendSettings settings{o.threads};
 
   // Each op, its count, and whether each backend runs it.
   std::vector<std::string> order;
@@ -128,29 +121,29 @@ int check(const CheckOptions& o) {
     if (counts[g.node(id).op]++ == 0) order.push_back(g.node(id).op);
   }
   std::map<std::string, std::map<std::string, std::string>> why_not;  // backend -> op -> reason
-  for (const auto& b : backends) {
-    for (const auto& u : b.make()->unsupported(g)) why_not[b.name].emplace(u.op, u.why);
+  for (const auto& b : backends()) {
+    for (const auto& u : b.make(settings)->unsupported(g)) why_not[b.name].emplace(u.op, u.why);
   }
   std::printf("\n%-40s %6s", "op", "count");
-  for (const auto& b : backends) std::printf("  %-9s", b.name.c_str());
+  for (const auto& b : backends()) std::printf("  %-9s", b.name.c_str());
   std::printf("\n");
   for (const auto& op : order) {
     std::printf("%-40s %6d", op.c_str(), counts[op]);
-    for (const auto& b : backends) std::printf("  %-9s", why_not[b.name].count(op) ? "no" : "yes");
+    for (const auto& b : backends()) std::printf("  %-9s", why_not[b.name].count(op) ? "no" : "yes");
     std::printf("\n");
   }
 
   // Each backend, as read and optimized, against the reference.
   int failures = 0;
   std::printf("\nruns: max |error| / max |reference|, against %s (tolerance %g)\n", exported ? "the LibTorch backend as read" : reference_name.c_str(), o.tolerance);
-  for (const auto& b : backends) {
+  for (const auto& b : backends()) {
     for (bool optimized : {false, true}) {
       const char* variant = optimized ? "optimized" : "as read";
       std::string outcome;
       double worst = 0;
       double run_ms = 0;
       try {
-        TracedGraph traced = TracedGraph::from_exported(read, b.make());
+        TracedGraph traced = TracedGraph::from_exported(read, b.make(settings));
         if (optimized) traced.optimize();
         traced.finalize();
         const auto start = Clock::now();
@@ -179,7 +172,7 @@ int check(const CheckOptions& o) {
     }
   }
   std::printf("\n%s\n", failures == 0 ? "check: every backend runs the model within the tolerance"
-                                       : ("check: " + std::to_string(failures) + " of " + std::to_string(backends.size() * 2) + " runs failed").c_str());
+                                       : ("check: " + std::to_string(failures) + " of " + std::to_string(backends().size() * 2) + " runs failed").c_str());
   return failures == 0 ? 0 : 1;
 }
 
