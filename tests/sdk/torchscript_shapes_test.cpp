@@ -1,7 +1,7 @@
-// The shape rules the core TorchScript reader follows (sdk/src/torchscript_shapes.h),
+// The shape rules the core TorchScript reader follows (sdk/src/formats/torchscript/torchscript_shapes.h),
 // one node at a time with odd shapes: size-1 dims, windows that do not divide,
 // channels not a multiple of 4, and the ops they have no rule for.
-#include "torchscript_shapes.h"
+#include "formats/torchscript/torchscript_shapes.h"
 
 #include <gtest/gtest.h>
 

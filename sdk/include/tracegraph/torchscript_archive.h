@@ -14,7 +14,7 @@
 //   block, a branch that only raises is an argument check and is dropped, as
 //   is a check function (returns None, changes nothing) it cannot follow; a
 //   `for` over range(N) or a list unrolls. Given the input shapes, the reader
-//   follows shapes through the ops (sdk/src/torchscript_shapes.h), so that
+//   follows shapes through the ops (sdk/src/formats/torchscript/torchscript_shapes.h), so that
 //   ranks and sizes decide branches and trip counts as they do for the
 //   native reader (F.interpolate, the norms, a crop before a skip
 //   connection); where sizes (not only ranks) decided, the metadata's
@@ -24,7 +24,7 @@
 //
 // Each call of an aten op becomes a node like the native reader's: op
 // "aten::NAME", its overload (chosen by the arguments' kinds among LibTorch's
-// schemas, sdk/src/aten_schemas.inc) in `overload`, tensor arguments as
+// schemas, sdk/src/formats/torchscript/aten_schemas.inc) in `overload`, tensor arguments as
 // inputs named in `arg_names`, the others attributes named after the schema
 // argument; in-place ops are made functional. Values have no dtype or shape
 // until set_input_shapes()/finalize() (there is no LibTorch to probe them).

@@ -1,5 +1,5 @@
 #include "tracegraph/transforms/transforms.h"
-#include "util.h"
+#include "transforms/util.h"
 
 namespace tracegraph {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "tracegraph/op_table.h"
 #include "tracegraph/transforms/transforms.h"
-#include "util.h"
+#include "transforms/util.h"
 
 namespace tracegraph {
 std::size_t common_subexpression_elimination(Graph& g, TransformContext& ctx) {

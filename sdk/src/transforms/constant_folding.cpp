@@ -2,7 +2,7 @@
 
 #include "tracegraph/shape_rules.h"
 #include "tracegraph/transforms/transforms.h"
-#include "util.h"
+#include "transforms/util.h"
 
 namespace tracegraph {
 namespace {

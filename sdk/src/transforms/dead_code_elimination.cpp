@@ -1,6 +1,6 @@
 #include "tracegraph/op_table.h"
 #include "tracegraph/transforms/transforms.h"
-#include "util.h"
+#include "transforms/util.h"
 
 namespace tracegraph {
 

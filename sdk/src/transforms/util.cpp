@@ -1,4 +1,4 @@
-#include "util.h"
+#include "transforms/util.h"
 
 namespace tracegraph::transforms {
 

@@ -1,7 +1,7 @@
 #include <numeric>
 
 #include "tracegraph/transforms/transforms.h"
-#include "util.h"
+#include "transforms/util.h"
 
 namespace tracegraph {
 namespace {

@@ -1,4 +1,4 @@
-#include "storage.h"
+#include "formats/storage.h"
 
 #include <cstring>
 

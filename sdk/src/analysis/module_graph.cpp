@@ -1,6 +1,6 @@
 #include "tracegraph/module_graph.h"
 
-#include "json_util.h"
+#include "support/json_util.h"
 #include "tracegraph/op_table.h"
 
 namespace tracegraph {

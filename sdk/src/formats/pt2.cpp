@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "json_util.h"
-#include "storage.h"
+#include "formats/storage.h"
+#include "support/json_util.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/transforms/inplace_to_functional.h"

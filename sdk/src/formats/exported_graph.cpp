@@ -6,7 +6,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "json_util.h"
+#include "support/json_util.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/safetensors.h"
 

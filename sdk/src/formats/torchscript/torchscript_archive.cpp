@@ -8,9 +8,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "aten_schemas.h"
-#include "storage.h"
-#include "torchscript_shapes.h"
+#include "formats/torchscript/aten_schemas.h"
+#include "formats/storage.h"
+#include "formats/torchscript/torchscript_shapes.h"
 #include "tracegraph/error.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/op_table.h"

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "json_util.h"
+#include "support/json_util.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/transforms/inplace_to_functional.h"
 #include "tracegraph/transforms/transforms.h"

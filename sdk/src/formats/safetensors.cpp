@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "json_util.h"
+#include "support/json_util.h"
 
 namespace tracegraph {
 

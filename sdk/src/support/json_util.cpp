@@ -1,4 +1,4 @@
-#include "json_util.h"
+#include "support/json_util.h"
 
 #include <cstdio>
 #include <set>

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "json_util.h"
+#include "support/json_util.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/transforms/transforms.h"
 

@@ -1,4 +1,4 @@
-#include "aten_schemas.h"
+#include "formats/torchscript/aten_schemas.h"
 
 #include <cstddef>
 #include <cstring>
@@ -11,7 +11,7 @@
 namespace tracegraph::detail {
 namespace {
 
-#include "aten_schemas.inc"
+#include "formats/torchscript/aten_schemas.inc"
 
 // "add.Tensor(self:T,other:T,*,alpha:N=)T"
 Schema parse(std::string_view line) {

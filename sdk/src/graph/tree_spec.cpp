@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "json_util.h"
+#include "support/json_util.h"
 
 namespace tracegraph {
 

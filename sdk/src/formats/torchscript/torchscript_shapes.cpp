@@ -1,4 +1,4 @@
-#include "torchscript_shapes.h"
+#include "formats/torchscript/torchscript_shapes.h"
 
 #include <algorithm>
 #include <cmath>
