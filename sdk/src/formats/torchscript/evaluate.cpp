@@ -1,0 +1,365 @@
+#include "formats/torchscript/reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "tracegraph/error.h"
+#include "tracegraph/op_table.h"
+#include "tracegraph/shape_rules.h"
+
+namespace tracegraph::torchscript {
+
+Slot Reader::eval(const Expr& e, std::unordered_map<std::string, Slot>& env, const Where& w, const std::string& hint, int depth) {
+  using K = Expr::K;
+  switch (e.k) {
+    case K::kInt: return constant_int(e.i);
+    case K::kFloat: {
+      Slot s;
+      s.k = Slot::K::kFloat;
+      s.f = e.f;
+      return s;
+    }
+    case K::kStr: {
+      Slot s;
+      s.k = Slot::K::kString;
+      s.s = e.s;
+      return s;
+    }
+    case K::kName: {
+      if (auto it = env.find(e.s); it != env.end()) return it->second;
+      if (e.s == "None") return Slot{};
+      if (e.s == "True" || e.s == "False") {
+        Slot s;
+        s.k = Slot::K::kBool;
+        s.b = e.s == "True";
+        return s;
+      }
+      Slot path;
+      path.k = Slot::K::kPath;
+      path.s = e.s;  // torch, ops, CONSTANTS, int, getattr, __torch__, ...
+      return path;
+    }
+    case K::kTuple:
+    case K::kList: {
+      Slot s;
+      s.k = e.k == K::kTuple ? Slot::K::kTuple : Slot::K::kList;
+      for (const Expr& x : e.items) s.items.push_back(eval(x, env, w, hint, depth));
+      return s;
+    }
+    case K::kDict: {
+      Slot s;
+      s.k = Slot::K::kDict;
+      for (std::size_t k = 0; k + 1 < e.items.size(); k += 2) {
+        const Slot key = eval(e.items[k], env, w, hint, depth);
+        if (key.k != Slot::K::kString) unsupported(w, "a dict with a key that is not a string");
+        s.keys.push_back(key.s);
+        s.items.push_back(eval(e.items[k + 1], env, w, key.s, depth));
+      }
+      return s;
+    }
+    case K::kNeg: {
+      const Slot x = eval(e.items[0], env, w, hint, depth);
+      if (x.k == Slot::K::kInt) return constant_int(-x.i);
+      if (x.k == Slot::K::kFloat) {
+        Slot s = x;
+        s.f = -x.f;
+        return s;
+      }
+      unsupported(w, "negates a value the graph computes");
+    }
+    case K::kIndex: {
+      const Slot base = eval(e.items[0], env, w, hint, depth);
+      const Slot index = static_value(eval(e.items[1], env, w, hint, depth));
+      if ((base.k == Slot::K::kTuple || base.k == Slot::K::kList) && index.k == Slot::K::kInt) {
+        std::int64_t i = index.i;
+        if (i < 0) i += static_cast<std::int64_t>(base.items.size());
+        if (i < 0 || i >= static_cast<std::int64_t>(base.items.size())) unsupported(w, "an index past the end");
+        return base.items[static_cast<std::size_t>(i)];
+      }
+      if (base.k == Slot::K::kRuntimeList && index.k == Slot::K::kInt) return list_item(base, index.i, hint);
+      if (base.k == Slot::K::kDict && index.k == Slot::K::kString) {
+        const auto at = std::find(base.keys.begin(), base.keys.end(), index.s);
+        if (at == base.keys.end()) unsupported(w, "no key '" + index.s + "' in the dict");
+        return base.items[static_cast<std::size_t>(at - base.keys.begin())];
+      }
+      if (index.k == Slot::K::kScalar) run_time(w, index, "this index");
+      unsupported(w, "indexes a value whose elements the reader cannot see");
+    }
+    case K::kAttr: {
+      const Slot base = eval(e.items[0], env, w, hint, depth);
+      if (base.k == Slot::K::kPath) {
+        if (base.s == "CONSTANTS" && e.s.size() > 1 && e.s[0] == 'c') return constant(e.s, w);
+        Slot p = base;
+        p.s += "." + e.s;
+        return p;
+      }
+      if (base.k == Slot::K::kModule) return attribute(*base.module, e.s, w);
+      unsupported(w, "reads attribute '" + e.s + "' of a value that is not a module");
+    }
+    case K::kCall: return eval_call(e, env, w, hint, depth);
+  }
+  unsupported(w, "an expression the reader does not know");
+}
+
+Slot Reader::eval_call(const Expr& e, std::unordered_map<std::string, Slot>& env, const Where& w, const std::string& hint, int depth) {
+  const Expr& callee = e.items[0];
+  // annotate(List[Optional[Tensor]], v): the type is not a value.
+  if (callee.k == Expr::K::kName && (callee.s == "annotate" || callee.s == "unchecked_cast") && !env.count(callee.s)) {
+    if (e.items.size() != 3) bad_code(w, callee.s + " takes a type and a value");
+    return eval(e.items[2], env, w, hint, depth);
+  }
+  if (callee.k == Expr::K::kName && callee.s == "uninitialized" && !env.count(callee.s)) return Slot{};
+  std::vector<Slot> args;
+  std::vector<std::pair<std::string, Slot>> kwargs;
+  const std::size_t positional = e.items.size() - 1 - e.keywords.size();
+  for (std::size_t k = 1; k < e.items.size(); ++k) {
+    Slot v = eval(e.items[k], env, w, hint, depth);
+    if (k - 1 < positional) args.push_back(std::move(v));
+    else kwargs.emplace_back(e.keywords[k - 1 - positional], std::move(v));
+  }
+  // (module).forward(x): the submodule's method, inlined.
+  if (callee.k == Expr::K::kAttr) {
+    const Slot object = eval(callee.items[0], env, w, hint, depth);
+    if (object.k == Slot::K::kModule) {
+      const Function& fn = method(std::string(object.module->callable()), callee.s, w);
+      return call(fn, object, args, kwargs, depth + 1);
+    }
+  }
+  const Slot f = eval(callee, env, w, hint, depth);
+  if (f.k != Slot::K::kPath) unsupported(w, "calls a value that is not a function");
+  const std::string& name = f.s;
+  if (name == "getattr") {
+    if (args.size() != 2 || args[0].k != Slot::K::kModule || args[1].k != Slot::K::kString) unsupported(w, "getattr of something other than a module's attribute");
+    return attribute(*args[0].module, args[1].s, w);
+  }
+  if (auto folded = fold(name, args)) return *folded;
+  if (auto listed = list_op(name, args, e, env, w)) return *listed;
+  if (name == "torch.dim" && args.size() == 1 && is_tensor(args[0])) {
+    if (auto it = shapes_.find(args[0].v); it != shapes_.end()) return constant_int(static_cast<std::int64_t>(it->second.size()));
+  }
+  if (name == "torch.len" && args.size() == 1 && args[0].k == Slot::K::kRuntimeList) {
+    // len(x.size()): aten::len.t(t[] a) -> int, at run time
+    Attributes attrs;
+    attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"a"});
+    attrs.set(std::string(kOverloadAttribute), std::string("t"));
+    Slot out;
+    out.k = Slot::K::kScalar;
+    out.scalar = "I";
+    out.v = graph().node(graph().add_node("aten::len", {args[0].v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+    out.from_shape = true;
+    return out;
+  }
+  if (name == "torch.device") {
+    if (args.size() != 1 || args[0].k != Slot::K::kString) unsupported(w, "torch.device of something other than a string");
+    return args[0];
+  }
+  if (name == "int" || name == "float" || name == "bool") {
+    if (args.size() != 1) bad_code(w, name + "() takes one argument");
+    const Slot& a = args[0];
+    if (a.constant_number()) {
+      const double x = a.k == Slot::K::kInt ? static_cast<double>(a.i) : a.k == Slot::K::kFloat ? a.f : a.b;
+      Slot s;
+      if (name == "int") return constant_int(static_cast<std::int64_t>(x));
+      s.k = name == "float" ? Slot::K::kFloat : Slot::K::kBool;
+      s.f = x;
+      s.b = x != 0;
+      return s;
+    }
+    return aten(name == "int" ? "Int" : name == "float" ? "Float" : "Bool", args, kwargs, w, hint);
+  }
+  if (name == "ops.prim.NumToTensor") {
+    if (args.size() != 1 || (args[0].k != Slot::K::kScalar && !args[0].constant_number())) unsupported(w, "NumToTensor of a value that is not a number");
+    Slot out;
+    out.k = Slot::K::kTensor;
+    std::vector<ValueId> ins{as_value(args[0], hint)};
+    Attributes attrs;  // prim::NumToTensor.Scalar(Scalar a) -> Tensor
+    attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"a"});
+    attrs.set(std::string(kOverloadAttribute), std::string("Scalar"));
+    out.v = graph().node(graph().add_node("prim::NumToTensor", ins, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+    return out;
+  }
+  if (name.rfind("torch.", 0) == 0 && name.find('.', 6) == std::string::npos) return aten(name.substr(6), args, kwargs, w, hint);
+  if (name.rfind("ops.aten.", 0) == 0) return aten(name.substr(9), args, kwargs, w, hint);
+  if (name.rfind("__torch__.", 0) == 0) {  // a function of the code: __torch__.torch.nn.functional.relu
+    return call(function(name, w), Slot{}, args, kwargs, depth + 1);
+  }
+  unsupported(w, "calls " + name + ", which the reader does not know");
+}
+
+std::optional<Slot> Reader::list_op(const std::string& name, const std::vector<Slot>& args, const Expr& e,
+                                    std::unordered_map<std::string, Slot>& env, const Where& w) {
+  const auto is_list = [](const Slot& x) { return x.k == Slot::K::kList || x.k == Slot::K::kTuple || (x.k == Slot::K::kRuntimeList && x.known); };
+  // The same on an int[] whose length is known only at run time: no node says it.
+  static const std::set<std::string> kListOps = {"torch.list", "torch.slice", "torch.__contains__", "torch.add", "torch.mul"};
+  const auto unknown = [](const Slot& x) { return x.k == Slot::K::kRuntimeList && !x.known; };
+  if (kListOps.count(name) && !args.empty() && (unknown(args[0]) || (name == "torch.add" && args.size() == 2 && is_list(args[0]) && unknown(args[1])))) {
+    run_time(w, unknown(args[0]) ? args[0] : args[1], "this list operation");
+  }
+  if (args.empty() || !is_list(args[0])) return std::nullopt;
+  if (name == "torch.append" && args.size() == 2) {
+    // list.append(x) on a list a name holds: the name's list grows.
+    const Expr& target = e.items[1];
+    auto it = target.k == Expr::K::kName ? env.find(target.s) : env.end();
+    if (it == env.end() || it->second.k != Slot::K::kList) unsupported(w, "appends to a list that is not a name's");
+    if (it->second.items.size() >= kMaxTrips) unsupported(w, "a list of more than " + std::to_string(kMaxTrips) + " items");
+    it->second.items.push_back(args[1]);
+    return Slot{};
+  }
+  if (name == "torch.len" && args.size() == 1) return constant_int(static_cast<std::int64_t>(as_items(args[0])->size()));
+  Slot out;
+  out.k = Slot::K::kList;
+  if (name == "torch.list" && args.size() == 1) {
+    out.items = *as_items(args[0]);
+    return out;
+  }
+  if (name == "torch.add" && args.size() == 2 && is_list(args[1])) {
+    out.items = *as_items(args[0]);
+    const std::vector<Slot> more = *as_items(args[1]);
+    out.items.insert(out.items.end(), more.begin(), more.end());
+    return out;
+  }
+  if (name == "torch.mul" && args.size() == 2) {
+    const Slot n = static_value(args[1]);
+    if (n.k != Slot::K::kInt) return std::nullopt;
+    const std::vector<Slot> items = *as_items(args[0]);
+    if (n.i > 0 && items.size() * static_cast<std::size_t>(n.i) > kMaxTrips) unsupported(w, "a list of more than " + std::to_string(kMaxTrips) + " items");
+    for (std::int64_t k = 0; k < n.i; ++k) out.items.insert(out.items.end(), items.begin(), items.end());
+    return out;
+  }
+  if (name == "torch.slice" && args.size() >= 1 && args.size() <= 4) {
+    const std::vector<Slot> items = *as_items(args[0]);
+    std::int64_t bound[3] = {0, static_cast<std::int64_t>(items.size()), 1};
+    for (std::size_t k = 1; k < args.size(); ++k) {
+      const Slot b = static_value(args[k]);
+      if (b.k == Slot::K::kNone) continue;
+      if (b.k != Slot::K::kInt) return std::nullopt;
+      bound[k - 1] = b.i;
+    }
+    const auto s = shape_rules::slice(static_cast<std::int64_t>(items.size()), bound[0], bound[1], bound[2]);
+    if (!s) unsupported(w, "a list slice with a step that is not positive");
+    for (std::int64_t k = 0; k < s->length; ++k) out.items.push_back(items[static_cast<std::size_t>(s->start + k * bound[2])]);
+    return out;
+  }
+  if (name == "torch.__contains__" && args.size() == 2) {
+    const Slot key = static_value(args[1]);
+    const auto same = [](const Slot& a, const Slot& b) {
+      if (a.k == Slot::K::kString || b.k == Slot::K::kString) return a.k == b.k && a.s == b.s;
+      const auto num = [](const Slot& x) { return x.k == Slot::K::kInt ? static_cast<double>(x.i) : x.k == Slot::K::kFloat ? x.f : x.b ? 1.0 : 0.0; };
+      return num(a) == num(b);
+    };
+    if (!(key.constant_number() || key.k == Slot::K::kString)) return std::nullopt;
+    Slot found;
+    found.k = Slot::K::kBool;
+    const std::vector<Slot> items = *as_items(args[0]);
+    for (const Slot& x : items) {
+      const Slot item = static_value(x);
+      if (!(item.constant_number() || item.k == Slot::K::kString)) return std::nullopt;
+      found.b = found.b || same(item, key);
+    }
+    return found;
+  }
+  return std::nullopt;
+}
+
+std::optional<Slot> Reader::fold(const std::string& name, const std::vector<Slot>& args) {
+  auto boolean = [](bool b) {
+    Slot s;
+    s.k = Slot::K::kBool;
+    s.b = b;
+    return s;
+  };
+  const auto known = [](const Slot& x) { return x.constant_number() || x.k == Slot::K::kNone || x.k == Slot::K::kString; };
+  if ((name == "torch.__is__" || name == "torch.__isnot__") && args.size() == 2 && (args[1].k == Slot::K::kNone || args[0].k == Slot::K::kNone)) {
+    const Slot& other = args[0].k == Slot::K::kNone ? args[1] : args[0];
+    if (other.k == Slot::K::kScalar) return std::nullopt;  // an optional the graph computes
+    const bool is_none = other.k == Slot::K::kNone;
+    return boolean(name == "torch.__is__" ? is_none : !is_none);
+  }
+  if (name == "torch.__not__" && args.size() == 1 && args[0].constant_number()) {
+    return boolean(!(args[0].k == Slot::K::kBool ? args[0].b : args[0].k == Slot::K::kInt ? args[0].i != 0 : args[0].f != 0));
+  }
+  if (name == "torch.len" && args.size() == 1 && (args[0].k == Slot::K::kList || args[0].k == Slot::K::kTuple)) {
+    return constant_int(static_cast<std::int64_t>(args[0].items.size()));
+  }
+  if (auto x = arithmetic(name, args)) return x;
+  static const std::set<std::string> kCompare = {"torch.eq", "torch.ne", "torch.lt", "torch.le", "torch.gt", "torch.ge"};
+  if (kCompare.count(name) && args.size() == 2 && known(args[0]) && known(args[1])) {
+    const auto num = [](const Slot& x) { return x.k == Slot::K::kInt ? static_cast<double>(x.i) : x.k == Slot::K::kFloat ? x.f : x.b ? 1.0 : 0.0; };
+    if (args[0].k == Slot::K::kString || args[1].k == Slot::K::kString || args[0].k == Slot::K::kNone || args[1].k == Slot::K::kNone) {
+      if (name != "torch.eq" && name != "torch.ne") return std::nullopt;
+      const bool same = args[0].k == args[1].k && args[0].s == args[1].s;
+      return boolean(name == "torch.eq" ? same : !same);
+    }
+    const double a = num(args[0]), b = num(args[1]);
+    const std::string op = name.substr(6);
+    return boolean(op == "eq" ? a == b : op == "ne" ? a != b : op == "lt" ? a < b : op == "le" ? a <= b : op == "gt" ? a > b : a >= b);
+  }
+  return std::nullopt;
+}
+
+std::optional<Slot> Reader::arithmetic(const std::string& name, const std::vector<Slot>& args) {
+  if (args.empty() || args.size() > 3) return std::nullopt;
+  for (const Slot& a : args) {
+    if (a.k != Slot::K::kInt && a.k != Slot::K::kFloat) return std::nullopt;
+  }
+  const bool ints = std::all_of(args.begin(), args.end(), [](const Slot& a) { return a.k == Slot::K::kInt; });
+  const auto num = [](const Slot& a) { return a.k == Slot::K::kInt ? static_cast<double>(a.i) : a.f; };
+  const auto real = [](double x) {
+    Slot s;
+    s.k = Slot::K::kFloat;
+    s.f = x;
+    return s;
+  };
+  const std::string op = name.rfind("torch.", 0) == 0 ? name.substr(6) : name;
+  if (args.size() == 3) {
+    if (!ints) return std::nullopt;
+    if (op == "__derive_index") return constant_int(args[1].i + args[0].i * args[2].i);  // (index, start, step)
+    if (op != "__range_length") return std::nullopt;
+    const std::int64_t lo = args[0].i, hi = args[1].i, step = args[2].i;
+    if (step == 0) return std::nullopt;
+    const std::int64_t n = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0) : (lo > hi ? (lo - hi - step - 1) / -step : 0);
+    return constant_int(n);
+  }
+  if (args.size() == 1) {
+    const double x = num(args[0]);
+    if (op == "neg") return ints ? constant_int(-args[0].i) : real(-x);
+    if (op == "floor" || op == "ceil") return constant_int(static_cast<std::int64_t>(op == "floor" ? std::floor(x) : std::ceil(x)));
+    return std::nullopt;
+  }
+  const double a = num(args[0]), b = num(args[1]);
+  if (op == "__derive_index" || op == "__range_length") return std::nullopt;  // (the three-argument forms above)
+  if (ints) {
+    const std::int64_t x = args[0].i, y = args[1].i;
+    if (op == "add") return constant_int(x + y);
+    if (op == "sub") return constant_int(x - y);
+    if (op == "mul") return constant_int(x * y);
+    if (op == "floordiv" || op == "remainder") {
+      const auto r = op == "floordiv" ? shape_rules::floor_divide(x, y) : shape_rules::remainder(x, y);
+      return r ? std::optional<Slot>(constant_int(*r)) : std::nullopt;
+    }
+    if (op == "min") return constant_int(std::min(x, y));
+    if (op == "max") return constant_int(std::max(x, y));
+  }
+  if (op == "add") return real(a + b);
+  if (op == "sub") return real(a - b);
+  if (op == "mul") return real(a * b);
+  if (op == "div" && b != 0) return real(a / b);
+  if (op == "floordiv" && b != 0) return real(std::floor(a / b));
+  if (op == "min") return real(std::min(a, b));
+  if (op == "max") return real(std::max(a, b));
+  return std::nullopt;
+}
+
+ValueId Reader::as_value(const Slot& s, const std::string& hint) {
+  if (s.k == Slot::K::kScalar || s.k == Slot::K::kTensor || s.k == Slot::K::kRuntimeList) return s.v;
+  Tensor t;
+  if (s.k == Slot::K::kInt) t = Tensor::from_vector<std::int64_t>({s.i}, {});
+  else if (s.k == Slot::K::kFloat) t = Tensor::from_vector<double>({s.f}, {});
+  else if (s.k == Slot::K::kBool) t = Tensor::from_vector<bool>({s.b}, {});
+  else fail(ErrorCode::kInternal, "as_value of a slot that is not a number");
+  return graph().add_constant(graph().unique_value_name(hint + ".item"), std::move(t));
+}
+
+}  // namespace tracegraph::torchscript
