@@ -188,7 +188,7 @@ TEST(Pt2Reader, SizesComputedInTheGraphAreValues) {
 }
 
 // torch.export keeps x * 2.0 as aten.mul.Tensor with a number for `other`
-// (x[:, idx]'s None in aten.index.Tensor's indices: tests/sdk/pt2_test.cpp).
+// (x[:, idx]'s None in aten.index.Tensor's indices: tests/sdk/formats/pt2_test.cpp).
 TEST(Pt2Reader, NumbersAreArgumentsAsTheSchemaNamesThem) {
   const ExportedGraph read = load_pt2(pt2_path("dynamic_batch.pt2"));
   bool saw_mul = false;

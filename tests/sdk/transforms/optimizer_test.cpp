@@ -1,6 +1,6 @@
 #include "tracegraph/optimizer.h"
 
-#include "sdk/graph_internals.h"
+#include "sdk/graph/graph_internals.h"
 #include "test_util.h"
 #include "tracegraph/transforms/transforms.h"
 
