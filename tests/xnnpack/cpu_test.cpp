@@ -24,7 +24,7 @@
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
-#include "kernels/conv/winograd.h"
+#include "kernels/conv/conv_kernels.h"
 
 // XNNPACK 2024-11-08's hardware config (src/xnnpack/hardware-config.h, not
 // among its installed headers): the first field and the bits read here.
@@ -93,9 +93,9 @@ TEST(Cpu, XnnpackSeesTheSameCpuAsOurKernels) {
   EXPECT_EQ(XnnpackBackend::gemm_tile_columns(), f.avx512f ? 32 : f.avx || f.fma ? 16 : 8);
 #endif
   // Our wide kernels exactly where the level has their instructions.
-  EXPECT_EQ(winograd::kernels(8) != nullptr, f.isa >= cpu::Isa::kAvx2);
-  EXPECT_EQ(winograd::kernels(16) != nullptr, f.isa >= cpu::Isa::kAvx512);
-  EXPECT_EQ(winograd::widest_kernels().lanes, f.isa >= cpu::Isa::kAvx512 ? 16 : f.isa >= cpu::Isa::kAvx2 ? 8 : 4);
+  EXPECT_EQ(conv::kernels(8) != nullptr, f.isa >= cpu::Isa::kAvx2);
+  EXPECT_EQ(conv::kernels(16) != nullptr, f.isa >= cpu::Isa::kAvx512);
+  EXPECT_EQ(conv::widest_kernels().lanes, f.isa >= cpu::Isa::kAvx512 ? 16 : f.isa >= cpu::Isa::kAvx2 ? 8 : 4);
 }
 
 // A function's address as dladdr takes it (ISO C++ casts no function pointer to void*).

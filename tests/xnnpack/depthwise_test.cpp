@@ -1,4 +1,4 @@
-// Our 3x3 depthwise kernel (winograd::Kernels::depthwise) alone, at every
+// Our 3x3 depthwise kernel (conv::Kernels::depthwise) alone, at every
 // width this CPU has, against LibTorch's grouped convolution on odd shapes: channels not a multiple of 4 and fewer
 // than 4, size-1 and size-2 images, strides 1 and 2 per axis (odd sizes: the
 // last window partial), padding 0 to 2, with and without bias and clamp, and
@@ -10,7 +10,8 @@
 
 #include <limits>
 
-#include "kernels/conv/winograd.h"
+#include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/depthwise.h"
 #include "native/test_models.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
@@ -40,7 +41,7 @@ class DepthwiseKernelTest : public ::testing::TestWithParam<std::tuple<Depthwise
 
 TEST_P(DepthwiseKernelTest, MatchesLibTorch) {
   const auto& [c, lanes] = GetParam();
-  const winograd::Kernels* k = winograd::kernels(lanes);
+  const conv::Kernels* k = conv::kernels(lanes);
   if (!k) GTEST_SKIP() << lanes << "-lane kernels: not in this build or not on this CPU";
   at::manual_seed(5);
   const std::int64_t batch = 2;
@@ -50,11 +51,11 @@ TEST_P(DepthwiseKernelTest, MatchesLibTorch) {
   at::Tensor want = at::conv2d(x, w, b, {c.stride_h, c.stride_w}, {c.pad_h, c.pad_w}, {1, 1}, c.channels);
   if (c.clamp) want = at::clamp(want, 0.0, 6.0);
 
-  kernels::Depthwise d;
+  depthwise::Conv d;
   d.batch = batch, d.channels = c.channels, d.in_h = c.height, d.in_w = c.width;
   d.stride_h = c.stride_h, d.stride_w = c.stride_w, d.pad_h = c.pad_h, d.pad_w = c.pad_w;
   d.out_h = want.size(2), d.out_w = want.size(3);
-  const std::int64_t padded = winograd::depthwise_padded(c.channels, lanes);
+  const std::int64_t padded = depthwise::padded_channels(c.channels, lanes);
   std::vector<float> weights(static_cast<std::size_t>(10 * padded), 0.0f);
   const at::Tensor wc = w.contiguous();
   for (std::int64_t ch = 0; ch < c.channels; ++ch) {

@@ -1,5 +1,5 @@
-// Our 1x1 convolution (winograd::Kernels::pointwise, driven by
-// winograd::pointwise) against LibTorch's conv2d and conv3d at every width
+// Our 1x1 convolution (conv::Kernels::pointwise, driven by
+// pointwise::run) against LibTorch's conv2d and conv3d at every width
 // this CPU has, on odd shapes: channels not a multiple of 4 (and one), one
 // pixel, panels partly filled, rows past a multiple of the block, several
 // slabs, and 1 or 3 threads (the panels split where slabs are few). Then in a
@@ -24,7 +24,9 @@
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
 #include "kernels/layout.h"
-#include "kernels/conv/winograd.h"
+#include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/depthwise.h"
+#include "kernels/conv/pointwise.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -43,7 +45,7 @@ class PointwiseKernelTest : public ::testing::TestWithParam<std::tuple<Pointwise
 
 TEST_P(PointwiseKernelTest, MatchesLibTorch) {
   const auto& [c, lanes, threads] = GetParam();
-  const winograd::Kernels* k = winograd::kernels(lanes);
+  const conv::Kernels* k = conv::kernels(lanes);
   if (!k) GTEST_SKIP() << lanes << "-lane kernels: not in this build or not on this CPU";
   at::manual_seed(7);
   const std::int64_t in_channels = c.shape[1];
@@ -52,17 +54,17 @@ TEST_P(PointwiseKernelTest, MatchesLibTorch) {
   const at::Tensor x = at::randn(c.shape), w = at::randn(ws) * 0.3, b = at::randn({c.out_channels});
   const at::Tensor bias = c.bias_and_clamp ? b : at::Tensor();
   at::Tensor want = c.shape.size() == 5 ? at::conv3d(x, w, bias) : at::conv2d(x, w, bias);
-  winograd::Pointwise p;
+  pointwise::Conv p;
   p.in_channels = in_channels, p.out_channels = c.out_channels;
   if (c.bias_and_clamp) p.min = -0.5f, p.max = 1.0f;
   want = at::clamp(want, p.min, p.max);
   // Channels-last, as the backend keeps them.
   const at::Tensor xl = x.movedim(1, -1).contiguous(), want_l = want.movedim(1, -1).contiguous(), wc = w.contiguous();
   const std::vector<float> packed =
-      winograd::pack_pointwise(wc.data_ptr<float>(), c.bias_and_clamp ? b.data_ptr<float>() : nullptr, in_channels, c.out_channels, k->panel);
+      pointwise::pack(wc.data_ptr<float>(), c.bias_and_clamp ? b.data_ptr<float>() : nullptr, in_channels, c.out_channels, k->panel);
   std::vector<float> y(static_cast<std::size_t>(want_l.numel()), std::numeric_limits<float>::quiet_NaN());
   std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(pthreadpool_create(static_cast<std::size_t>(threads)), pthreadpool_destroy);
-  winograd::pointwise(*k, p, packed.data(), xl.data_ptr<float>(), y.data(), xl.numel() / in_channels, pool.get());
+  pointwise::run(*k, p, packed.data(), xl.data_ptr<float>(), y.data(), xl.numel() / in_channels, pool.get());
   const float* expected = want_l.data_ptr<float>();
   double worst = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {
@@ -139,18 +141,18 @@ TEST(WideKernels, LeaveTheUpperHalvesClean) {
   if (!upper_halves_dirty()) GTEST_SKIP() << "this CPU has no XGETBV with ECX = 1";
   int checked = 0;
   for (int lanes : {8, 16}) {
-    const winograd::Kernels* k = winograd::kernels(lanes);
+    const conv::Kernels* k = conv::kernels(lanes);
     if (!k) continue;
-    kernels::Depthwise d;
+    depthwise::Conv d;
     d.channels = 32, d.in_h = d.in_w = 6, d.out_h = d.out_w = 6, d.pad_h = d.pad_w = 1;
     std::vector<float> x(6 * 6 * 32, 0.5f), y(x.size()), weights(10 * 32, 0.25f);
     k->depthwise(x.data(), y.data(), weights.data(), weights.data() + 9 * 32, d, 0.0f, 6.0f, 0, 6);
     EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane depthwise";
-    winograd::Pointwise p;
+    pointwise::Conv p;
     p.in_channels = 32, p.out_channels = 32;
     const std::vector<float> w(32 * 32, 0.125f);
-    const std::vector<float> packed = winograd::pack_pointwise(w.data(), nullptr, 32, 32, k->panel);
-    k->pointwise(p, x.data(), packed.data(), y.data(), 0, 36, 0, winograd::pointwise_panels(32, k->panel));
+    const std::vector<float> packed = pointwise::pack(w.data(), nullptr, 32, 32, k->panel);
+    k->pointwise(p, x.data(), packed.data(), y.data(), 0, 36, 0, pointwise::panel_count(32, k->panel));
     EXPECT_EQ(upper_halves_dirty(), false) << lanes << "-lane pointwise";
     const std::int64_t offsets[2] = {0, 32};  // two runs of 16 inputs
     k->direct(p, x.data(), 32, offsets, 2, 16, packed.data(), y.data(), 8);

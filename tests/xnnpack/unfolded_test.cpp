@@ -1,5 +1,5 @@
-// Our unfolded convolution (winograd::unfolded: the input unfolded a slab of
-// output pixels at a time, then winograd::Kernels::pointwise) against
+// Our unfolded convolution (unfolded::run: the input unfolded a slab of
+// output pixels at a time, then conv::Kernels::pointwise) against
 // LibTorch's conv2d and conv3d at every width this CPU has, on the shapes a
 // first layer takes and odd ones: 3 channels by 3x3 at stride 2 and by 7x7 at
 // stride 2 with padding 3, one channel by 3x3x3, dilation, a stride that
@@ -20,7 +20,8 @@
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
-#include "kernels/conv/winograd.h"
+#include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/unfolded.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -45,18 +46,18 @@ class UnfoldedKernelTest : public ::testing::TestWithParam<std::tuple<UnfoldedCa
 
 TEST_P(UnfoldedKernelTest, MatchesLibTorch) {
   const auto& [c, lanes, threads] = GetParam();
-  const winograd::Kernels* k = winograd::kernels(lanes);
+  const conv::Kernels* k = conv::kernels(lanes);
   if (!k) GTEST_SKIP() << lanes << "-lane kernels: not in this build or not on this CPU";
   at::manual_seed(11);
   const std::size_t rank = c.shape.size() - 2, skip = 3 - rank;
   Ints ws{c.out_channels, c.shape[1]};
   ws.insert(ws.end(), c.kernel.begin(), c.kernel.end());
   const at::Tensor x = at::randn(c.shape), w = at::randn(ws) * 0.3, b = at::randn({c.out_channels});
-  winograd::Pointwise p;
+  pointwise::Conv p;
   if (c.bias_and_clamp) p.min = -0.5f, p.max = 1.0f;
   const at::Tensor want = at::clamp(torch_conv(c, x, w, c.bias_and_clamp ? b : at::Tensor()), p.min, p.max);
 
-  winograd::Unfolded u;
+  unfolded::Conv u;
   u.batch = c.shape[0], u.channels = c.shape[1];
   for (std::size_t axis = 0; axis < rank; ++axis) {
     u.in[axis + skip] = c.shape[axis + 2], u.kernel[axis + skip] = c.kernel[axis];
@@ -68,11 +69,11 @@ TEST_P(UnfoldedKernelTest, MatchesLibTorch) {
   // Channels-last, as the backend keeps them.
   const at::Tensor xl = x.movedim(1, -1).contiguous(), want_l = want.movedim(1, -1).contiguous(), wc = w.contiguous();
   const std::vector<float> packed =
-      winograd::pack_unfolded(u, wc.data_ptr<float>(), c.bias_and_clamp ? b.data_ptr<float>() : nullptr, c.out_channels, k->panel);
+      unfolded::pack(u, wc.data_ptr<float>(), c.bias_and_clamp ? b.data_ptr<float>() : nullptr, c.out_channels, k->panel);
   std::vector<float> y(static_cast<std::size_t>(want_l.numel()), std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> scratch(static_cast<std::size_t>(winograd::unfolded_chunk(u) * u.row() * threads));
+  std::vector<float> scratch(static_cast<std::size_t>(unfolded::chunk_pixels(u) * u.row() * threads));
   std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(pthreadpool_create(static_cast<std::size_t>(threads)), pthreadpool_destroy);
-  winograd::unfolded(*k, u, p, packed.data(), xl.data_ptr<float>(), y.data(), scratch.data(), pool.get());
+  unfolded::run(*k, u, p, packed.data(), xl.data_ptr<float>(), y.data(), scratch.data(), pool.get());
   const float* expected = want_l.data_ptr<float>();
   double worst = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {

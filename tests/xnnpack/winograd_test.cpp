@@ -20,6 +20,7 @@
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
 #include "tracegraph/xnnpack/backend.h"
+#include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/winograd.h"
 
 namespace tracegraph::xnnpack {
@@ -197,7 +198,7 @@ class WinogradKernelsTest : public ::testing::TestWithParam<std::tuple<KernelCas
 
 TEST_P(WinogradKernelsTest, MatchLibTorch) {
   const auto& [c, lanes] = GetParam();
-  const winograd::Kernels* k = winograd::kernels(lanes);
+  const conv::Kernels* k = conv::kernels(lanes);
   if (!k) GTEST_SKIP() << lanes << "-lane Winograd kernels: not in this build or not on this CPU";
   ASSERT_EQ(k->lanes, lanes);
   const int rank = static_cast<int>(c.sizes.size());

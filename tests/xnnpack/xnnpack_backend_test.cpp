@@ -307,7 +307,7 @@ TEST(XnnpackBackendTest, AnInputTooSmallForTheModelIsAnErrorAndTheGraphStillRuns
 TEST(XnnpackBackendTest, ConstantPadsAndBilinearResizesRunOnXnnpackWhereItMapsAlike) {
   // Which engine runs each: XNNPACK where its semantics are torch's, portable
   // kernels where they are not (cropping pads, scale factors that disagree with
-  // the sizes); the numbers themselves are checked op by op in xnnpack_ops_test.
+  // the sizes); the numbers themselves are checked op by op in lower/*_test.cpp.
   Graph g;
   const ValueId x = g.add_input("x", DType::kFloat32, symbolic({1, 3, 7, 5}));
   auto node = [&](const std::string& name, const std::string& op, Attributes a) {

@@ -1,5 +1,5 @@
 // The public XnnpackBackend over the runtime, and the names of its options.
-#include "lower/lowerings.h"
+#include "lower/table.h"
 #include "runtime/runtime.h"
 
 namespace tracegraph::xnnpack {

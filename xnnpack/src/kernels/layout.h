@@ -82,13 +82,4 @@ void copy_strided_axis(const float* src, float* dst, std::int64_t outer, std::in
 void resize_nearest(const float* x, float* y, std::int64_t n, const std::int64_t in[3], const std::int64_t out[3],
                     const double scale[3], std::int64_t channels, std::int64_t first, std::int64_t count);
 
-// A 3x3 depthwise convolution (one filter per channel), channels-last:
-// x [N, H, W, C] to y [N, OH, OW, C], stride 1 or 2 per axis, any padding,
-// the result clamped to [min, max]; run by winograd::Kernels::depthwise at
-// each vector width (weights [9][C rounded up to the lanes], tap ky * 3 + kx).
-struct Depthwise {
-  std::int64_t batch = 1, in_h = 1, in_w = 1, channels = 1, out_h = 1, out_w = 1;
-  std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
-};
-
 }  // namespace tracegraph::xnnpack::kernels

@@ -3,7 +3,7 @@
 // adaptive average pooling, embedding, layer and group norm, and
 // convolution, each a portable kernel (kernels/portable/op_backward.cpp).
 // Outputs that output_mask leaves out are not computed.
-#include "lower/lowerings.h"
+#include "lower/backward.h"
 
 namespace tracegraph::xnnpack {
 namespace {

@@ -7,7 +7,10 @@
 // lines longer than kGemmLength run on a kernel of ours. The ops of
 // takes_complex() read complex slots, and the layout ops of
 // layout_op_on_pairs() move them as pairs; Runtime::plan refuses the others.
-#include "lower/lowerings.h"
+#include "lower/complex.h"
+#include "lower/arguments.h"
+#include "lower/broadcast.h"
+#include "lower/gemm.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -227,6 +230,11 @@ bool takes_complex(std::string_view base) {
       "_to_copy", "to", "clone", "contiguous", "detach", "alias", "lift_fresh_copy", "alias_copy", "detach_copy", "dropout", "einsum", "bmm", "mm", "matmul", "abs", "stft"};
   return kOps.count(base) > 0;
 }
+
+const std::string kComplexOps =
+    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, abs, complex, conj, add, sub, mul, div, einsum, matmul, "
+    "casts and the layout ops (view, reshape, flatten, permute, transpose, squeeze, unsqueeze, select, slice, narrow, cat, stack, split, "
+    "unbind, expand, flip, copy, slice_scatter, select_scatter) here";
 
 void lower_fft(Context& cx, const Node& n, NodeState& st) {
   const std::string base = base_op(n.op);

@@ -1,6 +1,13 @@
 // Convolutions: 1D (as 2D, or a portable kernel), 2D and 3D, transposed, grouped and dilated, with their fused activations.
-#include "lower/lowerings.h"
-#include "kernels/conv/winograd.h"
+#include "lower/conv.h"
+#include "lower/conv_winograd.h"
+#include "lower/fused_activation.h"
+#include "lower/gemm.h"
+#include "lower/view.h"
+#include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/depthwise.h"
+#include "kernels/conv/pointwise.h"
+#include "kernels/conv/unfolded.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -24,6 +31,16 @@ int XnnpackBackend::gemm_tile_columns() {
 #endif
 }
 
+namespace {
+
+// Pixel folding. XNNPACK computes output channels in tiles of
+// gemm_tile_columns(); a convolution with fewer, or not a multiple, computes
+// the rest of its last tile for nothing. `fold` neighbouring output pixels
+// of a row computed as one pixel of fold x the channels, by a kernel
+// (fold - 1) strides wider with fold x the stride, fill the tiles; in
+// channels-last order that output is the same memory. The fold (2 to 16)
+// that fills them best where it does at least kMinFoldGain x the useful
+// work per multiply-add; else 1.
 i64 pixel_fold(i64 channels, i64 kernel_w, i64 stride_w, i64 out_w) {
   const i64 nr = XnnpackBackend::gemm_tile_columns();
   // The useful share of the multiply-adds: the folded channels over whole
@@ -40,8 +57,6 @@ i64 pixel_fold(i64 channels, i64 kernel_w, i64 stride_w, i64 out_w) {
   }
   return best;
 }
-
-namespace {
 
 // The convolution's input and its padding in `padding` (before each spatial
 // dim, the same after): torch's numbers, or its padding='valid' (none) and
@@ -546,7 +561,7 @@ bool lower_depthwise(Context& cx, const Node& n, NodeState& st, int x, const Ten
                                            const std::vector<i64>& padding, const Fused& fused, const DirectRun& direct) {
   if (cx.options().conv_algorithm != ConvAlgorithm::kFastest) return false;
   const Shape xs = cx.slot(x).shape;
-  kernels::Depthwise d;
+  depthwise::Conv d;
   d.batch = xs[0], d.channels = xs[1], d.in_h = xs[2], d.in_w = xs[3];
   d.stride_h = stride[0], d.stride_w = stride[1], d.pad_h = padding[0], d.pad_w = padding[1];
   d.out_h = shape_rules::window_output(d.in_h, 3, d.stride_h, d.pad_h, 1).value_or(0);
@@ -556,8 +571,8 @@ bool lower_depthwise(Context& cx, const Node& n, NodeState& st, int x, const Ten
   cx.within_budget(out_shape);
   // Our kernel at the widest width the CPU has; weights [9][C padded to its
   // lanes] from torch's [C][1][3][3], the bias padded alike.
-  const winograd::Kernels* k = &winograd::widest_kernels();
-  const i64 padded = winograd::depthwise_padded(d.channels, k->lanes);
+  const conv::Kernels* k = &conv::widest_kernels();
+  const i64 padded = depthwise::padded_channels(d.channels, k->lanes);
   auto weights = std::make_shared<std::vector<float>>(static_cast<std::size_t>(10 * padded), 0.0f);
   const float* src = w.data_as<float>();
   for (i64 c = 0; c < d.channels; ++c) {
@@ -618,16 +633,16 @@ bool lower_pointwise_conv(Context& cx, const Node& n, NodeState& st, int x, cons
   Shape out_shape = xs;
   out_shape[1] = out_channels;
   cx.within_budget(out_shape);
-  auto p = std::make_shared<winograd::Pointwise>();
+  auto p = std::make_shared<pointwise::Conv>();
   p->in_channels = in_channels, p->out_channels = out_channels, p->min = fused.min, p->max = fused.max;
   // Our GEMM at the widest width the CPU has (narrower ones measured slower on
   // every bench shape); its weights packed once, for the measurement and the run.
-  const winograd::Kernels* k = &winograd::widest_kernels();
+  const conv::Kernels* k = &conv::widest_kernels();
   std::shared_ptr<std::vector<float>> packed;
   auto pack = [&] {
     if (!packed)
       packed = std::make_shared<std::vector<float>>(
-          winograd::pack_pointwise(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, k->panel));
+          pointwise::pack(w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, in_channels, out_channels, k->panel));
     return packed->data();
   };
   std::vector<i64> key{in_channels, out_channels, pixels, cx.threads()};
@@ -648,7 +663,7 @@ bool lower_pointwise_conv(Context& cx, const Node& n, NodeState& st, int x, cons
       AlignedFloats ym = aligned_floats(sizeof(float) * static_cast<std::size_t>(cropped * out_channels));
       const float* trial = pack();
       ours = ours_faster("1x1", [&] { direct(xm.get(), ym.get(), 1, sizes); },
-                         [&] { winograd::pointwise(*k, *p, trial, xm.get(), ym.get(), cropped, cx.pool()); });
+                         [&] { pointwise::run(*k, *p, trial, xm.get(), ym.get(), cropped, cx.pool()); });
     }
     pointwise_choices.put(key, *ours);
   }
@@ -657,7 +672,7 @@ bool lower_pointwise_conv(Context& cx, const Node& n, NodeState& st, int x, cons
   pack();
   const int out = cx.new_tensor(std::move(out_shape), true);
   Step& step = cx.add_step({x}, {out});
-  step.run = [&cx, k, p, packed, x, out, pixels] { winograd::pointwise(*k, *p, packed->data(), cx.ptr(x), cx.ptr(out), pixels, cx.pool()); };
+  step.run = [&cx, k, p, packed, x, out, pixels] { pointwise::run(*k, *p, packed->data(), cx.ptr(x), cx.ptr(out), pixels, cx.pool()); };
   post_activation(cx, n, st, 1, fused, out);
   cx.define(n.outputs[0], out);
   return true;
@@ -678,7 +693,7 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
   const Shape xs = cx.slot(x).shape;
   const std::size_t rank = xs.size() - 2, skip = 3 - rank;  // 2D: D = 1
   const i64 out_channels = w.shape()[0];
-  auto u = std::make_shared<winograd::Unfolded>();
+  auto u = std::make_shared<unfolded::Conv>();
   u->batch = xs[0], u->channels = xs[1];
   for (std::size_t axis = 0; axis < rank; ++axis) {
     u->in[axis + skip] = xs[axis + 2], u->kernel[axis + skip] = w.shape()[axis + 2];
@@ -688,19 +703,19 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
   Shape out_shape{u->batch, out_channels};
   for (std::size_t axis = 0; axis < rank; ++axis) out_shape.push_back(u->out[axis + skip]);
   cx.within_budget(out_shape);
-  auto p = std::make_shared<winograd::Pointwise>();
+  auto p = std::make_shared<pointwise::Conv>();
   p->in_channels = u->row(), p->out_channels = out_channels, p->min = fused.min, p->max = fused.max;
-  const winograd::Kernels* k = &winograd::widest_kernels();
+  const conv::Kernels* k = &conv::widest_kernels();
   const int threads = static_cast<int>(std::max<std::size_t>(pthreadpool_get_threads_count(cx.pool()), 1));
   auto packed = std::make_shared<std::vector<float>>(
-      winograd::pack_unfolded(*u, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, out_channels, k->panel));
+      unfolded::pack(*u, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, out_channels, k->panel));
   std::vector<i64> key{u->batch, u->channels, out_channels, cx.threads()};
   for (int axis = 0; axis < 3; ++axis) key.insert(key.end(), {u->in[axis], u->kernel[axis], u->stride[axis], u->padding[axis], u->dilation[axis]});
   std::optional<bool> ours = unfolded_choices.find(key);
   if (!ours) {
     // Batch 1, the outermost spatial axis cropped to about
     // kPointwiseMeasureBytes of input and output: every output row costs alike.
-    winograd::Unfolded trial = *u;
+    unfolded::Conv trial = *u;
     trial.batch = 1;
     const int outer = static_cast<int>(skip);  // D in 3D, H in 2D
     i64 row_bytes = (out_channels * trial.out[2] + trial.channels * trial.in[2] * trial.stride[outer]) * static_cast<i64>(sizeof(float));
@@ -711,7 +726,7 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
     ours = false;
     if (trial.make_output()) {
       const i64 in_numel = trial.in[0] * trial.in[1] * trial.in[2] * trial.channels, out_numel = trial.pixels() * out_channels;
-      const i64 scratch_numel = winograd::unfolded_chunk(trial) * trial.row() * threads;
+      const i64 scratch_numel = unfolded::chunk_pixels(trial) * trial.row() * threads;
       // With what XNNPACK's direct run allocates: its indirection buffer (a
       // pointer per tap and output pixel) and, in 3D, the input unfolded along depth.
       double bytes = 4.0 * static_cast<double>(in_numel + out_numel + scratch_numel) +
@@ -723,7 +738,7 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
         AlignedFloats sm = aligned_floats(sizeof(float) * static_cast<std::size_t>(scratch_numel));
         const i64 sizes[3] = {trial.in[skip], trial.in[skip + 1], rank == 3 ? trial.in[2] : 0};
         ours = ours_faster("unfolded convolution", [&] { direct(xm.get(), ym.get(), 1, sizes); },
-                           [&] { winograd::unfolded(*k, trial, *p, packed->data(), xm.get(), ym.get(), sm.get(), cx.pool()); });
+                           [&] { unfolded::run(*k, trial, *p, packed->data(), xm.get(), ym.get(), sm.get(), cx.pool()); });
       }
     }
     unfolded_choices.put(key, *ours);
@@ -731,9 +746,9 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
   if (!*ours) return false;
   st.columns.clear();  // XNNPACK's packed weights, made for the measurement
   const int out = cx.new_tensor(std::move(out_shape), true);
-  const int scratch = cx.new_tensor(Shape{threads, winograd::unfolded_chunk(*u), u->row()}, false);
+  const int scratch = cx.new_tensor(Shape{threads, unfolded::chunk_pixels(*u), u->row()}, false);
   Step& step = cx.add_step({x}, {out, scratch});
-  step.run = [&cx, k, u, p, packed, x, out, scratch] { winograd::unfolded(*k, *u, *p, packed->data(), cx.ptr(x), cx.ptr(out), cx.ptr(scratch), cx.pool()); };
+  step.run = [&cx, k, u, p, packed, x, out, scratch] { unfolded::run(*k, *u, *p, packed->data(), cx.ptr(x), cx.ptr(out), cx.ptr(scratch), cx.pool()); };
   post_activation(cx, n, st, 1, fused, out);
   cx.define(n.outputs[0], out);
   return true;

@@ -3,7 +3,10 @@
 // tiles) or XNNPACK's batched GEMM (per chunk of tiles) over the transformed
 // weights; chosen per shape by measuring each form against the direct
 // convolution, unless Options::conv_algorithm says which.
-#include "lower/lowerings.h"
+#include "lower/conv_winograd.h"
+#include "lower/conv.h"
+#include "lower/fused_activation.h"
+#include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/winograd.h"
 
 namespace tracegraph::xnnpack {
@@ -34,7 +37,7 @@ constexpr i64 kMaxOursChannels = 256;
 // How a convolution runs: directly (tile 0), or as Winograd F(tile,3) with
 // M = V U (tiles as the GEMM's rows; by our kernel, or XNNPACK's) or
 // M^T = U^T V^T (output channels as its rows; XNNPACK's). Our kernels come in
-// vectors of `lanes` floats (winograd::kernels()); XNNPACK's GEMM goes with
+// vectors of `lanes` floats (conv::kernels()); XNNPACK's GEMM goes with
 // the widest transforms.
 struct Form {
   int tile = 0;
@@ -43,12 +46,12 @@ struct Form {
   int lanes = 4;
   bool direct() const { return tile == 0; }
   int key() const { return ((tile * 2 + (channel_rows ? 1 : 0)) * 2 + (ours ? 1 : 0)) * 32 + lanes; }
-  const winograd::Kernels& kernels() const { return ours ? *winograd::kernels(lanes) : winograd::widest_kernels(); }
+  const conv::Kernels& kernels() const { return ours ? *conv::kernels(lanes) : conv::widest_kernels(); }
 };
 
 struct Chunked {
   const winograd::Geometry* g;
-  const winograd::Kernels* k;
+  const conv::Kernels* k;
   const float* x;
   float* y;
   float* v;
@@ -74,7 +77,7 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, boo
                 float* m, const float* bias, float min, float max, pthreadpool_t pool) {
   const i64 tiles = g.tiles();
   for (i64 start = 0; start < tiles; start += chunk) {
-    Chunked c{&g, &winograd::widest_kernels(), x, y, v, m, channel_rows, bias, min, max, start, chunk};
+    Chunked c{&g, &conv::widest_kernels(), x, y, v, m, channel_rows, bias, min, max, start, chunk};
     // The last chunk's tiles past the end are zeros for the GEMM, never written out.
     pthreadpool_parallelize_1d_tile_1d(pool, input_tiles, &c, static_cast<std::size_t>(chunk), 8, kNoDenormals);
     const xnn_status status = xnn_run_operator(gemm, pool);
@@ -86,7 +89,7 @@ void run_chunks(const winograd::Geometry& g, i64 chunk, xnn_operator_t gemm, boo
 // Our GEMM's run: one task per block of tiles, each on its thread's own V and M.
 struct Blocked {
   const winograd::Geometry* g;
-  const winograd::Kernels* k;
+  const conv::Kernels* k;
   const float* x;
   float* y;
   float* v;  // [threads][P][block][C]
@@ -108,7 +111,7 @@ void block_task(void* context, std::size_t thread, std::size_t index) {
   c->k->transform_output(g, m, false, c->y, c->bias, c->min, c->max, start, c->block, start, count);
 }
 
-void run_blocked(const winograd::Geometry& g, const winograd::Kernels& k, i64 block, const float* u, const float* x, float* y, float* v, float* m, const float* bias,
+void run_blocked(const winograd::Geometry& g, const conv::Kernels& k, i64 block, const float* u, const float* x, float* y, float* v, float* m, const float* bias,
                  float min, float max, pthreadpool_t pool) {
   Blocked c{&g, &k, x, y, v, m, u, bias, min, max, block};
   pthreadpool_parallelize_1d_with_thread(pool, block_task, &c, static_cast<std::size_t>((g.tiles() + block - 1) / block), kNoDenormals);
@@ -123,7 +126,7 @@ xnn_status setup_gemm(xnn_operator_t op, const float* weights, void* workspace, 
 
 // Tiles per block for our GEMM: about kBlockBytes of V and M, a multiple of
 // its rows per block.
-i64 block_for(const winograd::Geometry& g, const winograd::Kernels& k) {
+i64 block_for(const winograd::Geometry& g, const conv::Kernels& k) {
   const i64 per_tile = g.points() * (g.in_channels + g.out_channels) * static_cast<i64>(sizeof(float)), rows = k.rows;
   return std::min(std::max<i64>(kBlockBytes / per_tile / rows * rows, rows), (g.tiles() + rows - 1) / rows * rows);
 }
@@ -170,7 +173,7 @@ struct WinogradConv {
   // blocks than threads (resnet18's 7x7 layers in F(4,3): 4 tiles, one
   // block) the others would wait. In wasm a measurement at a loud moment
   // chose that at 2 threads, 2.5x slower than XNNPACK's GEMM.
-  bool enough_blocks(const winograd::Geometry& g, const winograd::Kernels& k) const {
+  bool enough_blocks(const winograd::Geometry& g, const conv::Kernels& k) const {
     return (g.tiles() + block_for(g, k) - 1) / block_for(g, k) >= cx.threads();
   }
 
@@ -226,7 +229,7 @@ std::vector<Form> candidate_forms(const WinogradConv& wc, const std::optional<wi
     // not 8: the same kernels at half the width measured slower on every
     // shape of the bench models, and each form costs a run at finalize().
     for (int lanes : {4, 8, 16})
-      if (const winograd::Kernels* k = winograd::kernels(lanes); k && !(lanes == 4 && winograd::kernels(8)) && wc.enough_blocks(*g, *k))
+      if (const conv::Kernels* k = conv::kernels(lanes); k && !(lanes == 4 && conv::kernels(8)) && wc.enough_blocks(*g, *k))
         forms.push_back({tile, false, true, lanes});
     forms.push_back({tile, false, false});
     if (g->tiles() <= kMaxTransposedTiles) forms.push_back({tile, true, false}), few_tiles = true;
@@ -385,7 +388,7 @@ void plan_winograd(const WinogradConv& wc, NodeState& st, Form form, const winog
   const bool channel_rows = form.channel_rows;
   if (form.ours) {
     const float* u = made.weights.data();
-    const winograd::Kernels* k = &form.kernels();
+    const conv::Kernels* k = &form.kernels();
     step.run = [&cx, g, k, block, u, x, out, v, m, bias, min, max] { run_blocked(g, *k, block, u, cx.ptr(x), cx.ptr(out), cx.ptr(v), cx.ptr(m), bias, min, max, cx.pool()); };
   } else {
     step.run = [&cx, g, chunk, op, channel_rows, x, out, v, m, bias, min, max] {
@@ -421,8 +424,8 @@ bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tens
   if (const auto& g = real[forced_tile / 4]; g) {
     const bool channel_rows = g->tiles() <= kMaxTransposedTiles && 2 * g->tiles() < wc.out_channels;
     form = {forced_tile, channel_rows,
-            !channel_rows && std::min(wc.in_channels, wc.out_channels) < kMaxOursChannels && wc.enough_blocks(*g, winograd::widest_kernels()),
-            winograd::widest_kernels().lanes};
+            !channel_rows && std::min(wc.in_channels, wc.out_channels) < kMaxOursChannels && wc.enough_blocks(*g, conv::widest_kernels()),
+            conv::widest_kernels().lanes};
   }
   if (algorithm == ConvAlgorithm::kFastest) {
     form = measured_form(wc, forms, few_tiles, direct);

@@ -1,40 +1,13 @@
 // Elementwise ops: unary activations, binary arithmetic with broadcasting, numbers known before the run, comparisons, masks and fills.
-#include "lower/lowerings.h"
+#include "lower/elementwise.h"
+#include "lower/arguments.h"
+#include "lower/broadcast.h"
+#include "lower/complex.h"
+#include "lower/fused_activation.h"
 
 #include <set>
 
 namespace tracegraph::xnnpack {
-
-void unary_step(Context& cx, const Node& n, xnn_operator_t op, int in, int out) {
-  const std::size_t count = static_cast<std::size_t>(numel(cx.slot(in).shape));
-  cx.check(xnn_reshape_unary_elementwise_nc(op, count, 1, 1, 1, cx.pool()), n, "reshaping an elementwise op");
-  Step& step = cx.add_step({in}, {out});
-  step.setup = [&cx, op, in, out, &n] { cx.check(xnn_setup_unary_elementwise_nc(op, cx.ptr(in), cx.ptr(out)), n, "setting up an elementwise op"); };
-  step.xnnpack = true;
-  step.run = [&cx, op, &n] { cx.check(xnn_run_operator(op, cx.pool()), n, "running an elementwise op"); };
-}
-
-xnn_operator_t make_unary(Context& cx, const Node& n, NodeState& st, std::size_t index, xnn_unary_operator type,
-                          const xnn_unary_params* params) {
-  while (st.ops.size() <= index) st.ops.emplace_back();
-  XnnOp& op = st.ops[index];
-  if (!op.op) cx.check(xnn_create_unary_elementwise_nc(type, xnn_datatype_fp32, xnn_datatype_fp32, params, nullptr, nullptr, 0, &op.op), n, "creating an elementwise op");
-  return op.op;
-}
-
-void post_activation(Context& cx, const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
-  if (f.portable_post) portable_post(cx, *f.portable_post, out);
-  if (!f.post) return;
-  unary_step(cx, n, make_unary(cx, n, st, index, *f.post, nullptr), out, out);
-}
-
-void post_clamp(Context& cx, const Node& n, NodeState& st, std::size_t index, const Fused& f, int out) {
-  if (f.min == -kInf && f.max == kInf) return;
-  xnn_unary_params p{};
-  p.clamp.min = f.min;
-  p.clamp.max = f.max;
-  unary_step(cx, n, make_unary(cx, n, st, index, xnn_unary_clamp, &p), out, out);
-}
 
 void lower_unary(Context& cx, const Node& n, NodeState& st) {
   std::string base = base_op(n.op);
@@ -166,6 +139,7 @@ struct SecondNumber {
   std::optional<double> value;  // nullopt: a tensor
   bool is_int = false;
 };
+
 SecondNumber second_number(Context& cx, const Node& n, std::optional<ValueId> b) {
   SecondNumber s;
   if (b) {
@@ -394,6 +368,39 @@ std::optional<std::function<float(float)>> parametric_unary(const Context& cx, c
   return std::nullopt;
 }
 
+// An elementwise op of one number: ints stay ints where torch keeps them so
+// (neg, abs, square, pow to a non-negative integer power).
+int pointwise_number(Context& cx, const Node& n, const std::string& base, const Slot& num) {
+  const bool is_int = num.kind == Kind::kInt;
+  const double x = is_int ? static_cast<double>(num.i) : num.f;
+  if (base == "pow") {
+    const AttributeValue* e = n.attributes.find("exponent");
+    if (!e) fail(ErrorCode::kUnsupported, cx.where(n) + ": pow with a tensor exponent");
+    if (const auto* k = std::get_if<std::int64_t>(e); k && is_int && *k >= 0 && *k < 63) {
+      i64 r = 1;
+      for (i64 i = 0; i < *k; ++i) {
+        if (__builtin_mul_overflow(r, num.i, &r)) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(num.i) + " ** " + std::to_string(*k) + " overflows int64");
+      }
+      return cx.int_slot(r);
+    }
+    return cx.float_slot(std::pow(x, *cx.float_arg(n, "exponent")));
+  }
+  if (is_int && (base == "neg" || base == "abs" || base == "square")) {
+    if (num.i == std::numeric_limits<i64>::min() && base != "square") fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + base + " of the smallest int64");
+    i64 sq = 0;
+    if (base == "square" && __builtin_mul_overflow(num.i, num.i, &sq)) fail(ErrorCode::kOutOfRange, cx.where(n) + ": the square of " + std::to_string(num.i) + " overflows int64");
+    return cx.int_slot(base == "neg" ? -num.i : base == "abs" ? std::abs(num.i) : sq);
+  }
+  static const std::map<std::string, double (*)(double), std::less<>> kMath = {
+      {"exp", [](double v) { return std::exp(v); }},   {"log", [](double v) { return std::log(v); }},
+      {"sqrt", [](double v) { return std::sqrt(v); }}, {"rsqrt", [](double v) { return 1 / std::sqrt(v); }},
+      {"neg", [](double v) { return -v; }},            {"abs", [](double v) { return std::fabs(v); }},
+      {"square", [](double v) { return v * v; }},      {"erf", [](double v) { return std::erf(v); }}};
+  const auto it = kMath.find(base);
+  if (it == kMath.end()) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of a number");
+  return cx.float_slot(it->second(x));
+}
+
 }  // namespace
 
 void lower_pointwise(Context& cx, const Node& n, NodeState&) {
@@ -504,86 +511,6 @@ void lower_pointwise(Context& cx, const Node& n, NodeState&) {
   Step& step = cx.add_step({x}, {out});
   step.run = [&cx, f, x, out] { f(cx.ptr(x), cx.ptr(out)); };
   cx.define(n.outputs[0], out);
-}
-
-int pointwise_number(Context& cx, const Node& n, const std::string& base, const Slot& num) {
-  const bool is_int = num.kind == Kind::kInt;
-  const double x = is_int ? static_cast<double>(num.i) : num.f;
-  if (base == "pow") {
-    const AttributeValue* e = n.attributes.find("exponent");
-    if (!e) fail(ErrorCode::kUnsupported, cx.where(n) + ": pow with a tensor exponent");
-    if (const auto* k = std::get_if<std::int64_t>(e); k && is_int && *k >= 0 && *k < 63) {
-      i64 r = 1;
-      for (i64 i = 0; i < *k; ++i) {
-        if (__builtin_mul_overflow(r, num.i, &r)) fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + std::to_string(num.i) + " ** " + std::to_string(*k) + " overflows int64");
-      }
-      return cx.int_slot(r);
-    }
-    return cx.float_slot(std::pow(x, *cx.float_arg(n, "exponent")));
-  }
-  if (is_int && (base == "neg" || base == "abs" || base == "square")) {
-    if (num.i == std::numeric_limits<i64>::min() && base != "square") fail(ErrorCode::kOutOfRange, cx.where(n) + ": " + base + " of the smallest int64");
-    i64 sq = 0;
-    if (base == "square" && __builtin_mul_overflow(num.i, num.i, &sq)) fail(ErrorCode::kOutOfRange, cx.where(n) + ": the square of " + std::to_string(num.i) + " overflows int64");
-    return cx.int_slot(base == "neg" ? -num.i : base == "abs" ? std::abs(num.i) : sq);
-  }
-  static const std::map<std::string, double (*)(double), std::less<>> kMath = {
-      {"exp", [](double v) { return std::exp(v); }},   {"log", [](double v) { return std::log(v); }},
-      {"sqrt", [](double v) { return std::sqrt(v); }}, {"rsqrt", [](double v) { return 1 / std::sqrt(v); }},
-      {"neg", [](double v) { return -v; }},            {"abs", [](double v) { return std::fabs(v); }},
-      {"square", [](double v) { return v * v; }},      {"erf", [](double v) { return std::erf(v); }}};
-  const auto it = kMath.find(base);
-  if (it == kMath.end()) fail(ErrorCode::kUnsupported, cx.where(n) + ": " + base + " of a number");
-  return cx.float_slot(it->second(x));
-}
-
-void portable_post(Context& cx, portable::Unary op, int out) {
-  const i64 count = numel(cx.slot(out).shape);
-  Step& step = cx.add_step({out}, {out});
-  step.run = [&cx, op, out, count] {
-    cx.parallel_slices(count, [&](i64 first, i64 n) { portable::unary(op, cx.ptr(out) + first, cx.ptr(out) + first, n); }, kSliceFloats);
-  };
-}
-
-Shape broadcast_shape(const Context& cx, const Node& n, const Shape& a, const Shape& b) {
-  auto out = shape_rules::broadcast(a, b);
-  if (!out) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
-  return *out;
-}
-
-int broadcast_to(Context& cx, int s, const Shape& to) {
-  s = cx.as_layout(s, false);
-  const Shape from = cx.slot(s).shape;
-  if (from == to) return s;
-  const int out = cx.new_tensor(to, false);
-  Step& step = cx.add_step({s}, {out});
-  step.run = [&cx, s, out, from, to] { portable::broadcast(cx.ptr(s), cx.ptr(out), from, to); };
-  return out;
-}
-
-std::optional<ValueId> run_time_tensor(const Context& cx, const Node& n, std::string_view name) {
-  auto v = input_for_arg(n, name, std::numeric_limits<std::size_t>::max());
-  if (!v) return std::nullopt;
-  const Slot& s = cx.slot_of(*v);
-  if (s.kind != Kind::kTensor || Context::constant_number(s)) return std::nullopt;
-  return v;
-}
-
-double number_arg(const Context& cx, const Node& n, std::string_view name) {
-  if (auto in = input_for_arg(n, name, std::numeric_limits<std::size_t>::max())) {
-    const Value& value = cx.graph().value(*in);
-    if (value.is_constant() && value.data.numel() == 1) {
-      switch (value.data.dtype()) {
-        case DType::kFloat32: return value.data.data_as<float>()[0];
-        case DType::kFloat64: return value.data.data_as<double>()[0];
-        case DType::kInt64: return static_cast<double>(value.data.data_as<std::int64_t>()[0]);
-        default: fail(ErrorCode::kUnsupported, cx.where(n) + ": '" + std::string(name) + "' is a " + std::string(dtype_name(value.data.dtype())) + " tensor");
-      }
-    }
-  }
-  auto v = cx.float_arg(n, name);
-  if (!v) fail(ErrorCode::kSchema, cx.where(n) + ": missing the number '" + std::string(name) + "'");
-  return *v;
 }
 
 void lower_full(Context& cx, const Node& n, NodeState&) {

@@ -1,32 +1,12 @@
-// Indices, masks and the values made while planning: index.Tensor (boolean
-// masks too), nonzero, masked_select, item, index_select, where, any/all, the
-// casts (_to_copy, to, type_as), arange, full, scalar_tensor, zeros and ones.
-// Tensors torch holds as integers or bool are held as float32 here, exact up
-// to 2^24 (portable.h); a graph output of such a type is cast back as it is
-// read (runtime.cpp).
-#include "lower/lowerings.h"
+// Reads by index: index.Tensor (boolean masks too), nonzero, masked_select,
+// index_select, gather and embedding, where. Indices and masks are held as
+// float32 (held_type.h), exact up to 2^24.
+#include "lower/index.h"
+#include "lower/broadcast.h"
 
 namespace tracegraph::xnnpack {
-namespace {
 
-// c10's ScalarType codes, as the readers write a dtype argument.
-enum class Held { kFloat, kInteger, kBool };
-std::optional<Held> held_kind(i64 code) {
-  switch (code) {
-    case 0: case 1: case 2: case 3: case 4: return Held::kInteger;  // uint8, int8, int16, int32, int64
-    case 5: case 6: case 7: case 15: return Held::kFloat;           // half, float, double, bfloat16
-    case 11: return Held::kBool;
-    default: return std::nullopt;
-  }
-}
-std::optional<Held> held_kind(DType d) {
-  switch (d) {
-    case DType::kFloat32: case DType::kFloat64: case DType::kFloat16: case DType::kBFloat16: return Held::kFloat;
-    case DType::kInt64: case DType::kInt32: case DType::kInt16: case DType::kInt8: case DType::kUInt8: return Held::kInteger;
-    case DType::kBool: return Held::kBool;
-    default: return std::nullopt;
-  }
-}
+namespace {
 
 // The shape a broadcast of all of `shapes` gives, or a typed error.
 Shape broadcast_all(const Context& cx, const Node& n, const std::vector<Shape>& shapes) {
@@ -230,24 +210,6 @@ void lower_masked_select(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
-void lower_item(Context& cx, const Node& n, NodeState&) {
-  auto self = input_for_arg(n, "self", 0);
-  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
-  const Slot& known = cx.slot_of(*self);
-  if (known.kind == Kind::kInt || known.kind == Kind::kFloat) return cx.define(n.outputs[0], cx.slot_index(*self));  // a number planning knows
-  const int x = cx.tensor_slot(n, *self);
-  const Shape shape = cx.slot(x).shape;
-  if (numel(shape) != 1) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": item() of a tensor of shape " + shape_str(shape) + " (one element is needed)");
-  const auto& dtype = cx.graph().value(*self).dtype;
-  const bool integral = dtype && held_kind(*dtype) != Held::kFloat;
-  std::optional<double> value = Context::constant_number(cx.slot(x));
-  if (!value) value = cx.read_by_run(x, [](const float* p) { return static_cast<double>(p[0]); });  // computed in the graph: the run reads it
-  if (!value) return;
-  if (!integral) return cx.define(n.outputs[0], cx.float_slot(*value));
-  if (!std::isfinite(*value)) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": item() of an integer tensor read " + std::to_string(*value));
-  cx.define(n.outputs[0], cx.int_slot(static_cast<i64>(*value)));
-}
-
 void lower_index_select(Context& cx, const Node& n, NodeState&) {
   const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
   const Shape xs = cx.slot(x).shape;
@@ -291,175 +253,6 @@ void lower_where(Context& cx, const Node& n, NodeState&) {
   cx.define(n.outputs[0], out);
 }
 
-void lower_any_all(Context& cx, const Node& n, NodeState&) {
-  auto self = input_for_arg(n, "self", 0);
-  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
-  const int x = cx.held_tensor_slot(n, *self);
-  const Shape shape = cx.slot(x).shape;
-  const std::size_t rank = shape.size();
-  std::vector<bool> reduced(rank, true);
-  if (auto dims = cx.ints_arg(n, "dim"); dims && !dims->empty()) {
-    reduced.assign(rank, false);
-    for (i64 d : *dims) {
-      const i64 k = normalize_dim(d, rank, cx.where(n));
-      if (rank) reduced[static_cast<std::size_t>(k)] = true;
-    }
-  }
-  const Shape out_shape = reduced_shape(shape, reduced, cx.int_arg(n, "keepdim").value_or(0) != 0);
-  const portable::Reduce op = base_op(n.op) == "any" ? portable::Reduce::kAny : portable::Reduce::kAll;
-  const int out = cx.new_tensor(out_shape, false);
-  cx.portable_map(x, out, [op, shape, reduced](const float* a, float* b) { portable::reduce(op, a, b, shape, reduced); });
-  cx.define(n.outputs[0], out);
-}
-
-void lower_cast(Context& cx, const Node& n, NodeState&) {
-  auto self = input_for_arg(n, "self", 0);
-  if (!self) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'self'");
-  std::optional<Held> to;
-  // Complex: to a complex type ((x, 0) pairs), from one to a real type (its
-  // real parts), or the same pairs.
-  {
-    const bool from_complex = cx.slot_of(*self).complex;
-    std::optional<bool> to_complex;
-    if (base_op(n.op) == "type_as" || input_for_arg(n, "other", std::numeric_limits<std::size_t>::max())) {
-      const auto& d = cx.graph().value(*input_for_arg(n, "other", 1)).dtype;
-      if (d) to_complex = is_complex(*d);
-    } else if (auto code = cx.int_arg(n, "dtype")) {
-      to_complex = *code == 8 || *code == 9 || *code == 10;  // c10's ComplexHalf, ComplexFloat, ComplexDouble
-    }
-    const bool want = to_complex.value_or(from_complex);
-    if (from_complex == want && want) return cx.define(n.outputs[0], cx.slot_index(*self));
-    if (from_complex != want) return cx.define(n.outputs[0], complex_cast(cx, n, cx.held_tensor_slot(n, *self), want));
-  }
-  if (base_op(n.op) == "type_as" || input_for_arg(n, "other", std::numeric_limits<std::size_t>::max())) {
-    auto other = input_for_arg(n, "other", 1);
-    const Value& o = cx.graph().value(*other);
-    if (!o.dtype) fail(ErrorCode::kUnsupported, cx.where(n) + ": the type of '" + o.name + "' is not known");
-    to = held_kind(*o.dtype);
-  } else if (auto code = cx.int_arg(n, "dtype")) {
-    to = held_kind(*code);
-    if (!to) fail(ErrorCode::kUnsupported, cx.where(n) + ": a cast to the scalar type " + std::to_string(*code) + " (complex or quantized)");
-  } else {
-    to = Held::kFloat;  // a device, layout or memory format change only: the same values
-  }
-  const int x = cx.held_tensor_slot(n, *self);
-  const Value& in = cx.graph().value(*self);
-  const auto from = in.dtype ? held_kind(*in.dtype) : std::optional<Held>(Held::kFloat);
-  // float to float, or to a type at least as wide as the values: the same floats.
-  if (*to == Held::kFloat || from == to || (*to == Held::kInteger && from == Held::kBool)) return cx.define(n.outputs[0], x);
-  const Shape shape = cx.slot(x).shape;
-  const int out = cx.new_tensor(shape, false);
-  const i64 count = numel(shape);
-  if (*to == Held::kBool) cx.portable_map(x, out, [count](const float* a, float* b) { portable::cast_to_bool(a, b, count); });
-  else cx.portable_map(x, out, [count](const float* a, float* b) { portable::cast_to_integer(a, b, count); });
-  cx.define(n.outputs[0], out);
-}
-
-namespace {
-
-// A factory's 'size' (zeros, full, rand, ...): a shape of no negative dim.
-Shape size_arg(const Context& cx, const Node& n) {
-  const auto size = cx.ints_arg(n, "size");
-  if (!size) fail(ErrorCode::kSchema, cx.where(n) + ": missing 'size'");
-  for (i64 d : *size)
-    if (d < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": size " + shape_str(*size));
-  return *size;
-}
-
-}  // namespace
-
-void lower_factory(Context& cx, const Node& n, NodeState&) {
-  const std::string base = base_op(n.op);
-  const auto code = cx.int_arg(n, "dtype");
-  if (code && *code == 9 && (base == "zeros" || base == "full" || base == "ones" || base == "empty")) {
-    // complex64 (c10's ComplexFloat): its (value, 0) pairs (complex.cpp).
-    Shape shape = size_arg(cx, n);
-    const double value = base == "full" ? number_arg(cx, n, "fill_value") : base == "ones" ? 1.0 : 0.0;
-    const i64 count = numel(shape);
-    shape.push_back(2);
-    cx.within_budget(shape);
-    std::vector<float> pairs(static_cast<std::size_t>(2 * count), 0.0f);
-    for (i64 i = 0; i < count; ++i) pairs[static_cast<std::size_t>(2 * i)] = static_cast<float>(value);
-    const int s = cx.planned_constant(shape, std::move(pairs));
-    cx.slot(s).complex = true;
-    return cx.define(n.outputs[0], s);
-  }
-  if (code && !held_kind(*code))
-    fail(ErrorCode::kUnsupported, cx.where(n) + ": a tensor of the scalar type " + std::to_string(*code));
-  if (base == "arange") {
-    const double start = cx.float_arg(n, "start").value_or(0), end = cx.float_arg(n, "end").value_or(0), step = cx.float_arg(n, "step").value_or(1);
-    if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step) || (end - start) / step < 0)
-      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": arange from " + std::to_string(start) + " to " + std::to_string(end) + " by " + std::to_string(step));
-    const double length = std::ceil((end - start) / step);
-    if (length > 16777216.0) fail(ErrorCode::kLimitExceeded, cx.where(n) + ": arange of " + std::to_string(length) + " values (past 2^24, not exact as float32)");
-    const i64 count = static_cast<i64>(length);
-    std::vector<float> values(static_cast<std::size_t>(count));
-    // Integer arguments give integers (torch's int64); their float32s are exact.
-    for (i64 i = 0; i < count; ++i) values[static_cast<std::size_t>(i)] = static_cast<float>(start + static_cast<double>(i) * step);
-    return cx.define(n.outputs[0], cx.planned_constant({count}, std::move(values)));
-  }
-  Shape shape;
-  double value = 0;
-  if (base == "scalar_tensor") {
-    value = number_arg(cx, n, "s");
-  } else {
-    shape = size_arg(cx, n);
-    value = base == "full" ? number_arg(cx, n, "fill_value") : base == "ones" ? 1.0 : 0.0;
-  }
-  if (code) {
-    if (held_kind(*code) == Held::kBool) value = value != 0;
-    else if (held_kind(*code) == Held::kInteger) value = std::trunc(value);
-  }
-  cx.within_budget(shape);
-  cx.define(n.outputs[0], cx.planned_constant(shape, std::vector<float>(static_cast<std::size_t>(numel(shape)), static_cast<float>(value))));
-}
-
-void lower_random(Context& cx, const Node& n, NodeState&) {
-  const std::string base = base_op(n.op);
-  const auto code = cx.int_arg(n, "dtype");
-  if (code && !held_kind(*code)) fail(ErrorCode::kUnsupported, cx.where(n) + ": a tensor of the scalar type " + std::to_string(*code));
-  const bool integers = base == "randint" || base == "randint_like" || base == "randperm";
-  if (code && !integers && held_kind(*code) != Held::kFloat)
-    fail(ErrorCode::kInvalidArgument, cx.where(n) + ": " + base + " of an integer or bool dtype (torch refuses it too)");
-  constexpr double kExact = 16777216.0;  // 2^24: integers past it are not exact as float32
-  Shape shape;
-  if (base == "randperm") {
-    const i64 count = cx.int_arg(n, "n").value_or(-1);
-    if (count < 0 || count > kExact) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": randperm of " + std::to_string(count) + " (0 to 2^24 here)");
-    shape = {count};
-  } else if (base.ends_with("_like")) {
-    shape = cx.slot(cx.tensor_arg(n, "self", 0)).shape;
-  } else {
-    shape = size_arg(cx, n);
-  }
-  double low = 0, high = 1;
-  if (base == "randint" || base == "randint_like") {
-    low = static_cast<double>(cx.int_arg(n, "low").value_or(0));
-    high = static_cast<double>(cx.int_arg(n, "high").value_or(0));
-    if (!(low < high) || std::fabs(low) > kExact || std::fabs(high) > kExact)
-      fail(ErrorCode::kInvalidArgument, cx.where(n) + ": randint from " + std::to_string(low) + " to " + std::to_string(high) +
-                                            " (low below high, both within 2^24 here)");
-  }
-  const int out = cx.new_tensor(shape, false);
-  const i64 count = numel(shape);
-  // The node's stream: FNV-1a of its name, the same on every platform.
-  std::uint64_t stream = 0xcbf29ce484222325ULL;
-  for (unsigned char c : n.name) stream = (stream ^ c) * 0x100000001b3ULL;
-  const auto runs = std::make_shared<std::uint64_t>(0);
-  Step& step = cx.add_step({}, {out});
-  if (base == "randperm") {
-    step.run = [&cx, out, count, stream, runs] { portable::random_permutation(cx.ptr(out), count, stream + 0x9e3779b97f4a7c15ULL * ++*runs); };
-  } else {
-    const portable::Random kind = integers ? portable::Random::kInteger : base.starts_with("randn") ? portable::Random::kNormal : portable::Random::kUniform;
-    step.run = [&cx, out, count, stream, runs, kind, low, high] {
-      const std::uint64_t run_stream = stream + 0x9e3779b97f4a7c15ULL * ++*runs;
-      float* y = cx.ptr(out);
-      cx.parallel_slices(count, [&](i64 first, i64 n) { portable::random_values(kind, y + first, first, n, run_stream, low, high); }, kSliceFloats);
-    };
-  }
-  cx.define(n.outputs[0], out);
-}
-
 void lower_gather(Context& cx, const Node& n, NodeState&) {
   // gather(self, dim, index), and embedding(weight, indices) as a gather of rows.
   const bool embedding = base_op(n.op) == "embedding";
@@ -500,53 +293,6 @@ void lower_gather(Context& cx, const Node& n, NodeState&) {
     }
     if (!ok) fail(ErrorCode::kOutOfRange, cx.where(n) + ": index " + std::to_string(bad) + " is out of range for " + shape_str(xs));
   };
-  cx.define(n.outputs[0], out);
-}
-
-void lower_pixel_shuffle(Context& cx, const Node& n, NodeState&) {
-  const int x = cx.as_layout(cx.tensor_arg(n, "self", 0), false);
-  const Shape xs = cx.slot(x).shape;
-  const i64 r = cx.int_arg(n, "upscale_factor").value_or(1);
-  if (xs.size() < 3 || r <= 0 || xs[xs.size() - 3] % (r * r))
-    fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " with an upscale factor of " + std::to_string(r));
-  const std::size_t k = xs.size();
-  const i64 c = xs[k - 3] / (r * r), h = xs[k - 2], w = xs[k - 1], planes = prod(xs, 0, k - 3);
-  Shape out_shape(xs.begin(), xs.end() - 3);
-  out_shape.insert(out_shape.end(), {c, h * r, w * r});
-  const int out = cx.new_tensor(out_shape, false);
-  cx.portable_map(x, out, [planes, c, h, w, r](const float* a, float* b) { portable::pixel_shuffle(a, b, planes, c, h, w, r); });
-  cx.define(n.outputs[0], out);
-}
-
-void lower_unshuffle(Context& cx, const Node& n, NodeState&) {
-  // Both are a strided read of a contiguous input, in the output's order.
-  const int x = cx.tensor_arg(n, "self", 0);
-  const Shape xs = cx.slot(x).shape;
-  std::vector<i64> size, stride;
-  Shape out_shape;
-  if (base_op(n.op) == "pixel_unshuffle") {
-    // [..., C, H * r, W * r] -> [..., C * r * r, H, W]: out[c, i, j, h, w] = x[c, h * r + i, w * r + j].
-    const i64 r = cx.int_arg(n, "downscale_factor").value_or(1);
-    const std::size_t k = xs.size();
-    if (k < 3 || r <= 0 || xs[k - 2] % r || xs[k - 1] % r)
-      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " with a downscale factor of " + std::to_string(r));
-    const i64 planes = prod(xs, 0, k - 2), rows = xs[k - 2], cols = xs[k - 1];
-    size = {planes, r, r, rows / r, cols / r};
-    stride = {rows * cols, cols, 1, r * cols, r};
-    out_shape.assign(xs.begin(), xs.end() - 3);
-    out_shape.insert(out_shape.end(), {xs[k - 3] * r * r, rows / r, cols / r});
-  } else {
-    // channel_shuffle: [N, C, ...] viewed [N, g, C / g, ...], the two swapped.
-    const i64 g = cx.int_arg(n, "groups").value_or(1);
-    if (xs.size() < 2 || g <= 0 || xs[1] % g)
-      fail(ErrorCode::kShapeMismatch, cx.where(n) + ": input " + shape_str(xs) + " in " + std::to_string(g) + " groups");
-    const i64 rest = prod(xs, 2, xs.size()), per = xs[1] / g;
-    size = {xs[0], per, g, rest};
-    stride = {xs[1] * rest, rest, per * rest, 1};
-    out_shape = xs;
-  }
-  const int out = cx.new_tensor(out_shape, false);
-  cx.portable_map(x, out, [size, stride](const float* a, float* b) { portable::as_strided(a, b, size, stride, 0); });
   cx.define(n.outputs[0], out);
 }
 

@@ -8,7 +8,9 @@
 // result is a float that torch also computes from the rounded integers
 // (int64 + 0.5). Integers the graph makes from floats (a cast, argmax) stay
 // float32 slots, exact where they are made (index.cpp).
-#include "lower/lowerings.h"
+#include "lower/integer.h"
+#include "lower/complex.h"
+#include "lower/reduction.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -380,8 +382,7 @@ bool reads_shape_only(std::string_view base) {
   return kOps.count(base) > 0;
 }
 
-}  // namespace
-
+// The ops that compute on int64 tensors exactly (docs/design.md).
 bool computes_on_int64(std::string_view base) {
   static const std::set<std::string_view> kOps = {
       "add", "sub", "mul", "div", "floor_divide", "floordiv", "remainder", "fmod", "bitwise_and", "__and__", "bitwise_or", "__or__",
@@ -390,6 +391,8 @@ bool computes_on_int64(std::string_view base) {
       "to", "_to_copy", "type_as", "contiguous", "detach", "alias", "alias_copy", "detach_copy", "clone", "lift_fresh_copy"};
   return kOps.count(base) > 0;
 }
+
+}  // namespace
 
 void lower_with_int64(Context& cx, const Node& n, NodeState& st, Lowering lower, const std::function<void(const Node&)>& rest) {
   std::string base = base_op(n.op);

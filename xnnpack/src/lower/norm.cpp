@@ -1,5 +1,6 @@
 // Normalizations and softmax: batch norm as a scale and shift, group/instance/layer norm, softmax and log-softmax, PReLU.
-#include "lower/lowerings.h"
+#include "lower/norm.h"
+#include "lower/permute.h"
 
 namespace tracegraph::xnnpack {
 

@@ -1,5 +1,5 @@
 // Resizes: nearest on the layout kernels; linear, bilinear, trilinear and bicubic in portable kernels.
-#include "lower/lowerings.h"
+#include "lower/resize.h"
 
 namespace tracegraph::xnnpack {
 

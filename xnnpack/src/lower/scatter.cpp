@@ -3,7 +3,10 @@
 // under a boolean mask. Each writes a copy of self (the readers rewrite the
 // in-place spellings to these, inplace_to_functional); indices are held as
 // floats (index.cpp), and one out of range stops the run naming the node.
-#include "lower/lowerings.h"
+#include "lower/scatter.h"
+#include "lower/arguments.h"
+#include "lower/broadcast.h"
+#include "lower/index.h"
 
 namespace tracegraph::xnnpack {
 namespace {

@@ -1,5 +1,35 @@
 // The lowering table: which lowering runs each op, and which ops of a graph none runs.
-#include "lower/lowerings.h"
+#include "lower/table.h"
+#include "lower/attention.h"
+#include "lower/backward.h"
+#include "lower/cast.h"
+#include "lower/complex.h"
+#include "lower/concat.h"
+#include "lower/conv.h"
+#include "lower/copy.h"
+#include "lower/cumulative.h"
+#include "lower/diagonal.h"
+#include "lower/distance.h"
+#include "lower/einsum.h"
+#include "lower/elementwise.h"
+#include "lower/factory.h"
+#include "lower/fold.h"
+#include "lower/index.h"
+#include "lower/matmul.h"
+#include "lower/norm.h"
+#include "lower/pad.h"
+#include "lower/permute.h"
+#include "lower/pool.h"
+#include "lower/random.h"
+#include "lower/reduction.h"
+#include "lower/repeat.h"
+#include "lower/resize.h"
+#include "lower/scalar.h"
+#include "lower/scatter.h"
+#include "lower/shuffle.h"
+#include "lower/slice.h"
+#include "lower/sort.h"
+#include "lower/view.h"
 
 namespace tracegraph::xnnpack {
 namespace {
@@ -29,11 +59,6 @@ std::string lowered_name(std::string base) {
 }  // namespace
 
 std::string detail::base_op(const std::string& op) { return lowered_name(std::string(op_base(op))); }
-
-const std::string kComplexOps =
-    "complex tensors go only to the FFTs, view_as_real, view_as_complex, real, imag, abs, complex, conj, add, sub, mul, div, einsum, matmul, "
-    "casts and the layout ops (view, reshape, flatten, permute, transpose, squeeze, unsqueeze, select, slice, narrow, cat, stack, split, "
-    "unbind, expand, flip, copy, slice_scatter, select_scatter) here";
 
 std::vector<UnsupportedNode> unsupported_nodes(const Graph& graph) {
   std::vector<UnsupportedNode> out;

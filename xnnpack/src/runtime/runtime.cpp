@@ -2,7 +2,9 @@
 #include "runtime/runtime.h"
 
 #include "runtime/memory_plan.h"
-#include "lower/lowerings.h"
+#include "lower/complex.h"
+#include "lower/integer.h"
+#include "lower/table.h"
 #include "tracegraph/flops.h"
 
 namespace tracegraph::xnnpack {

@@ -1,18 +1,23 @@
-// The 3x3 depthwise convolution (Kernels::depthwise) (kernel_table.h; lanes.h says how
-// these headers are compiled).
+// The 3x3 depthwise convolution (conv::Kernels::depthwise; depthwise.h)
+// (kernel_table.h; lanes.h says how these headers are compiled).
 #pragma once
 
 #include "kernels/conv/lanes.h"
+#include "kernels/conv/depthwise.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::depthwise {
 namespace {
 
-// A 3x3 depthwise convolution (Kernels::depthwise, kernels.h's Depthwise):
+using conv::Lanes;
+using conv::lesser;
+using conv::greater;
+
+// A 3x3 depthwise convolution (conv::Kernels::depthwise, depthwise.h's Conv):
 // one output row's pixels [from, to) for the channels [c0, c0 + count) (the
 // first cb of them). Inside: every tap of these pixels reads the input (no
 // checks).
 template <class V, bool Full, bool Inside>
-void depthwise_pixels(const float* const rows[3], float* out, const V* k, V bias, const kernels::Depthwise& d, i64 c0, int cb, i64 from,
+void depthwise_pixels(const float* const rows[3], float* out, const V* k, V bias, const Conv& d, i64 c0, int cb, i64 from,
                       i64 to, V lo, V hi) {
   using L = Lanes<V>;
   const i64 C = d.channels;
@@ -37,7 +42,7 @@ void depthwise_pixels(const float* const rows[3], float* out, const V* k, V bias
 // arithmetic in wasm) and the three kernel rows summed apart (shorter
 // dependency chains).
 template <class V>
-void depthwise_inner(const float* const rows[3], float* out, const V* k, V bias, const kernels::Depthwise& d, i64 c0, i64 from, i64 to, V lo,
+void depthwise_inner(const float* const rows[3], float* out, const V* k, V bias, const Conv& d, i64 c0, i64 from, i64 to, V lo,
                      V hi) {
   if (from >= to) return;  // (the pointers below would start past the row)
   using L = Lanes<V>;
@@ -84,10 +89,10 @@ void depthwise_inner(const float* const rows[3], float* out, const V* k, V bias,
 // [inner_from, inner_to) read no padding along the row. The nine weight
 // vectors and the bias stay in registers along the row.
 template <class V, bool Full>
-void depthwise_span(const float* const rows[3], float* out, const float* weights, const float* bias, const kernels::Depthwise& d, i64 c0,
+void depthwise_span(const float* const rows[3], float* out, const float* weights, const float* bias, const Conv& d, i64 c0,
                     int cb, i64 from, i64 inner_from, i64 inner_to, i64 to, V lo, V hi) {
   using L = Lanes<V>;
-  const i64 padded = (d.channels + L::count - 1) / L::count * L::count;  // depthwise_padded(), kept out of this header (linkage)
+  const i64 padded = (d.channels + L::count - 1) / L::count * L::count;  // padded_channels(), kept out of this header (linkage)
   V k[9];
   for (int t = 0; t < 9; ++t) k[t] = L::load(weights + t * padded + c0, L::count);
   const V b = L::load(bias + c0, L::count);
@@ -98,7 +103,7 @@ void depthwise_span(const float* const rows[3], float* out, const float* weights
 }
 
 template <class V>
-void depthwise_of(const float* x, float* y, const float* weights, const float* bias, const kernels::Depthwise& d, float min, float max,
+void depthwise_of(const float* x, float* y, const float* weights, const float* bias, const Conv& d, float min, float max,
                   i64 first, i64 count) {
   using L = Lanes<V>;
   constexpr int W = L::count;
@@ -124,4 +129,4 @@ void depthwise_of(const float* x, float* y, const float* weights, const float* b
 }
 
 }  // namespace
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::depthwise

@@ -5,7 +5,7 @@
 #include "kernels/simd.h"
 #include "platform/cpu.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::conv {
 
 #ifdef TRACEGRAPH_WINOGRAD_X86
 // table_avx2.cpp's 8-lane kernels, to call only where the CPU has AVX2 and
@@ -52,4 +52,4 @@ const Kernels& widest_kernels() {
   return kFourLanes;
 }
 
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::conv

@@ -1,4 +1,4 @@
-// Every kernel of winograd.h's Kernels for one vector type: the table
+// Every kernel of conv_kernels.h's Kernels for one vector type: the table
 // kernel_table.cpp, table_avx2.cpp and table_avx512.cpp each make once.
 #pragma once
 
@@ -7,13 +7,14 @@
 #include "kernels/conv/unfolded_kernels.h"
 #include "kernels/conv/winograd_kernels.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::conv {
 namespace {
 
 template <class V>
 constexpr Kernels kernels_of() {
-  return {Lanes<V>::count, Lanes<V>::rows, Lanes<V>::panel_vectors * Lanes<V>::count, &transform_input_of<V>, &transform_output_of<V>, &gemm_of<V>, &pointwise_of<V>, &direct_of<V>, &depthwise_of<V>};
+  return {Lanes<V>::count, Lanes<V>::rows, Lanes<V>::panel_vectors * Lanes<V>::count, &winograd::transform_input_of<V>, &winograd::transform_output_of<V>,
+          &winograd::gemm_of<V>, &pointwise::pointwise_of<V>, &unfolded::direct_of<V>, &depthwise::depthwise_of<V>};
 }
 
 }  // namespace
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::conv

@@ -1,4 +1,4 @@
-// The vector vocabulary of our convolution kernels (winograd.h's Kernels),
+// The vector vocabulary of our convolution kernels (conv_kernels.h's Kernels),
 // for a vector type V of Lanes<V>::count floats. kernel_table.h's kernels
 // include it; kernel_table.cpp (4 lanes: SSE natively, wasm SIMD in the
 // browser), table_avx2.cpp (8 lanes, compiled for AVX2 and FMA) and
@@ -14,9 +14,9 @@
 
 #include <cstring>
 
-#include "kernels/conv/winograd.h"
+#include "kernels/conv/conv_kernels.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::conv {
 namespace {
 
 // count; rows, gemm()'s rows per block; panel_rows and panel_vectors,
@@ -45,4 +45,4 @@ inline V select_min(V a, V b) {
 }
 
 }  // namespace
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::conv

@@ -1,14 +1,16 @@
 // The 1x1 convolution on our GEMM: the weights' packing and the pixels and
 // panels handed to threads (the kernels are pointwise_kernels.h's).
-#include "kernels/conv/winograd.h"
+#include "kernels/conv/pointwise.h"
+
+#include "kernels/conv/conv_kernels.h"
 
 #include <algorithm>
 #include <cstdint>
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::pointwise {
 
-std::vector<float> pack_pointwise(const float* weight, const float* bias, i64 in_channels, i64 out_channels, int panel) {
-  const i64 P = panel, padded = pointwise_panels(out_channels, panel) * P;
+std::vector<float> pack(const float* weight, const float* bias, i64 in_channels, i64 out_channels, int panel) {
+  const i64 P = panel, padded = panel_count(out_channels, panel) * P;
   std::vector<float> packed(static_cast<std::size_t>(padded * (in_channels + 1)));
   for (i64 o = 0; o < out_channels; ++o) {
     const i64 q = o / P, j = o % P;
@@ -25,8 +27,8 @@ namespace {
 constexpr i64 kSlabBytes = i64{256} << 10;
 
 struct PointwiseRun {
-  const Kernels* k;
-  const Pointwise* p;
+  const conv::Kernels* k;
+  const Conv* p;
   const float* packed;
   const float* x;
   float* y;
@@ -42,7 +44,7 @@ void pointwise_task(void* context, std::size_t slab, std::size_t group) {
 
 }  // namespace
 
-void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const float* x, float* y, i64 pixels, pthreadpool_t pool) {
+void run(const conv::Kernels& k, const Conv& p, const float* packed, const float* x, float* y, i64 pixels, pthreadpool_t pool) {
   // Slabs of equal size, a multiple of every width's rows per block, at most
   // kSlabBytes of input each, and (where there are several) a multiple of the
   // threads in count: 7 slabs on 2 threads left one idle for a seventh of
@@ -54,11 +56,11 @@ void pointwise(const Kernels& k, const Pointwise& p, const float* packed, const 
   i64 wanted = (pixels + most - 1) / most;
   if (wanted > 1) wanted = (wanted + threads - 1) / threads * threads;
   const i64 slab = ((pixels + wanted - 1) / wanted + rows - 1) / rows * rows;
-  const i64 slabs = (pixels + slab - 1) / slab, panels = pointwise_panels(p.out_channels, k.panel);
+  const i64 slabs = (pixels + slab - 1) / slab, panels = panel_count(p.out_channels, k.panel);
   const i64 per_task = threads > 1 && slabs < 2 * threads ? 1 : panels;
   PointwiseRun c{&k, &p, packed, x, y, pixels, slab, per_task, panels};
   pthreadpool_parallelize_2d(pool, pointwise_task, &c, static_cast<std::size_t>(slabs), static_cast<std::size_t>((panels + per_task - 1) / per_task),
                              kNoDenormals);
 }
 
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::pointwise

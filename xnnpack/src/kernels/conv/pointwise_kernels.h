@@ -1,13 +1,17 @@
-// Our GEMM as a 1x1 convolution (Kernels::pointwise) (kernel_table.h; lanes.h says how
-// these headers are compiled).
+// Our GEMM as a 1x1 convolution (conv::Kernels::pointwise; pointwise.h)
+// (kernel_table.h; lanes.h says how these headers are compiled).
 #pragma once
 
 #include "kernels/conv/lanes.h"
+#include "kernels/conv/pointwise.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::pointwise {
 namespace {
 
-// Our GEMM as a 1x1 convolution (Kernels::pointwise): R rows by NB vectors of
+using conv::Lanes;
+using conv::lesser;
+
+// Our GEMM as a 1x1 convolution (conv::Kernels::pointwise): R rows by NB vectors of
 // one panel (the last holding `cols` - count (NB - 1) of its columns), the
 // accumulators starting at the bias and clamped on the way out.
 template <class V, int R, int NB>
@@ -55,7 +59,7 @@ inline void pointwise_rows(const float* x, i64 C, const float* panel, const floa
 }
 
 template <class V>
-void pointwise_of(const Pointwise& p, const float* x, const float* packed, float* y, i64 first, i64 count, i64 first_panel, i64 panels) {
+void pointwise_of(const Conv& p, const float* x, const float* packed, float* y, i64 first, i64 count, i64 first_panel, i64 panels) {
   using L = Lanes<V>;
   constexpr int R = L::panel_rows, P = L::panel_vectors * L::count;
   const i64 C = p.in_channels, O = p.out_channels;
@@ -74,4 +78,4 @@ void pointwise_of(const Pointwise& p, const float* x, const float* packed, float
 }
 
 }  // namespace
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::pointwise

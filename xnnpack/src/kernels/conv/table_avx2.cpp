@@ -8,7 +8,7 @@
 
 #include "kernels/conv/kernel_table.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::conv {
 namespace {
 
 using v8 = float __attribute__((vector_size(32)));
@@ -63,4 +63,4 @@ constexpr Kernels kEightLanes = kernels_of<v8>();
 
 const Kernels& avx2_kernels() { return kEightLanes; }
 
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::conv

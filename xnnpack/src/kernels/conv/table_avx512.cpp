@@ -8,7 +8,7 @@
 
 #include "kernels/conv/kernel_table.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::conv {
 namespace {
 
 using v16 = float __attribute__((vector_size(64)));
@@ -48,4 +48,4 @@ constexpr Kernels kSixteenLanes = kernels_of<v16>();
 
 const Kernels& avx512_kernels() { return kSixteenLanes; }
 
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::conv

@@ -1,17 +1,18 @@
 // A convolution as our GEMM over its unfolded input: the output's geometry,
 // the weights' packing, the unfolding of the edges and the rows handed to
 // threads (the kernel is unfolded_kernels.h's).
-#include "kernels/conv/winograd.h"
+#include "kernels/conv/unfolded.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/conv/conv_kernels.h"
 #include "kernels/simd.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::unfolded {
 
-bool Unfolded::make_output() {
+bool Conv::make_output() {
   for (int axis = 0; axis < 3; ++axis) {
     const i64 span = in[axis] + 2 * padding[axis] - dilation[axis] * (kernel[axis] - 1) - 1;
     if (span < 0 || stride[axis] <= 0) return false;
@@ -20,14 +21,14 @@ bool Unfolded::make_output() {
   return batch > 0 && channels > 0;
 }
 
-std::vector<float> pack_unfolded(const Unfolded& u, const float* weight, const float* bias, i64 out_channels, int panel) {
+std::vector<float> pack(const Conv& u, const float* weight, const float* bias, i64 out_channels, int panel) {
   // Torch's [O][C][taps] as [O][taps][C]: the rows' order.
   const i64 C = u.channels, T = u.taps();
   std::vector<float> w(static_cast<std::size_t>(out_channels * T * C));
   for (i64 o = 0; o < out_channels; ++o)
     for (i64 c = 0; c < C; ++c)
       for (i64 t = 0; t < T; ++t) w[static_cast<std::size_t>((o * T + t) * C + c)] = weight[(o * C + c) * T + t];
-  return pack_pointwise(w.data(), bias, T * C, out_channels, panel);
+  return pointwise::pack(w.data(), bias, T * C, out_channels, panel);
 }
 
 namespace {
@@ -42,7 +43,7 @@ inline void copy_floats(const float* src, float* dst, i64 n) {
 
 }  // namespace
 
-void unfold(const Unfolded& u, const float* x, float* rows, i64 first, i64 count) {
+void unfold(const Conv& u, const float* x, float* rows, i64 first, i64 count) {
   const i64 C = u.channels, K = u.row(), KW = u.kernel[2];
   i64 ox = first % u.out[2], oy = first / u.out[2] % u.out[1], oz = first / u.out[2] / u.out[1] % u.out[0];
   i64 n = first / u.out[2] / u.out[1] / u.out[0];
@@ -88,9 +89,9 @@ namespace {
 constexpr i64 kUnfoldedChunkBytes = i64{128} << 10;
 
 struct UnfoldedRun {
-  const Kernels* k;
-  const Unfolded* u;
-  const Pointwise* p;
+  const conv::Kernels* k;
+  const Conv* u;
+  const pointwise::Conv* p;
   const float* packed;
   const float* x;
   float* y;
@@ -116,7 +117,7 @@ void through_rows(const UnfoldedRun& c, float* rows, i64 first, i64 count) {
 // straight off the input, the rest unfolded.
 void unfolded_row(void* context, std::size_t thread, std::size_t index) {
   const auto* c = static_cast<const UnfoldedRun*>(context);
-  const Unfolded& u = *c->u;
+  const Conv& u = *c->u;
   const i64 row = static_cast<i64>(index), OW = u.out[2], first = row * OW;
   float* rows = c->scratch + static_cast<i64>(thread) * c->chunk * u.row();
   const i64 oy = row % u.out[1], oz = row / u.out[1] % u.out[0], n = row / u.out[1] / u.out[0];
@@ -136,13 +137,13 @@ void unfolded_row(void* context, std::size_t thread, std::size_t index) {
 
 }  // namespace
 
-i64 unfolded_chunk(const Unfolded& u) {
+i64 chunk_pixels(const Conv& u) {
   return std::max<i64>(std::min(kUnfoldedChunkBytes / (u.row() * static_cast<i64>(sizeof(float))), u.out[2]), 1);
 }
 
-void unfolded(const Kernels& k, const Unfolded& u, const Pointwise& p, const float* packed, const float* x, float* y, float* scratch,
-              pthreadpool_t pool) {
-  UnfoldedRun c{&k, &u, &p, packed, x, y, scratch, unfolded_chunk(u), pointwise_panels(p.out_channels, k.panel), {}, 0, 0, 0};
+void run(const conv::Kernels& k, const Conv& u, const pointwise::Conv& p, const float* packed, const float* x, float* y, float* scratch,
+         pthreadpool_t pool) {
+  UnfoldedRun c{&k, &u, &p, packed, x, y, scratch, chunk_pixels(u), pointwise::panel_count(p.out_channels, k.panel), {}, 0, 0, 0};
   const i64 C = u.channels, plane = u.in[1] * u.in[2] * C, line = u.in[2] * C;
   for (i64 kz = 0; kz < u.kernel[0]; ++kz)
     for (i64 ky = 0; ky < u.kernel[1]; ++ky) {
@@ -159,11 +160,4 @@ void unfolded(const Kernels& k, const Unfolded& u, const Pointwise& p, const flo
   pthreadpool_parallelize_1d_with_thread(pool, unfolded_row, &c, static_cast<std::size_t>(u.batch * u.out[0] * u.out[1]), kNoDenormals);
 }
 
-std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes) {
-  const i64 rows = g.points() * g.in_channels, O = g.out_channels, padded = (O + lanes - 1) / lanes * lanes;
-  std::vector<float> out(static_cast<std::size_t>(rows * padded));
-  for (i64 r = 0; r < rows; ++r) std::copy_n(u.begin() + r * O, O, out.begin() + r * padded);
-  return out;
-}
-
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::unfolded

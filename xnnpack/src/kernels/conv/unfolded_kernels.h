@@ -1,14 +1,18 @@
 // Our GEMM read straight off a convolution's input, unfolded in place
-// (Kernels::direct, winograd::unfolded()) (kernel_table.h; lanes.h says how
+// (conv::Kernels::direct, unfolded::run(); unfolded.h) (kernel_table.h; lanes.h says how
 // these headers are compiled).
 #pragma once
 
 #include "kernels/conv/lanes.h"
+#include "kernels/conv/unfolded.h"
 
-namespace tracegraph::xnnpack::winograd {
+namespace tracegraph::xnnpack::unfolded {
 namespace {
 
-// Kernels::direct: pointwise_block()'s GEMM read straight off the input
+using conv::Lanes;
+using conv::lesser;
+
+// conv::Kernels::direct: pointwise::pointwise_block()'s GEMM read straight off the input
 // (no unfolded copy) for R pixels `step` floats apart, each reading `runs`
 // runs of L contiguous floats at `offsets` from its own start. (A 1x1
 // convolution is one run of C, but pointwise_block() stays apart: through
@@ -60,7 +64,7 @@ inline void direct_rows(const float* x, i64 step, const i64* offsets, i64 runs, 
 }
 
 template <class V>
-void direct_of(const Pointwise& p, const float* x, i64 step, const i64* offsets, i64 runs, i64 L, const float* packed, float* y, i64 count) {
+void direct_of(const pointwise::Conv& p, const float* x, i64 step, const i64* offsets, i64 runs, i64 L, const float* packed, float* y, i64 count) {
   using L_ = Lanes<V>;
   constexpr int R = L_::panel_rows, P = L_::panel_vectors * L_::count;
   const i64 C = p.in_channels, O = p.out_channels;  // C = runs * L
@@ -77,4 +81,4 @@ void direct_of(const Pointwise& p, const float* x, i64 step, const i64* offsets,
 }
 
 }  // namespace
-}  // namespace tracegraph::xnnpack::winograd
+}  // namespace tracegraph::xnnpack::unfolded

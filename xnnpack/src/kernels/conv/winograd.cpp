@@ -1,4 +1,5 @@
-// Winograd's weights and geometry (the tile transforms are winograd_kernels.h's).
+// Winograd's weights and geometry (the tile transforms are winograd_kernels.h's),
+// and the weights padded for our GEMM.
 #include "kernels/conv/winograd.h"
 
 #include <algorithm>
@@ -90,6 +91,13 @@ std::vector<float> transform_weights(const Geometry& g, const float* weight, boo
     }
   }
   return u;
+}
+
+std::vector<float> pad_columns(const Geometry& g, const std::vector<float>& u, int lanes) {
+  const i64 rows = g.points() * g.in_channels, O = g.out_channels, padded = (O + lanes - 1) / lanes * lanes;
+  std::vector<float> out(static_cast<std::size_t>(rows * padded));
+  for (i64 r = 0; r < rows; ++r) std::copy_n(u.begin() + r * O, O, out.begin() + r * padded);
+  return out;
 }
 
 }  // namespace tracegraph::xnnpack::winograd

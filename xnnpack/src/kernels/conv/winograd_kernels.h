@@ -1,12 +1,15 @@
 // Winograd's per-tile input and output transforms and our GEMM of the
-// transformed points (Kernels::transform_input, transform_output, gemm) (kernel_table.h; lanes.h says how
-// these headers are compiled).
+// transformed points (conv::Kernels::transform_input, transform_output, gemm) (kernel_table.h;
+// lanes.h says how these headers are compiled).
 #pragma once
 
 #include "kernels/conv/lanes.h"
 
 namespace tracegraph::xnnpack::winograd {
 namespace {
+
+using conv::Lanes;
+using conv::lesser;
 
 // B^T along one axis: A (4 or 6) values.
 template <class V, int A>
