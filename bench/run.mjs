@@ -28,7 +28,7 @@ import { serve } from '../web-demo/serve.mjs';
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const benchDir = resolve(process.env.TRACEGRAPH_BENCH_DIR ?? join(root, 'build', 'bench'));
 const jsDir = resolve(process.env.TRACEGRAPH_JS_DIR ?? join(root, 'build', 'wasm', 'js'));
-const cli = resolve(process.env.TRACEGRAPH_CLI ?? join(root, 'build', 'native', 'native', 'tracegraph'));
+const cli = resolve(process.env.TRACEGRAPH_CLI ?? join(root, 'build', 'native', 'cli', 'tracegraph'));
 const arg = (name, fallback) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : fallback; };
 const runs = Number(arg('--runs', 20));
 const warmup = Number(arg('--warmup', 3));

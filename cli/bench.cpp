@@ -4,7 +4,8 @@
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/InferenceMode.h>
-#include <torch/script.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/serialization/import.h>
 
 #include <algorithm>
 #include <map>

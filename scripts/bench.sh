@@ -24,10 +24,10 @@ OUT=build/bench
 for model in $("$PY" -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))))" "$OUT/models.json"); do
   shape=$("$PY" -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))[sys.argv[2]]['input_shape'])))" "$OUT/models.json" "$model")
   [[ -f "$OUT/$model/$model.json" && "$OUT/$model/$model.json" -nt "$OUT/$model.ts" ]] ||
-    build/native/native/tracegraph export "$OUT/$model.ts" --input-shape "$shape" -o "$OUT/$model" >/dev/null
+    build/native/cli/tracegraph export "$OUT/$model.ts" --input-shape "$shape" -o "$OUT/$model" >/dev/null
   # The optimized graph (batch norms folded, activations fused) that bench/tfjs.mjs builds tfjs-wasm's network from.
   [[ -f "$OUT/optimized/$model/$model.json" && "$OUT/optimized/$model/$model.json" -nt "$OUT/$model.ts" ]] ||
-    build/native/native/tracegraph optimize "$OUT/$model.ts" --input-shape "$shape" -o "$OUT/optimized/$model" >/dev/null
+    build/native/cli/tracegraph optimize "$OUT/$model.ts" --input-shape "$shape" -o "$OUT/optimized/$model" >/dev/null
 done
 # onnxruntime-node's install script fetches CUDA binaries from the web; its CPU
 # binaries are in the package itself, so the scripts are skipped.

@@ -15,4 +15,4 @@ cmake --build --preset native-cuda -j"$(nproc)"
 # torch 1.13 makes (named *_torch113) are not made here, so not tested.
 ctest --preset native-cuda -R 'make_test_models|Cuda' --output-on-failure
 build/native-cuda/tests/native/tracegraph_native_tests --gtest_filter='*Parity*unet3d_dict_out*:-*torch113*'
-build/native-cuda/native/tracegraph bench build/native-cuda/models/unet3d_sigmoid_traced.ts --input-shape 1,1,44,44,44 --device cuda --runs 20
+build/native-cuda/cli/tracegraph bench build/native-cuda/models/unet3d_sigmoid_traced.ts --input-shape 1,1,44,44,44 --device cuda --runs 20

@@ -34,7 +34,7 @@ ran=0 all=0
 table="| model | IR | LibTorch | XNNPACK | activation |\n|---|---|---|---|---|\n"
 for model in $("$TRACEGRAPH_PYTHON" -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['models']))" "$OUT/index.json"); do
   for form in pt2 core.pt2; do
-    log=$(build/native/native/tracegraph check "$OUT/$model.$form" 2>&1 || true)
+    log=$(build/native/cli/tracegraph check "$OUT/$model.$form" 2>&1 || true)
     activation=$(printf '%s\n' "$log" | sed -n 's/^output 0 *[^ ]* -> //p' | head -1)
     libtorch=$(printf '%s\n' "$log" | sed -n 's/^  libtorch  as read *\([^ ]*\) *\([a-z]*\).*/\1 \2/p' | head -1)
     xnnpack=$(printf '%s\n' "$log" | sed -n 's/^  xnnpack   as read *\(.*\)$/\1/p' | head -1 | cut -c1-160)
@@ -51,7 +51,7 @@ exported=0 traced=0
 for model in $("$TRACEGRAPH_PYTHON" -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['traced']))" "$OUT/index.json"); do
   shape=$("$TRACEGRAPH_PYTHON" -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['input_shapes'][0])))" "$OUT/$model.expected.json")
   traced=$((traced + 1))
-  if build/native/native/tracegraph export "$OUT/$model.ts" -o "$OUT/exported/$model" --input-shape "$shape" >/dev/null; then
+  if build/native/cli/tracegraph export "$OUT/$model.ts" -o "$OUT/exported/$model" --input-shape "$shape" >/dev/null; then
     cp "$OUT/$model.io.safetensors" "$OUT/exported/$model/"
     exported=$((exported + 1))
   fi

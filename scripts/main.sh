@@ -23,22 +23,22 @@ SAMPLES=$(node -e 'console.log(require("./web-demo/samples.json").filter((s) => 
 SAMPLE=build/samples/models/unet3d_sigmoid_traced.ts
 echo
 echo "[main] tracegraph inspect $SAMPLE --input-shape 1,1,44,44,44"
-./build/native/native/tracegraph inspect "$SAMPLE" --input-shape 1,1,44,44,44
+./build/native/cli/tracegraph inspect "$SAMPLE" --input-shape 1,1,44,44,44
 echo
 echo "[main] tracegraph export $SAMPLE -o build/exported --input-shape 1,1,44,44,44"
-./build/native/native/tracegraph export "$SAMPLE" -o build/exported --input-shape 1,1,44,44,44
+./build/native/cli/tracegraph export "$SAMPLE" -o build/exported --input-shape 1,1,44,44,44
 echo
 echo "[main] a model with two heads: a sigmoid mask channel and two raw channels"
-./build/native/native/tracegraph inspect build/samples/models/unet3d_two_heads.ts --input-shape 1,1,44,44,44 | sed -n '/outputs and their activation/,/^$/p'
+./build/native/cli/tracegraph inspect build/samples/models/unet3d_two_heads.ts --input-shape 1,1,44,44,44 | sed -n '/outputs and their activation/,/^$/p'
 
 echo "[main] exporting the samples for the web page"
-cmake -DCLI=build/native/native/tracegraph -DMODELS=build/samples/models -DOUT=build/samples/exported \
+cmake -DCLI=build/native/cli/tracegraph -DMODELS=build/samples/models -DOUT=build/samples/exported \
   -P tests/models/export_test_models.cmake
 echo
 echo "[main] the same 3D UNet as a torch.export program (.pt2), saved by the Python exporter (python/tracegraph/export) and read by the core's .pt2 reader"
 PYTHONPATH=python "$TRACEGRAPH_PYTHON" -m tracegraph.export tests/models/make_test_models.py:unet3d_sigmoid \
   --example 1,1,44,44,44 -o build/samples/exported/unet3d_sigmoid_export --name unet3d_sigmoid_export
-./build/native/native/tracegraph inspect build/samples/exported/unet3d_sigmoid_export/unet3d_sigmoid_export.pt2 |
+./build/native/cli/tracegraph inspect build/samples/exported/unet3d_sigmoid_export/unet3d_sigmoid_export.pt2 |
   sed -n '/outputs and their activation/,/^$/p'
 
 echo "[main] the same 3D UNet from Python (import tracegraph: the core and XNNPACK, no torch needed to run it)"

@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
 cmake --preset native >/dev/null
 cmake --build --preset native --target tracegraph tracegraph_op_sweep_tests
-build/native/native/tracegraph ops --markdown > docs/ops.md
+build/native/cli/tracegraph ops --markdown > docs/ops.md
 echo "wrote docs/ops.md"
 [[ -f build/native/op_sweep/index.json ]] || "$TRACEGRAPH_PYTHON" tests/models/make_op_sweep.py build/native/op_sweep
 build/native/tests/xnnpack/tracegraph_op_sweep_tests --gtest_brief=1 >/dev/null || true

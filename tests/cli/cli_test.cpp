@@ -90,6 +90,21 @@ TEST(CliTest, ExportWritesAGraphThatInspectReads) {
   EXPECT_NE(again.out.find("per_channel([0, 1): sigmoid, [1, 3): none)"), std::string::npos) << again.out;
 }
 
+// `--backend` takes the backends this build registered, and says which they are.
+TEST(CliTest, RunNamesTheBackendsThereAre) {
+  CliRun help = run_cli("--help");
+  ASSERT_EQ(help.status, 0) << help.out;
+  EXPECT_NE(help.out.find("[--backend libtorch|xnnpack]"), std::string::npos) << help.out;
+  CliRun bad = run_cli("run " + model_path("unet2d.ts") + " --random 1,3,32,32 --backend tpu");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--backend 'tpu': expected libtorch or xnnpack"), std::string::npos) << bad.out;
+  for (const char* backend : {"libtorch", "xnnpack"}) {
+    CliRun r = run_cli("run " + model_path("unet2d.ts") + " --random 1,3,32,32 --backend " + backend);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(std::string("backend     ") + backend + " on cpu"), std::string::npos) << r.out;
+  }
+}
+
 TEST(CliTest, ErrorsAreOneLineAndNonZero) {
   CliRun bad = run_cli("inspect " + model_path("bad_truncated.ts"));
   EXPECT_EQ(bad.status, 1);
@@ -115,6 +130,11 @@ TEST(CliBenchTest, PrintsEveryVariantAndTheRatios) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
   }
   EXPECT_EQ(r.out.find("failed"), std::string::npos) << r.out;
+  // The XNNPACK backend's rows, ratio and profile come from its registry entry.
+  for (const char* row : {"tracegraph optimized on xnnpack", "  ... direct convolutions only", "xnnpack kernels: ",
+                          "xnnpack, fastest / direct convolutions", "xnnpack profile (optimized"}) {
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  }
   CliRun no_shape = run_cli("bench " + model_path("unet2d.ts"));
   EXPECT_EQ(no_shape.status, 2);
 }

@@ -10,11 +10,11 @@ every architecture). `-fsyntax-only`: an x86 intrinsic or builtin without a
 portable path beside it is an error here. There is no aarch64 LibTorch to
 link, so nothing links.
 
-The sources that include LibTorch (native/) are not compiled again: LibTorch's
+The sources that include LibTorch (native/, cli/) are not compiled again: LibTorch's
 headers are most of the time such a compile takes (about 135 of 300 CPU
 seconds) and are the same on every architecture, and our LibTorch code has no
-architecture-specific path, which this test checks instead: a native/ source
-or header that names an architecture (a macro, an intrinsic's header, cpuid)
+architecture-specific path, which this test checks instead: a native/ or cli/
+source or header that names an architecture (a macro, an intrinsic's header, cpuid)
 fails it, and then belongs in the compiled set.
 
     aarch64_compile_test.py BUILD_DIR SOURCE_DIR
@@ -31,8 +31,9 @@ import sys
 
 COMPILER = "aarch64-linux-gnu-g++"
 X86_ONLY = ("table_avx2.cpp", "table_avx512.cpp")
-# Compiled for aarch64; native/ (over LibTorch) is only searched for ARCH_MARKERS.
+# Compiled for aarch64; native/ and cli/ (over LibTorch) are only searched for ARCH_MARKERS.
 COMPILED = ("sdk", "xnnpack")
+SEARCHED = ("native", "cli")
 ARCH_MARKERS = re.compile(
     r"__x86_64__|__i386__|__aarch64__|__arm__|__ARM_NEON|__SSE|__AVX|immintrin|x86intrin|arm_neon|"
     r"_mm(256|512)?_|__builtin_ia32|cpuid")
@@ -63,7 +64,7 @@ def main():
     with open(os.path.join(build, "compile_commands.json")) as f:
         entries = json.load(f)
     named = []
-    for root, _, files in os.walk(os.path.join(source, "native")):
+    for root, _, files in (w for d in SEARCHED for w in os.walk(os.path.join(source, d))):
         for name in files:
             path = os.path.join(root, name)
             if name.endswith((".cpp", ".h")):
@@ -71,7 +72,7 @@ def main():
                     if ARCH_MARKERS.search(f.read()):
                         named.append(os.path.relpath(path, source))
     if named:
-        print("these native/ files name an architecture, so they must be compiled for aarch64 too "
+        print("these native/ or cli/ files name an architecture, so they must be compiled for aarch64 too "
               f"(add them to COMPILED): {', '.join(sorted(named))}", file=sys.stderr)
         return 1
     ours = [os.path.join(source, d) + os.sep for d in COMPILED]

@@ -17,7 +17,7 @@ MODELS = BUILD / "models"            # make_test_models.py: NAME.ts, NAME.io.saf
 EXPORTED = BUILD / "exported"        # export_test_models / make_exported_models.py: NAME/NAME.{json,pt2,...}
 PT2 = pathlib.Path(os.environ.get("TRACEGRAPH_PT2_DIR", ROOT / "build" / "pt2"))  # make_pt2_models.py
 DATA = ROOT / "tests" / "data"
-CLI = BUILD / "native" / "tracegraph"
+CLI = BUILD / "cli" / "tracegraph"
 
 
 def expected(path) -> dict:
