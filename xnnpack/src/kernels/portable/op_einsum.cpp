@@ -1,4 +1,4 @@
-// einsum in any form (lower/matrix.cpp runs the two-operand products as one
+// einsum in any form (lower/einsum.cpp runs the two-operand products as one
 // batch matrix multiply): a plain loop over every letter.
 #include "kernels/portable/portable.h"
 

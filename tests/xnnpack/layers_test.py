@@ -1,0 +1,95 @@
+"""The backend's house rules (docs/design.md, "The backend's layout"):
+
+- each folder of xnnpack/src includes only the folders below it (runtime,
+  lower, plan, kernels, platform; backend.cpp at the top), so no two folders
+  include each other;
+- no function in lower/ is longer than MAX_LINES: a lowering longer than that
+  holds several decisions, each of which deserves a name. The op table
+  (lower/table.cpp's lowering_table(), one line per op) is data, not logic.
+
+    layers_test.py XNNPACK_DIR
+"""
+
+import os
+import re
+import sys
+
+# Lowest first.
+LAYERS = ["platform", "kernels", "plan", "lower", "runtime", ""]
+RANK = {folder: rank for rank, folder in enumerate(LAYERS)}
+MAX_LINES = 120
+# Functions allowed past MAX_LINES, and why.
+LONG_BY_DESIGN = {"lowering_table": "the op table: one entry per op"}
+INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+FUNCTION_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_:]*)\s*\(")
+
+
+def top_folder(relpath):
+    parts = relpath.replace(os.sep, "/").split("/")
+    return parts[0] if len(parts) > 1 else ""
+
+
+def without_literals(line):
+    line = re.sub(r"//.*", "", line)
+    line = re.sub(r'"(\\.|[^"\\])*"', '""', line)
+    return re.sub(r"'(\\.|[^'\\])*'", "''", line)
+
+
+def long_functions(path):
+    """(name, first line, lines) of each function body past MAX_LINES: a brace
+    block opened outside any other block but namespaces, not a type's."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    stack, start, found = [], None, []
+    for i, line in enumerate(lines):
+        code = without_literals(line)
+        for ch in code:
+            if ch == "{":
+                is_namespace = bool(re.search(r'\bnamespace\b|extern "C"', code))
+                if start is None and not is_namespace and all(stack):
+                    start = i
+                stack.append(is_namespace)
+            elif ch == "}" and stack:
+                stack.pop()
+                if start is not None and all(stack):
+                    head = " ".join(without_literals(l) for l in lines[max(0, start - 2):start + 1])
+                    names = FUNCTION_NAME.findall(head)
+                    is_type = re.search(r"\b(struct|class|enum|union)\b[^(]*$", head)
+                    name = names[-1].split("::")[-1] if names else "?"
+                    if i - start + 1 > MAX_LINES and not is_type and name not in LONG_BY_DESIGN:
+                        found.append((name, start + 1, i - start + 1))
+                    start = None
+    return found
+
+
+def main():
+    src = os.path.join(sys.argv[1], "src")
+    problems, count = [], 0
+    for root, _, files in os.walk(src):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, src)
+            here = top_folder(rel)
+            count += 1
+            if here not in RANK:
+                problems.append(f"xnnpack/src/{rel}: not in a layer folder (a new folder needs its place in LAYERS here "
+                                "and in docs/design.md)")
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for inc in INCLUDE.findall(text):
+                there = top_folder(inc)
+                if there in RANK and there != here and RANK[there] > RANK[here] \
+                        and os.path.exists(os.path.join(src, inc)):
+                    problems.append(f'xnnpack/src/{rel} ({here}/) includes "{inc}" ({there}/), which is above it')
+            if here == "lower" and name.endswith(".cpp"):
+                for fn, line, length in long_functions(path):
+                    problems.append(f"xnnpack/src/{rel}:{line}: {fn}() is {length} lines (at most {MAX_LINES} in lower/)")
+    for p in problems:
+        print(p)
+    print(f"{count} files of xnnpack/src in {len(LAYERS) - 1} layer folders: {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
