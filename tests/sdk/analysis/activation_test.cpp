@@ -417,5 +417,215 @@ TEST(OutputActivationTest, OnlyAConvexLerpIsReadAsOne) {
   }
 }
 
+// Interval reasoning: each op sets a range, keeps it, maps it by constants,
+// or loses it. The report names the op that set it and the ops after it.
+
+// A norm is an affine map of normalised values: raw, whatever came before.
+TEST(OutputActivationTest, ANormEndsInRawValues) {
+  for (const char* op : {"aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::instance_norm", "aten.native_layer_norm.default"}) {
+    Model m;
+    m.then("aten::relu");
+    m.then(op);
+    const Activation a = m.result();
+    EXPECT_EQ(a.str(), "none") << op;
+    EXPECT_EQ(a.op, op);
+  }
+  {
+    // native_layer_norm's mean and rstd (outputs 1 and 2) are no raw values.
+    Model m;
+    const NodeId ln = m.g.add_node("aten::native_layer_norm", {m.last},
+                                   {NewValue("y", DType::kFloat32, nchw(4)), NewValue("mean", DType::kFloat32, symbolic({1, 1, 1, 1})),
+                                    NewValue("rstd", DType::kFloat32, symbolic({1, 1, 1, 1}))});
+    m.last = m.g.node(ln).outputs[2];
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+}
+
+// LayerNorm2d as ConvNeXt and SAM write it, over channels of an NCHW map:
+//   u = x.mean(1, keepdim=True); d = x - u; s = d.pow(2).mean(1, keepdim=True)
+//   y = d / sqrt(s + eps);        out = weight[:, None, None] * y + bias[:, None, None]
+struct LayerNorm2d {
+  Model m;
+  ValueId x;
+  LayerNorm2d() { x = m.then("aten::relu"); }  // normalised, even relu's values are raw again
+  ValueId op(const std::string& name, std::vector<ValueId> in, SymbolicShape shape, Attributes a = {}) {
+    return m.g.node(m.g.add_node(name, std::move(in), {NewValue("", DType::kFloat32, std::move(shape))}, std::move(a))).outputs[0];
+  }
+  ValueId channel_mean(ValueId v) {
+    return op("aten::mean", {v}, symbolic({1, 1, 8, 8}), attrs({{"dim", std::vector<std::int64_t>{1}}, {"keepdim", true}}));
+  }
+  // weight[:, None, None]: a constant seen through two unsqueezes.
+  ValueId per_channel(float value) {
+    const ValueId c = m.g.add_constant("", Tensor::from_vector<float>({value, value, value, value}, {4}));
+    const ValueId u = op("aten::unsqueeze", {c}, symbolic({4, 1}), attrs({{"dim", std::int64_t{1}}}));
+    return op("aten::unsqueeze", {u}, symbolic({4, 1, 1}), attrs({{"dim", std::int64_t{2}}}));
+  }
+  // d / sqrt(s + eps), or d * rsqrt(s + eps)
+  ValueId normalised(bool rsqrt = false, const std::string& square = "aten::pow") {
+    const ValueId d = op("aten::sub", {x, channel_mean(x)}, nchw(4));
+    const ValueId sq = square == "aten::pow" ? op("aten::pow", {d}, nchw(4), attrs({{"exponent", 2.0}})) : op("aten::mul", {d, d}, nchw(4));
+    const ValueId eps = op("aten::add", {channel_mean(sq)}, symbolic({1, 1, 8, 8}), attrs({{"other", 1e-6}}));
+    if (rsqrt) return op("aten::mul", {d, op("aten::rsqrt", {eps}, symbolic({1, 1, 8, 8}))}, nchw(4));
+    return op("aten::div", {d, op("aten::sqrt", {eps}, symbolic({1, 1, 8, 8}))}, nchw(4));
+  }
+  Activation result(ValueId y) {
+    const ValueId scaled = op("aten::mul", {per_channel(0.5f), y}, nchw(4));
+    m.last = op("aten::add", {scaled, per_channel(-0.1f)}, nchw(4));
+    return m.result();
+  }
+};
+
+TEST(OutputActivationTest, ALayerNormWrittenByHandEndsInRawValues) {
+  {
+    LayerNorm2d ln;
+    const Activation a = ln.result(ln.normalised());
+    EXPECT_EQ(a.str(), "none");
+    EXPECT_EQ(a.op, "aten::add");  // the affine map's last op
+  }
+  {
+    LayerNorm2d ln;  // x * rsqrt(mean(d * d) + eps)
+    EXPECT_EQ(ln.result(ln.normalised(true, "aten::mul")).str(), "none");
+  }
+  {
+    LayerNorm2d ln;  // without the affine map
+    ln.m.last = ln.normalised();
+    EXPECT_EQ(ln.m.result().str(), "none");
+  }
+  {
+    // relu / (1 + |relu|) divides by no statistic over dims: not a normalisation.
+    LayerNorm2d ln;
+    const ValueId abs = ln.op("aten::abs", {ln.x}, nchw(4));
+    const ValueId denominator = ln.op("aten::add", {abs}, nchw(4), attrs({{"other", 1.0}}));
+    ln.m.last = ln.op("aten::div", {ln.x, denominator}, nchw(4));
+    EXPECT_EQ(ln.m.result().kind, ActivationKind::kUnknown);
+  }
+}
+
+TEST(OutputActivationTest, AnActivationScaledInsideItsRangeKeepsIt) {
+  {
+    Model m;  // relu * 2: still in [0, inf)
+    m.then("aten::relu");
+    m.then("aten.mul.Tensor", attrs({{"other", 2.0}, {"arg_names", std::vector<std::string>{"self"}}}));
+    const Activation a = m.result();
+    EXPECT_EQ(a.str(), "relu, then mul");
+    EXPECT_EQ(a.op, "aten::relu");
+  }
+  {
+    Model m;  // a constant tensor of positive scales, on the left: 3 * relu, then / 4
+    m.then("aten::relu");
+    const ValueId k = m.g.add_constant("k", Tensor::from_vector<float>({1.0f, 2.0f, 3.0f, 4.0f}, {4, 1, 1}));
+    m.last = m.g.node(m.g.add_node("aten::mul", {k, m.last}, {NewValue("", DType::kFloat32, nchw(4))})).outputs[0];
+    m.then("aten::div", attrs({{"other", 4.0}}));
+    EXPECT_EQ(m.result().str(), "relu, then mul, then div");
+  }
+  {
+    Model m;  // relu * -1 lies in (-inf, 0]: no longer relu
+    m.then("aten::relu");
+    m.then("aten::mul", attrs({{"other", -1.0}}));
+    const Activation a = m.result();
+    EXPECT_EQ(a.kind, ActivationKind::kUnknown);
+    EXPECT_EQ(a.op, "aten::mul");  // where the range was lost
+  }
+  {
+    Model m;  // a scale of mixed signs, neither
+    m.then("aten::relu");
+    m.then("aten::mul", {}, {m.g.add_constant("k", Tensor::from_vector<float>({1.0f, -1.0f, 1.0f, 1.0f}, {4, 1, 1}))});
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // sigmoid * 0.5 lies in [0, 0.5], inside sigmoid's [0, 1]: said with the mul after it
+    m.then("aten::sigmoid");
+    m.then("aten::mul", attrs({{"other", 0.5}}));
+    EXPECT_EQ(m.result().str(), "sigmoid, then mul");
+  }
+  {
+    Model m;  // sigmoid / 0.5 may reach 2
+    m.then("aten::sigmoid");
+    m.then("aten::div", attrs({{"other", 0.5}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // 1 - sigmoid(x) is sigmoid(-x)
+    m.then("aten::sigmoid");
+    const ValueId one = m.g.add_constant("one", Tensor::from_vector<float>({1.0f}, {}));
+    m.last = m.g.node(m.g.add_node("aten::sub", {one, m.last}, {NewValue("", DType::kFloat32, nchw(4))})).outputs[0];
+    EXPECT_EQ(m.result().str(), "sigmoid, then sub");
+  }
+  {
+    Model m;  // a softmax scaled no longer sums to one
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::mul", attrs({{"other", 0.5}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // a division that rounds is no scale
+    m.then("aten::relu");
+    m.then("aten::div", attrs({{"other", 2.0}, {"rounding_mode", std::string("floor")}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // raw values scaled per channel and shifted stay raw, named where the map ends
+    const ValueId k = m.g.add_constant("k", Tensor::from_vector<float>({1.0f, -2.0f, 3.0f, 0.0f}, {4, 1, 1}));
+    m.then("aten::mul", {}, {k});
+    m.then("aten::add", attrs({{"other", 1.0}}));
+    const Activation a = m.result();
+    EXPECT_EQ(a.str(), "none");
+    EXPECT_EQ(a.op, "aten::add");
+  }
+}
+
+// One channel that is the maximum over the others: out = cat([s, s.amax(1, keepdim=True)], 1).
+TEST(OutputActivationTest, AMaximumOfOneActivationKeepsIt) {
+  {
+    Model m;
+    const ValueId s = m.then("aten::sigmoid");
+    const ValueId best = m.g.node(m.g.add_node("aten::amax", {s}, {NewValue("best", DType::kFloat32, symbolic({1, 1, 8, 8}))},
+                                               attrs({{"dim", std::vector<std::int64_t>{1}}, {"keepdim", true}})))
+                             .outputs[0];
+    m.last = m.g.node(m.g.add_node("aten::cat", {s, best}, {NewValue("out", DType::kFloat32, nchw(5))}, attrs({{"dim", std::int64_t{1}}})))
+                 .outputs[0];
+    EXPECT_EQ(m.result().str(), "sigmoid");
+    m.last = best;
+    EXPECT_EQ(m.result().str(), "sigmoid, then amax");
+  }
+  {
+    Model m;  // max.dim: its values keep the range, its indices are none of it
+    m.then("aten::sigmoid");
+    const NodeId max = m.g.add_node("aten::max", {m.last},
+                                    {NewValue("values", DType::kFloat32, symbolic({1, 8, 8})), NewValue("indices", DType::kInt64, symbolic({1, 8, 8}))},
+                                    attrs({{"dim", std::int64_t{1}}}));
+    m.last = m.g.node(max).outputs[0];
+    EXPECT_EQ(m.result().str(), "sigmoid, then max");
+    m.last = m.g.node(max).outputs[1];
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    // Elementwise: maximum(minimum(a, b), c) of sigmoid channels.
+    Model m;
+    const ValueId s = m.then("aten::sigmoid");
+    auto channel = [&](std::int64_t i) {
+      return m.g.node(m.g.add_node("aten::slice", {s}, {NewValue("", DType::kFloat32, nchw(1))},
+                                   attrs({{"dim", std::int64_t{1}}, {"start", i}, {"end", i + 1}})))
+          .outputs[0];
+    };
+    const ValueId lo = m.g.node(m.g.add_node("aten::minimum", {channel(0), channel(1)}, {NewValue("", DType::kFloat32, nchw(1))})).outputs[0];
+    m.last = m.g.node(m.g.add_node("aten::maximum", {lo, channel(2)}, {NewValue("", DType::kFloat32, nchw(1))})).outputs[0];
+    EXPECT_EQ(m.result().str(), "sigmoid, then minimum, then maximum");
+  }
+  {
+    Model m;  // the maximum of a sigmoid and raw values is neither
+    const ValueId raw = m.last;
+    m.then("aten::sigmoid");
+    m.then("aten::maximum", {}, {raw});
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
+    Model m;  // the maximum of probabilities is no distribution
+    m.then("aten::softmax", attrs({{"dim", std::int64_t{1}}}));
+    m.then("aten::amax", attrs({{"dim", std::vector<std::int64_t>{2}}, {"keepdim", true}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+}
+
 }  // namespace
 }  // namespace tracegraph
