@@ -1,16 +1,29 @@
 // Output activation: for each graph output, what the model applies last, so
 // that nobody applies a second sigmoid by mistake.
 //
-// It looks back from the output through ops that do not change values (view,
-// reshape, slice, permute, squeeze, contiguous, clone, detach, eval dropout,
-// casts to float) to the op that made the values, and through ops that keep
-// the activation's range (nearest and linear resizes, average and max pooling,
-// means: "sigmoid, then upsample_bilinear2d"; core ATen's decomposed linear
-// resize, lerps of gathered neighbours with weights clamped to [0, 1], reads
-// as "sigmoid, then lerp"; a bicubic resize overshoots and is unknown; a softmax survives only averages across its distributions). A
-// concatenation along the channel dim of heads that end differently is
-// reported per channel range.
-// It never claims what it cannot see: kUnknown is an answer.
+// Interval reasoning, walked back from the output through ops that do not
+// change values (view, reshape, slice, permute, squeeze, contiguous, clone,
+// detach, eval dropout, casts to float). Each op either
+//  - sets a range: sigmoid, tanh, relu, clip, softmax, log-softmax; or raw
+//    values (kNone): conv, linear, matmul, and the norms (batch, layer, group,
+//    instance; a layer or RMS norm written by hand, centred or raw values over
+//    the square root of a mean or variance, too);
+//  - keeps its input's range: nearest and linear resizes, average and max
+//    pooling, means, maxima over dims ("sigmoid, then upsample_bilinear2d");
+//  - maps it by constants (mul, div, add, sub, neg): an activation holds while
+//    the image of its interval stays inside it ("relu, then mul" for relu * 2;
+//    sigmoid * 0.5 is "sigmoid, then mul"; relu * -1 is unknown), raw values
+//    stay raw;
+//  - or joins parts: a concatenation along the channel dim of heads that end
+//    differently is reported per channel range; a stack, a lerp of gathered
+//    neighbours with weights clamped to [0, 1] (core ATen's decomposed linear
+//    resize: "sigmoid, then lerp") and an elementwise maximum or minimum keep
+//    the activation both parts end in.
+// The report names the op that set the range, with the range-keeping ops after
+// it in `after`. A softmax, whose values also sum to one, survives only averages
+// across its distributions; a bicubic resize overshoots and is unknown.
+// It never claims what it cannot see: kUnknown is an answer, naming the op
+// where the range was lost.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +37,7 @@
 namespace tracegraph {
 
 enum class ActivationKind {
-  kNone,        // the last op is linear (conv, linear, matmul, add, batch norm): raw values
+  kNone,        // the last op is linear (conv, linear, matmul, add, a norm, an affine map): raw values
   kSigmoid,
   kTanh,
   kSoftmax,     // with dim
@@ -49,7 +62,7 @@ struct Activation {
   std::optional<std::int64_t> dim;       // softmax, log-softmax
   std::optional<double> min, max;        // clip
   std::vector<ChannelActivation> channels;  // per channel
-  std::vector<std::string> after;        // range-keeping ops applied after it, in order ("upsample_bilinear2d")
+  std::vector<std::string> after;        // range-keeping ops applied after it, in order ("upsample_bilinear2d", "mul")
   std::string node;                      // the node that applies it (empty for kNone from an input)
   std::string op;                        // that node's op, the format's own name
 
