@@ -276,10 +276,19 @@ std::optional<Interval> constant_values(const Graph& g, ValueId v) {
   return std::nullopt;
 }
 
+// A number argument; nullopt for anything else (a symbolic size written as text), never an error.
+std::optional<double> number_arg(const Node& n, std::string_view name) {
+  const AttributeValue* a = n.attributes.find(name);
+  if (!a) return std::nullopt;
+  if (const double* d = std::get_if<double>(a)) return *d;
+  if (const std::int64_t* i = std::get_if<std::int64_t>(a)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
 // The constant operand `arg` of a binary op: a constant input or a number argument.
 std::optional<Interval> constant_operand(const Graph& g, const Node& n, std::string_view arg, std::size_t index) {
   if (auto v = input_for_arg(n, arg, index)) return constant_values(g, *v);
-  if (auto x = arg_float(n, arg)) return Interval{*x, *x};
+  if (auto x = number_arg(n, arg)) return Interval{*x, *x};
   return std::nullopt;
 }
 
@@ -301,7 +310,9 @@ std::optional<Step> affine_step(const Graph& g, const Node& n, const std::string
   if (self_k.has_value() == other_k.has_value() || (self_k && !other)) return std::nullopt;
   if (self_k) s.input = *other;
   const Interval k = self_k ? *self_k : *other_k;
-  const double alpha = arg_float(n, "alpha").value_or(1.0);
+  const std::optional<double> alpha_arg = n.attributes.contains("alpha") ? number_arg(n, "alpha") : 1.0;
+  if (!alpha_arg) return std::nullopt;  // a scale only the run knows
+  const double alpha = *alpha_arg;
   const bool negated = (op == "sub" && self_k) || (op == "rsub" && other_k);  // k - x
   if (op == "mul") {
     s.scale = k;

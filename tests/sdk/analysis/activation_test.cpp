@@ -558,6 +558,12 @@ TEST(OutputActivationTest, AnActivationScaledInsideItsRangeKeepsIt) {
     EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
   }
   {
+    Model m;  // a number only the run knows (a symbolic size, as text) is no constant, and no error
+    m.then("aten::relu");
+    m.then("aten::mul", attrs({{"other", std::string("s0")}}));
+    EXPECT_EQ(m.result().kind, ActivationKind::kUnknown);
+  }
+  {
     Model m;  // a division that rounds is no scale
     m.then("aten::relu");
     m.then("aten::div", attrs({{"other", 2.0}, {"rounding_mode", std::string("floor")}}));
