@@ -167,7 +167,9 @@ class Graph {
   std::size_t num_values() const { return value_by_name_.size(); }
   // Position of a node in nodes().
   std::size_t position(NodeId id) const;
-  // `base` if no value has that name yet, else base.1, base.2, ...
+  // `base` if no value has that name yet, else the first free of base.1,
+  // base.2, ... In amortized constant time: a reader that names 65,536 values
+  // "x" probes each suffix once, not 1 + 2 + ... + 65,536 times.
   std::string unique_value_name(std::string_view base) const;
 
   // ---- editing --------------------------------------------------------------
@@ -214,6 +216,11 @@ class Graph {
   std::vector<ValueId> outputs_;
   std::unordered_map<std::string, ValueId> value_by_name_;
   std::unordered_map<std::string, NodeId> node_by_name_;
+  // unique_value_name's memory: for a base, a suffix below which every
+  // base.k is taken (lowered when such a name is freed), so a probe starts
+  // there and names stay the ones a probe from 1 would give.
+  mutable std::unordered_map<std::string, std::size_t> next_suffix_;
+  void value_name_freed(const std::string& name);
 };
 
 }  // namespace tracegraph

@@ -18,6 +18,21 @@ struct LoadLimits {
   std::uint64_t max_json_depth = 128;               // nesting of any JSON document
   std::uint64_t max_archive_entries = 1u << 16;     // entries of one zip archive
   std::uint64_t max_pickle_ops = 1u << 24;          // opcodes one pickle may run
+  // One JSON, pickle or code entry of an archive (a .pt2's model JSON, a
+  // TorchScript archive's data.pkl or code/*.py), inflated or stored.
+  std::uint64_t max_document_bytes = 256ull << 20;
+  // All the bytes one archive's deflated entries may inflate to, in all
+  // reads together (a stored entry is a view and costs nothing).
+  std::uint64_t max_inflated_bytes = 8ull << 30;
+  // The TorchScript reader: methods and functions inlined in all (each call
+  // is one, however deep), loop trips unrolled in all, trips of one loop,
+  // and nesting of one expression (parentheses, brackets, and postfix chains
+  // such as x[0][0]... or x.T.T...).
+  std::uint64_t max_inlined_calls = 1u << 20;
+  std::uint64_t max_loop_trips = 1u << 20;
+  std::uint64_t max_trips_per_loop = 1u << 16;
+  std::uint64_t max_call_depth = 64;
+  std::uint64_t max_expression_depth = 200;
 };
 
 }  // namespace tracegraph

@@ -5,8 +5,11 @@
 // Nothing a header says is trusted before it is checked: every offset and
 // size against the archive's bytes, the entry count and each entry's size
 // against the LoadLimits, a deflated stream's output against the size the
-// central directory declares, and every entry's CRC-32. Errors name the
-// archive, the entry and the byte offset.
+// central directory declares, and every entry's CRC-32. Each entry's local
+// header must agree with its central directory record (name, method, sizes,
+// CRC) and no two entries' bytes may overlap (nor the directory's): an
+// archive whose entries share bytes would multiply what it can inflate.
+// Errors name the archive, the entry and the byte offset.
 #pragma once
 
 #include <cstddef>
@@ -53,10 +56,20 @@ class ZipArchive {
   // In central-directory order.
   const std::vector<ZipEntry>& entries() const { return entries_; }
   const ZipEntry* find(std::string_view name) const;
-  // The entry's uncompressed bytes, CRC-checked. kNotFound for a name that is
-  // not there.
+  // A document entry's uncompressed bytes (JSON, pickle, code), CRC-checked.
+  // kNotFound for a name that is not there; kLimitExceeded, naming the entry,
+  // when the directory says it holds more than limits.max_document_bytes
+  // (checked before anything is inflated).
   ZipData read(std::string_view name) const;
   ZipData read(const ZipEntry& entry) const;
+  // The first `need` bytes of a storage entry (a tensor's bytes, from its
+  // shape and dtype): a deflated entry is inflated only that far, whatever its
+  // directory says (the CRC is checked when that is the whole entry).
+  // kOutOfRange, naming the entry, when it holds fewer than `need` bytes.
+  ZipData read_prefix(const ZipEntry& entry, std::uint64_t need) const;
+  // Bytes inflated by this archive's reads so far (all reads together are
+  // held to limits.max_inflated_bytes): the work a hostile entry cost.
+  std::uint64_t inflated_bytes() const { return *inflated_; }
 
  private:
   std::span<const std::byte> bytes_;
@@ -64,6 +77,10 @@ class ZipArchive {
   std::string source_;
   LoadLimits limits_;
   std::vector<ZipEntry> entries_;
+  // Shared by copies of the archive, as its bytes are; reads are not
+  // expected to run concurrently on one archive.
+  std::shared_ptr<std::uint64_t> inflated_ = std::make_shared<std::uint64_t>(0);
+  ZipData read_bytes(const ZipEntry& entry, std::uint64_t need) const;
 };
 
 // The entries of the zip archive at `path`, read from its end record and
@@ -86,7 +103,9 @@ std::uint32_t crc32(std::span<const std::byte> bytes);
 // `expected_size` bytes. `where` names the stream in errors (kParse for a
 // malformed stream, naming the input offset; kTruncated when it ends early;
 // kBadShape when it produces more or fewer bytes than expected).
+// With `stop_after` below expected_size, decoding stops once that many bytes
+// are out (the prefix a caller needs) and they alone are returned.
 std::vector<std::byte> inflate_raw(std::span<const std::byte> compressed, std::uint64_t expected_size,
-                                   const std::string& where);
+                                   const std::string& where, std::uint64_t stop_after = UINT64_MAX);
 
 }  // namespace tracegraph

@@ -3,6 +3,7 @@
 // every table, length and distance is checked before use. Speed matters
 // little: torch's own archives store their entries; only a user's re-zipped
 // archive comes deflated.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -25,14 +26,17 @@ struct Huffman {
 
 class Inflater {
  public:
-  Inflater(std::span<const std::byte> in, std::uint64_t expected, const std::string& where)
-      : in_(in), expected_(expected), where_(where) {
-    out_.reserve(static_cast<std::size_t>(expected));
+  Inflater(std::span<const std::byte> in, std::uint64_t expected, const std::string& where, std::uint64_t stop_after)
+      : in_(in), expected_(expected), stop_(std::min(expected, stop_after)), where_(where) {
+    // Not the size the header declares: a bomb's header declares gigabytes.
+    // What a stream can produce is bounded by its own length (DEFLATE's best
+    // ratio is a little under 1032:1) and by what the caller needs.
+    out_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(stop_, std::uint64_t{in.size()} * 4 + 4096)));
   }
 
   std::vector<std::byte> run() {
     bool last = false;
-    while (!last) {
+    while (!last && !done()) {
       last = bits(1) != 0;
       switch (bits(2)) {
         case 0: stored(); break;
@@ -40,6 +44,10 @@ class Inflater {
         case 2: dynamic(); break;
         default: bad("a block of the reserved type 3");
       }
+    }
+    if (done()) {
+      out_.resize(static_cast<std::size_t>(stop_));  // a match may run past the prefix
+      return std::move(out_);
     }
     if (out_.size() != expected_) {
       fail(ErrorCode::kBadShape, where_ + ": the deflated stream holds " + std::to_string(out_.size()) + " bytes, the directory says " +
@@ -49,6 +57,8 @@ class Inflater {
   }
 
  private:
+  bool done() const { return stop_ < expected_ && out_.size() >= stop_; }
+
   [[noreturn]] void bad(const std::string& what) const {
     fail(ErrorCode::kParse, where_ + ": malformed deflated data at byte " + std::to_string(pos_) + " of the stream: " + what);
   }
@@ -133,6 +143,7 @@ class Inflater {
     static constexpr std::array<std::uint8_t, 30> kDistExtra = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6,
                                                                 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
     for (;;) {
+      if (done()) return;
       int sym = decode(lit);
       if (sym < 256) {
         put(static_cast<std::byte>(sym));
@@ -206,7 +217,7 @@ class Inflater {
   }
 
   std::span<const std::byte> in_;
-  std::uint64_t expected_;
+  std::uint64_t expected_, stop_;
   const std::string& where_;
   std::size_t pos_ = 0;
   std::uint32_t bitbuf_ = 0;
@@ -218,8 +229,9 @@ class Inflater {
 
 }  // namespace
 
-std::vector<std::byte> inflate_raw(std::span<const std::byte> compressed, std::uint64_t expected_size, const std::string& where) {
-  return Inflater(compressed, expected_size, where).run();
+std::vector<std::byte> inflate_raw(std::span<const std::byte> compressed, std::uint64_t expected_size, const std::string& where,
+                                   std::uint64_t stop_after) {
+  return Inflater(compressed, expected_size, where, stop_after).run();
 }
 
 }  // namespace tracegraph

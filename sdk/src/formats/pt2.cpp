@@ -328,9 +328,17 @@ class Pt2Reader {
       p.fail_with(ErrorCode::kLimitExceeded, "'" + fqn + "' is " + std::to_string(nbytes) + " bytes, over the limit of " + std::to_string(limits_.max_tensor_bytes));
     }
     if (checked_numel(shape) == 0) return Tensor::zeros(*dtype, shape);
-    if (!zip_.find(pl.path)) p.fail_with(ErrorCode::kNotFound, "'" + fqn + "': the archive has no entry '" + pl.path + "'");
-    return detail::tensor_from_storage(*dtype, shape, strides, offset, zip_.read(pl.path),
-                                       p.str() + ": '" + fqn + "' (entry '" + pl.path + "')");
+    const ZipEntry* entry = zip_.find(pl.path);
+    if (!entry) p.fail_with(ErrorCode::kNotFound, "'" + fqn + "': the archive has no entry '" + pl.path + "'");
+    const std::string where = p.str() + ": '" + fqn + "' (entry '" + pl.path + "')";
+    // Only the bytes the tensor reaches are inflated: its entry's size is the
+    // file's word (a storage may be larger than one view of it), the tensor's
+    // shape and dtype are what it needs.
+    const std::uint64_t need = detail::storage_bytes_needed(*dtype, shape, strides, offset, limits_.max_tensor_bytes, where);
+    if (need > entry->size) {
+      fail(ErrorCode::kOutOfRange, where + " needs " + std::to_string(need) + " bytes of its storage, which holds " + std::to_string(entry->size));
+    }
+    return detail::tensor_from_storage(*dtype, shape, strides, offset, zip_.read_prefix(*entry, need), where);
   }
 
   Tensor weight(const std::string& fqn, const JsonPlace& p) {

@@ -52,4 +52,26 @@ Tensor tensor_from_storage(DType dtype, const Shape& shape, const std::vector<st
   return t;
 }
 
+std::uint64_t storage_bytes_needed(DType dtype, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset,
+                                   std::uint64_t max_bytes, const std::string& where) {
+  if (strides.size() != shape.size()) {
+    fail(ErrorCode::kBadShape, where + ": " + std::to_string(strides.size()) + " strides for rank " + std::to_string(shape.size()));
+  }
+  if (checked_numel(shape) == 0) return 0;
+  if (offset < 0) fail(ErrorCode::kOutOfRange, where + ": a negative storage offset");
+  const std::uint64_t esize = dtype_size(dtype);
+  std::uint64_t last = static_cast<std::uint64_t>(offset);
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (strides[d] < 0) fail(ErrorCode::kBadShape, where + ": a negative stride");
+    const std::uint64_t step = static_cast<std::uint64_t>(shape[d] - 1);
+    if (strides[d] != 0 && step > (UINT64_MAX - last) / static_cast<std::uint64_t>(strides[d])) fail(ErrorCode::kBadShape, where + ": its strides overflow");
+    last += step * static_cast<std::uint64_t>(strides[d]);
+  }
+  if (last >= max_bytes / esize) {
+    fail(ErrorCode::kLimitExceeded, where + " reaches element " + std::to_string(last) + " of its storage, past max_tensor_bytes (" +
+                                        std::to_string(max_bytes) + ")");
+  }
+  return (last + 1) * esize;
+}
+
 }  // namespace tracegraph::detail

@@ -19,4 +19,11 @@ namespace tracegraph::detail {
 Tensor tensor_from_storage(DType dtype, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset,
                            const ZipData& storage, const std::string& where);
 
+// The bytes of the storage that the tensor `shape` / `strides` / `offset`
+// reaches (to its furthest element, inclusive): what a reader inflates of its
+// storage entry. 0 for a tensor with no elements; kBadShape / kOutOfRange as
+// above, and kLimitExceeded past `max_bytes`.
+std::uint64_t storage_bytes_needed(DType dtype, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset,
+                                   std::uint64_t max_bytes, const std::string& where);
+
 }  // namespace tracegraph::detail

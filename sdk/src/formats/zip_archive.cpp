@@ -5,10 +5,13 @@
 #include <fstream>
 #include <unordered_set>
 
+#include "support/message.h"
 #include "tracegraph/error.h"
 
 namespace tracegraph {
 namespace {
+
+using detail::cut_for_message;
 
 constexpr std::uint32_t kLocalHeader = 0x04034b50;
 constexpr std::uint32_t kCentralHeader = 0x02014b50;
@@ -140,7 +143,7 @@ std::vector<ZipEntry> read_directory(const Reader& r, const Directory& d, const 
                                       " runs past the directory's end at offset " + std::to_string(end));
     }
     e.name = std::string(r.text(o + kCentralHeaderBytes, name_len));
-    const std::string where = src + ": entry '" + e.name + "' (directory offset " + std::to_string(o) + ")";
+    const std::string where = src + ": entry '" + cut_for_message(e.name) + "' (directory offset " + std::to_string(o) + ")";
     // zip64: the sizes and offset that do not fit 32 bits follow in an extra field, in this order.
     for (std::uint64_t x = o + kCentralHeaderBytes + name_len, xend = x + extra_len; xend - x >= 4;) {
       const std::uint16_t id = r.u16(x), len = r.u16(x + 2);
@@ -183,6 +186,66 @@ std::vector<ZipEntry> read_directory(const Reader& r, const Directory& d, const 
 }
 
 
+// Where entry `e`'s data starts: after its local header, which must be there
+// and agree with the central directory's record (a reader that trusted one
+// and a tool that trusted the other would read different bytes).
+std::uint64_t data_start(const Reader& r, const ZipEntry& e, const std::string& where) {
+  const std::uint64_t at = e.local_header_offset;
+  r.need(at, kLocalHeaderBytes, "local header");
+  if (r.u32(at) != kLocalHeader) fail(ErrorCode::kParse, where + ": no local header signature");
+  const std::uint16_t flags = r.u16(at + 6), name_len = r.u16(at + 26), extra_len = r.u16(at + 28);
+  r.need(at + kLocalHeaderBytes, name_len, "local header's name");
+  if (r.text(at + kLocalHeaderBytes, name_len) != e.name) {
+    fail(ErrorCode::kParse, where + ": the local header names '" + cut_for_message(r.text(at + kLocalHeaderBytes, name_len)) +
+                                "', the central directory another");
+  }
+  if (r.u16(at + 8) != e.method) {
+    fail(ErrorCode::kParse, where + ": the local header says method " + std::to_string(r.u16(at + 8)) + ", the central directory " +
+                                std::to_string(e.method));
+  }
+  // With a data descriptor (flag bit 3) the local sizes and CRC are zero; in
+  // zip64 the sizes are 0xffffffff here and the real ones in an extra field.
+  if (!(flags & 0x8u)) {
+    const std::uint32_t crc = r.u32(at + 14), csize = r.u32(at + 18), size = r.u32(at + 22);
+    const bool zip64 = csize == 0xffffffffu || size == 0xffffffffu;
+    if (crc != e.crc32 || (!zip64 && (csize != e.compressed_size || size != e.size))) {
+      fail(ErrorCode::kParse, where + ": the local header says " + std::to_string(csize) + " bytes stored, " + std::to_string(size) +
+                                  " uncompressed, CRC-32 " + std::to_string(crc) + "; the central directory says " +
+                                  std::to_string(e.compressed_size) + ", " + std::to_string(e.size) + ", " + std::to_string(e.crc32));
+    }
+  }
+  return at + kLocalHeaderBytes + name_len + extra_len;
+}
+
+// Every entry's bytes (local header to the end of its data) lie before the
+// central directory and share no byte with another entry's.
+void check_no_overlap(const Reader& r, const std::vector<ZipEntry>& entries, std::uint64_t directory, const std::string& src) {
+  struct Span {
+    std::uint64_t begin, end;
+    const ZipEntry* e;
+  };
+  std::vector<Span> spans;
+  spans.reserve(entries.size());
+  for (const ZipEntry& e : entries) {
+    const std::string where = src + ": entry '" + cut_for_message(e.name) + "' (local header at offset " + std::to_string(e.local_header_offset) + ")";
+    const std::uint64_t start = data_start(r, e, where);
+    r.need(start, e.compressed_size, "entry data");
+    spans.push_back({e.local_header_offset, start + e.compressed_size, &e});
+    if (spans.back().end > directory) {
+      fail(ErrorCode::kOverlap, where + ": its data runs to offset " + std::to_string(spans.back().end) + ", into the central directory at offset " +
+                                    std::to_string(directory));
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i].begin < spans[i - 1].end) {
+      fail(ErrorCode::kOverlap, src + ": entries '" + cut_for_message(spans[i - 1].e->name) + "' (offsets " + std::to_string(spans[i - 1].begin) + " to " +
+                                    std::to_string(spans[i - 1].end) + ") and '" + cut_for_message(spans[i].e->name) + "' (from offset " +
+                                    std::to_string(spans[i].begin) + ") share bytes");
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view name_in_root(std::string_view entry) {
@@ -222,7 +285,9 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, std::shared_ptr<co
   a.limits_ = limits;
   const std::string& src = a.source_;
   const Reader r(bytes, src);
-  a.entries_ = read_directory(r, find_directory(r, src), src, limits);
+  const Directory d = find_directory(r, src);
+  a.entries_ = read_directory(r, d, src, limits);
+  check_no_overlap(r, a.entries_, d.offset, src);
   return a;
 }
 
@@ -268,19 +333,43 @@ ZipData ZipArchive::read(std::string_view name) const {
 }
 
 ZipData ZipArchive::read(const ZipEntry& e) const {
+  if (e.size > limits_.max_document_bytes) {
+    fail(ErrorCode::kLimitExceeded, source_ + ": entry '" + cut_for_message(e.name) + "' says it holds " + std::to_string(e.size) +
+                                        " bytes, over max_document_bytes (" + std::to_string(limits_.max_document_bytes) + ")");
+  }
+  return read_bytes(e, e.size);
+}
+
+ZipData ZipArchive::read_prefix(const ZipEntry& e, std::uint64_t need) const {
+  if (need > e.size) {
+    fail(ErrorCode::kOutOfRange, source_ + ": entry '" + cut_for_message(e.name) + "' holds " + std::to_string(e.size) + " bytes; " +
+                                     std::to_string(need) + " are needed");
+  }
+  return read_bytes(e, need);
+}
+
+ZipData ZipArchive::read_bytes(const ZipEntry& e, std::uint64_t need) const {
   const Reader r(bytes_, source_);
-  const std::string where = source_ + ": entry '" + e.name + "' (local header at offset " + std::to_string(e.local_header_offset) + ")";
-  r.need(e.local_header_offset, kLocalHeaderBytes, "local header");
-  if (r.u32(e.local_header_offset) != kLocalHeader) fail(ErrorCode::kParse, where + ": no local header signature");
-  const std::uint64_t start = e.local_header_offset + kLocalHeaderBytes + r.u16(e.local_header_offset + 26) + r.u16(e.local_header_offset + 28);
+  const std::string where = source_ + ": entry '" + cut_for_message(e.name) + "' (local header at offset " + std::to_string(e.local_header_offset) + ")";
+  const std::uint64_t start = data_start(r, e, where);
   r.need(start, e.compressed_size, "entry data");
   const std::span<const std::byte> raw = bytes_.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(e.compressed_size));
   ZipData out;
   if (e.method == 0) {
     out = {raw, owner_};
   } else {
-    auto buffer = std::make_shared<std::vector<std::byte>>(inflate_raw(raw, e.size, where));
+    // Charged before inflating: what this read may produce, at most.
+    if (need > limits_.max_inflated_bytes - std::min(*inflated_, limits_.max_inflated_bytes)) {
+      fail(ErrorCode::kLimitExceeded, where + ": inflating its " + std::to_string(need) + " bytes would take the archive past max_inflated_bytes (" +
+                                          std::to_string(limits_.max_inflated_bytes) + "; " + std::to_string(*inflated_) + " inflated so far)");
+    }
+    *inflated_ += need;
+    auto buffer = std::make_shared<std::vector<std::byte>>(inflate_raw(raw, e.size, where, need));
     out = {std::span<const std::byte>(buffer->data(), buffer->size()), buffer};
+  }
+  if (need < e.size) {
+    out.bytes = out.bytes.first(static_cast<std::size_t>(need));  // a prefix: the CRC covers the whole entry only
+    return out;
   }
   if (const std::uint32_t c = crc32(out.bytes); c != e.crc32) {
     fail(ErrorCode::kParse, where + ": CRC-32 " + std::to_string(c) + " of the data is not the directory's " + std::to_string(e.crc32));

@@ -144,10 +144,24 @@ Node& Graph::node_mut(NodeId id) { return const_cast<Node&>(node(id)); }
 std::string Graph::unique_value_name(std::string_view base) const {
   std::string name(base.empty() ? "v" : base);
   if (!value_by_name_.count(name)) return name;
-  for (std::size_t i = 1;; ++i) {
-    std::string candidate = name + "." + std::to_string(i);
-    if (!value_by_name_.count(candidate)) return candidate;
+  std::size_t& next = next_suffix_[name];
+  for (next = std::max<std::size_t>(next, 1);; ++next) {
+    std::string candidate = name + "." + std::to_string(next);
+    if (!value_by_name_.count(candidate)) return candidate;  // not taken yet: `next` stays, the invariant holds
   }
+}
+
+void Graph::value_name_freed(const std::string& name) {
+  // "base.k" with k as std::to_string writes it: a name unique_value_name
+  // may hand out again.
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 >= name.size() || name.size() - dot - 1 > 18 || name[dot + 1] == '0') return;
+  std::size_t k = 0;
+  for (std::size_t i = dot + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return;
+    k = k * 10 + static_cast<std::size_t>(name[i] - '0');
+  }
+  if (auto it = next_suffix_.find(name.substr(0, dot)); it != next_suffix_.end() && k < it->second) it->second = k;
 }
 
 ValueId Graph::new_value(std::string name, std::optional<DType> dtype, std::optional<SymbolicShape> shape) {
@@ -370,6 +384,7 @@ void Graph::rename_value(ValueId id, std::string name) {
     fail(ErrorCode::kDuplicateName, "rename %" + v.name + ": name %" + name + " is empty or taken");
   }
   value_by_name_.erase(v.name);
+  value_name_freed(v.name);
   value_by_name_.emplace(name, id);
   v.name = std::move(name);
 }
@@ -392,6 +407,7 @@ void Graph::erase_node(NodeId id) {
   }
   for (auto out : n.outputs) {
     value_by_name_.erase(values_[out.index].name);
+    value_name_freed(values_[out.index].name);
     value_live_[out.index] = false;
   }
   node_by_name_.erase(n.name);
@@ -410,6 +426,7 @@ void Graph::erase_value(ValueId id) {
   }
   inputs_.erase(std::remove(inputs_.begin(), inputs_.end(), id), inputs_.end());
   value_by_name_.erase(v.name);
+  value_name_freed(v.name);
   value_live_[id.index] = false;
 }
 

@@ -1,5 +1,7 @@
 #include "tracegraph/error.h"
 
+#include "support/message.h"
+
 namespace tracegraph {
 
 std::string_view error_code_name(ErrorCode code) noexcept {
@@ -35,10 +37,19 @@ std::string_view error_code_name(ErrorCode code) noexcept {
   return "unknown";
 }
 
+namespace {
+// The last guard against a message that quotes a hostile file whole (call
+// sites cut what they quote; this bounds what one of them forgot).
+constexpr std::size_t kMaxMessage = 4096;
+std::string bounded(const std::string& message) {
+  return message.size() <= kMaxMessage ? message : detail::cut_for_message(message, kMaxMessage);
+}
+}  // namespace
+
 Error::Error(ErrorCode code, const std::string& message)
-    : std::runtime_error(std::string(error_code_name(code)) + ": " + message),
+    : std::runtime_error(std::string(error_code_name(code)) + ": " + bounded(message)),
       code_(code),
-      message_(message) {}
+      message_(bounded(message)) {}
 
 void fail(ErrorCode code, const std::string& message) { throw Error(code, message); }
 

@@ -110,8 +110,23 @@ ValueId Reader::tensor(const PickleValue& rebuild, const std::string& dir, const
   if (checked_numel(shape) == 0) {
     t = Tensor::zeros(*dtype, shape);
   } else {
-    if (!zip_.find(entry)) fail(ErrorCode::kNotFound, zip_.source() + ": tensor '" + name + "' names storage '" + entry + "', which is not in the archive");
-    t = detail::tensor_from_storage(*dtype, shape, strides, args.items[1]->integer, zip_.read(entry), zip_.source() + ": tensor '" + name + "' (entry '" + entry + "')");
+    const ZipEntry* e = zip_.find(entry);
+    if (!e) fail(ErrorCode::kNotFound, zip_.source() + ": tensor '" + name + "' names storage '" + entry + "', which is not in the archive");
+    const std::string where = zip_.source() + ": tensor '" + name + "' (entry '" + entry + "')";
+    // The storage's size is declared beside its key (numel elements, as
+    // torch.jit.save writes it): its entry must hold exactly that, checked
+    // before a byte is inflated, and only what the tensor reaches is read.
+    if (id.items[4]->kind != PKind::kInt || id.items[4]->integer < 0 ||
+        static_cast<std::uint64_t>(id.items[4]->integer) > limits_.max_tensor_bytes / dtype_size(*dtype) ||
+        static_cast<std::uint64_t>(id.items[4]->integer) * dtype_size(*dtype) != e->size) {
+      fail(ErrorCode::kBadShape, where + ": its storage says " + (id.items[4]->kind == PKind::kInt ? std::to_string(id.items[4]->integer) : std::string("?")) +
+                                     " elements of " + std::to_string(dtype_size(*dtype)) + " bytes, its entry holds " + std::to_string(e->size) + " bytes");
+    }
+    const std::uint64_t need = detail::storage_bytes_needed(*dtype, shape, strides, args.items[1]->integer, limits_.max_tensor_bytes, where);
+    if (need > e->size) {
+      fail(ErrorCode::kOutOfRange, where + " needs " + std::to_string(need) + " bytes of its storage, which holds " + std::to_string(e->size));
+    }
+    t = detail::tensor_from_storage(*dtype, shape, strides, args.items[1]->integer, zip_.read_prefix(*e, need), where);
   }
   const ValueId v = graph().add_constant(graph().unique_value_name(name), std::move(t));
   tensors_.emplace(&rebuild, v);

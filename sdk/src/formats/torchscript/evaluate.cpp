@@ -203,7 +203,9 @@ std::optional<Slot> Reader::list_op(const std::string& name, const std::vector<S
     const Expr& target = e.items[1];
     auto it = target.k == Expr::K::kName ? env.find(target.s) : env.end();
     if (it == env.end() || it->second.k != Slot::K::kList) unsupported(w, "appends to a list that is not a name's");
-    if (it->second.items.size() >= kMaxTrips) unsupported(w, "a list of more than " + std::to_string(kMaxTrips) + " items");
+    if (it->second.items.size() >= limits_.max_trips_per_loop) {
+      fail(ErrorCode::kLimitExceeded, w.str() + ": a list of more than max_trips_per_loop (" + std::to_string(limits_.max_trips_per_loop) + ") items");
+    }
     it->second.items.push_back(args[1]);
     return Slot{};
   }
@@ -224,7 +226,9 @@ std::optional<Slot> Reader::list_op(const std::string& name, const std::vector<S
     const Slot n = static_value(args[1]);
     if (n.k != Slot::K::kInt) return std::nullopt;
     const std::vector<Slot> items = *as_items(args[0]);
-    if (n.i > 0 && items.size() * static_cast<std::size_t>(n.i) > kMaxTrips) unsupported(w, "a list of more than " + std::to_string(kMaxTrips) + " items");
+    if (n.i > 0 && !items.empty() && static_cast<std::uint64_t>(n.i) > limits_.max_trips_per_loop / items.size()) {
+      fail(ErrorCode::kLimitExceeded, w.str() + ": a list of more than max_trips_per_loop (" + std::to_string(limits_.max_trips_per_loop) + ") items");
+    }
     for (std::int64_t k = 0; k < n.i; ++k) out.items.insert(out.items.end(), items.begin(), items.end());
     return out;
   }

@@ -60,7 +60,21 @@ Expr ExprParser::unary() {
 
 Expr ExprParser::postfix() {
   Expr e = atom();
+  // The chain's links are held as nesting until the whole postfix is read.
+  int links = 0;
+  struct Release {
+    ExprParser& p;
+    int& n;
+    ~Release() { p.depth_ -= n; }
+  } release{*this, links};
+  auto link = [&] {
+    ++links;
+    if (++depth_ > kMaxDepth) {
+      fail(ErrorCode::kLimitExceeded, w_.str() + ": an expression nested deeper than max_expression_depth (" + std::to_string(kMaxDepth) + ")");
+    }
+  };
   for (;;) {
+    if (is_op(".") || is_op("(") || is_op("[")) link();
     if (is_op(".")) {
       ++pos_;
       if (peek().t != Tok::T::kName) bad_code(w_, "expected a name after '.'");

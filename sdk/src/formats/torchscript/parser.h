@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "formats/torchscript/lexer.h"
+#include "tracegraph/error.h"
+#include "tracegraph/load_limits.h"
 
 namespace tracegraph::torchscript {
 
@@ -43,13 +45,21 @@ class ExprParser {
   Expr postfix();
   Expr atom();
 
-  // Bounds the recursion a hostile line could drive ("((((((...").
+  // Bounds the recursion a hostile line could drive ("((((((...") and the
+  // depth of the tree it builds: a postfix chain (x[0][0]..., x.T.T...) is
+  // read in a loop but nests its Expr one level per link, and evaluating or
+  // destroying that tree recurses as deep. Each link counts as one level.
+  static constexpr int kMaxDepth = static_cast<int>(LoadLimits{}.max_expression_depth);
   struct Nesting {
-    explicit Nesting(ExprParser& p) : p_(p) {
-      if (++p_.depth_ > 200) unsupported(p_.w_, "an expression nested deeper than 200");
+    explicit Nesting(ExprParser& p, int levels = 1) : p_(p), levels_(levels) {
+      p_.depth_ += levels_;
+      if (p_.depth_ > kMaxDepth) {
+        fail(ErrorCode::kLimitExceeded, p_.w_.str() + ": an expression nested deeper than max_expression_depth (" + std::to_string(kMaxDepth) + ")");
+      }
     }
-    ~Nesting() { --p_.depth_; }
+    ~Nesting() { p_.depth_ -= levels_; }
     ExprParser& p_;
+    int levels_;
   };
 
   const std::vector<Tok>& t_;

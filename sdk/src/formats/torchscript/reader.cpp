@@ -83,9 +83,12 @@ ExportedGraph Reader::read() {
 }
 
 std::string Reader::node_name(const std::string& base) {
-  std::string name = base;
-  for (int k = 1; graph().find_node(name); ++k) name = base + "." + std::to_string(k);
-  return name;
+  if (!graph().find_node(base)) return base;
+  std::size_t& k = next_node_suffix_[base];
+  for (k = std::max<std::size_t>(k, 1);; ++k) {
+    std::string name = base + "." + std::to_string(k);
+    if (!graph().find_node(name)) return name;
+  }
 }
 
 Slot Reader::list_item(const Slot& list, std::int64_t index, const std::string& hint) {

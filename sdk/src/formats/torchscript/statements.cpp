@@ -10,7 +10,15 @@
 namespace tracegraph::torchscript {
 
 Slot Reader::call(const Function& fn, const Slot& self, const std::vector<Slot>& args, const std::vector<std::pair<std::string, Slot>>& kwargs, int depth) {
-  if (depth > 64) unsupported(fn.where, "calls nest deeper than 64 (recursion?)");
+  if (static_cast<std::uint64_t>(depth) > limits_.max_call_depth) {
+    fail(ErrorCode::kLimitExceeded, fn.where.str() + ": calls nest deeper than max_call_depth (" + std::to_string(limits_.max_call_depth) + "; recursion?)");
+  }
+  // The depth alone does not bound the work: 40 methods that each call the
+  // next twice nest 40 deep and inline 2^40 calls.
+  if (++calls_ > limits_.max_inlined_calls) {
+    fail(ErrorCode::kLimitExceeded, fn.where.str() + ": more than max_inlined_calls (" + std::to_string(limits_.max_inlined_calls) +
+                                        ") calls inlined in all");
+  }
   std::unordered_map<std::string, Slot> env;
   std::size_t next = 0;
   const bool method = !fn.params.empty() && fn.params[0] == "self";
@@ -154,7 +162,9 @@ std::optional<Slot> Reader::run_for(const Function& fn, std::size_t li, std::siz
     const std::int64_t step = bounds.size() == 3 ? bounds[2] : 1;
     if (step == 0) bad_code(w, "range() with a step of 0");
     for (std::int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) {
-      if (items.size() >= kMaxTrips) unsupported(w, "a loop of more than " + std::to_string(kMaxTrips) + " trips");
+      if (items.size() >= limits_.max_trips_per_loop) {
+        fail(ErrorCode::kLimitExceeded, w.str() + ": a loop of more than max_trips_per_loop (" + std::to_string(limits_.max_trips_per_loop) + ") trips");
+      }
       items.push_back(constant_int(i));
     }
   } else {
@@ -165,7 +175,9 @@ std::optional<Slot> Reader::run_for(const Function& fn, std::size_t li, std::siz
   }
   const std::size_t body_end = block_end(fn, li + 1, end, line.indent);
   for (Slot& item : items) {
-    if (++trips_ > kMaxTotalTrips) unsupported(w, "loops run more than " + std::to_string(kMaxTotalTrips) + " trips in all");
+    if (++trips_ > limits_.max_loop_trips) {
+      fail(ErrorCode::kLimitExceeded, w.str() + ": loops run more than max_loop_trips (" + std::to_string(limits_.max_loop_trips) + ") trips in all");
+    }
     env[toks[1].s] = std::move(item);
     if (auto r = run_block(fn, li + 1, body_end, env, depth)) return r;
   }
