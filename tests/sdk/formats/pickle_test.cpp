@@ -132,5 +132,40 @@ TEST(PickleTest, RefusesWhatItCannotReadSafely) {
   EXPECT_TG_ERROR(read_pickle(bytes({'X', 0xff, 0xff, 0xff, 0x7f}), "x.pkl"), ErrorCode::kTruncated, "needs 2147483647 bytes");
 }
 
+// Issue 50's hostile pickles: every length is checked against the bytes left
+// before anything is allocated, and nesting is bounded.
+TEST(PickleHostileTest, LengthsPastTheBytesLeftAreTruncatedBeforeAllocating) {
+  // BINUNICODE of 2^32-1 with a 3-byte body.
+  EXPECT_TG_ERROR(read_pickle(bytes({0x80, 0x02, 'X', 0xff, 0xff, 0xff, 0xff, 'a', 'b', 'c', '.'}), "x.pkl"), ErrorCode::kTruncated,
+                  "x.pkl: pickle opcode at byte 2 needs 4294967295 bytes, 4 are left");
+  // BINBYTES8 and SHORT_BINUNICODE's 8-byte sibling of 2^63.
+  for (std::uint8_t op : {std::uint8_t{0x8e}, std::uint8_t{0x8d}}) {
+    EXPECT_TG_ERROR(read_pickle(bytes({op, 0, 0, 0, 0, 0, 0, 0, 0x80, 'x', '.'}), "x.pkl"), ErrorCode::kTruncated, "needs 9223372036854775808 bytes");
+  }
+  // BINBYTES of 2^31 and a FRAME that promises more than there is (a hint only: the read goes on, bounded by the bytes).
+  EXPECT_TG_ERROR(read_pickle(bytes({'B', 0, 0, 0, 0x80, '.'}), "x.pkl"), ErrorCode::kTruncated, "needs 2147483648 bytes");
+  const PickleRef framed = read_pickle(bytes({0x80, 0x04, 0x95, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 'N', '.'}), "x.pkl");
+  EXPECT_EQ(framed->kind, Kind::kNone);
+}
+
+TEST(PickleHostileTest, NestingIsBoundedByTheDepthLimit) {
+  // [] wrapped 10,000 times by TUPLE1.
+  std::vector<std::byte> deep = bytes({0x80, 0x02, ']'});
+  for (int i = 0; i < 10000; ++i) deep.push_back(std::byte{0x85});
+  deep.push_back(std::byte{'.'});
+  EXPECT_TG_ERROR(read_pickle(deep, "deep.pkl"), ErrorCode::kLimitExceeded, "values nest deeper than 128 levels");
+  std::vector<std::byte> marks = bytes({0x80, 0x02});
+  marks.insert(marks.end(), 10000, std::byte{'('});
+  EXPECT_TG_ERROR(read_pickle(marks, "marks.pkl"), ErrorCode::kLimitExceeded, "MARKs nest deeper than 128");
+}
+
+TEST(PickleHostileTest, OpcodesAreBoundedInAll) {
+  std::vector<std::byte> many = bytes({0x80, 0x02, 'N'});
+  many.insert(many.end(), 2000, std::byte{'2'});  // DUP
+  LoadLimits limits;
+  limits.max_pickle_ops = 1000;
+  EXPECT_TG_ERROR(read_pickle(many, "many.pkl", limits), ErrorCode::kLimitExceeded, "more than 1000 opcodes");
+}
+
 }  // namespace
 }  // namespace tracegraph
