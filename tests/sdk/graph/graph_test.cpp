@@ -114,6 +114,24 @@ TEST(GraphTest, UniqueNamesAvoidTakenOnes) {
   EXPECT_EQ(t.g.unique_value_name("y"), "y.1");
 }
 
+// unique_value_name starts its probe where the last one stopped (names in
+// constant time, issue 50) and gives the names a probe from 1 gives: a freed
+// suffix is handed out again.
+TEST(GraphTest, UniqueNamesReuseAFreedSuffixAsAProbeFromOneWould) {
+  Graph g;
+  const ValueId x = g.add_input("x");
+  std::vector<ValueId> made;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string name = g.unique_value_name("x");
+    EXPECT_EQ(name, "x." + std::to_string(i));
+    made.push_back(g.node(g.add_node("aten::relu", {x}, {NewValue(name)})).outputs[0]);
+  }
+  g.erase_node(*g.value(made[1]).producer);  // frees x.2
+  EXPECT_EQ(g.unique_value_name("x"), "x.2");
+  g.rename_value(made[0], "y");  // frees x.1
+  EXPECT_EQ(g.unique_value_name("x"), "x.1");
+}
+
 TEST(GraphVerifyTest, FindsADanglingInput) {
   SmallGraph t;
   GraphInternals::node(t.g, t.sigmoid).inputs[0] = ValueId(1000);
