@@ -15,7 +15,7 @@ int Reader::fit(const detail::SchemaArg& a, const Slot& v) {
     type.pop_back();
   }
   const auto all = [&](auto pred) {
-    return (v.k == Slot::K::kList || v.k == Slot::K::kTuple) && std::all_of(v.items.begin(), v.items.end(), pred);
+    return (v.k == Slot::K::kList || v.k == Slot::K::kTuple) && std::all_of(v.elements().begin(), v.elements().end(), pred);
   };
   const auto is_int = [](const Slot& x) { return x.k == Slot::K::kInt || (x.k == Slot::K::kScalar && x.scalar == "I"); };
   const auto number = [](const Slot& x) { return x.constant_number() || x.k == Slot::K::kScalar; };
@@ -100,21 +100,22 @@ Slot Reader::aten(const std::string& name, const std::vector<Slot>& args, const 
       case Slot::K::kString: attrs.set(a.name, v->s); break;
       case Slot::K::kList:
       case Slot::K::kTuple: {
+        const std::vector<Slot>& items = v->elements();
         const bool tensors = a.type.rfind("T", 0) == 0;
         if (tensors) {
           std::vector<bool> present;
-          for (const Slot& x : v->items) {
+          for (const Slot& x : items) {
             present.push_back(x.k != Slot::K::kNone);
             if (x.k != Slot::K::kNone) input(x.v);
           }
           if (std::find(present.begin(), present.end(), false) != present.end()) attrs.set(a.name, std::move(present));
           break;
         }
-        const bool runtime = std::any_of(v->items.begin(), v->items.end(), [](const Slot& x) { return x.k == Slot::K::kScalar; });
+        const bool runtime = std::any_of(items.begin(), items.end(), [](const Slot& x) { return x.k == Slot::K::kScalar; });
         if (runtime) {
-          std::vector<ValueId> items;
-          for (const Slot& x : v->items) items.push_back(as_value(x, hint + "." + a.name));
-          const NodeId list = graph().add_node("prim::ListConstruct", std::move(items), {NewValue(graph().unique_value_name(hint + "." + a.name))}, {},
+          std::vector<ValueId> values;
+          for (const Slot& x : items) values.push_back(as_value(x, hint + "." + a.name));
+          const NodeId list = graph().add_node("prim::ListConstruct", std::move(values), {NewValue(graph().unique_value_name(hint + "." + a.name))}, {},
                                                node_name(hint + "." + a.name));
           std::vector<double> known;
           for (ValueId x : graph().node(list).inputs) {
@@ -126,15 +127,15 @@ Slot Reader::aten(const std::string& name, const std::vector<Slot>& args, const 
           input(graph().node(list).outputs[0]);
         } else if (a.type.rfind("FL", 0) == 0) {
           std::vector<double> xs;
-          for (const Slot& x : v->items) xs.push_back(x.k == Slot::K::kFloat ? x.f : static_cast<double>(x.k == Slot::K::kInt ? x.i : x.b));
+          for (const Slot& x : items) xs.push_back(x.k == Slot::K::kFloat ? x.f : static_cast<double>(x.k == Slot::K::kInt ? x.i : x.b));
           attrs.set(a.name, std::move(xs));
         } else if (a.type.rfind("BL", 0) == 0) {
           std::vector<bool> xs;
-          for (const Slot& x : v->items) xs.push_back(x.b);
+          for (const Slot& x : items) xs.push_back(x.b);
           attrs.set(a.name, std::move(xs));
         } else {
           std::vector<std::int64_t> xs;
-          for (const Slot& x : v->items) xs.push_back(x.i);
+          for (const Slot& x : items) xs.push_back(x.i);
           attrs.set(a.name, std::move(xs));
         }
         break;
@@ -159,7 +160,8 @@ Slot Reader::aten(const std::string& name, const std::vector<Slot>& args, const 
   record(id);
   static const std::set<std::string> kShapeQueries = {"size", "dim", "len", "numel", "sym_size", "sym_numel"};
   const bool from_shape = kShapeQueries.count(name) || std::any_of(bound.begin(), bound.end(), [](const Slot* v) {
-                            return v && (v->from_shape || std::any_of(v->items.begin(), v->items.end(), [](const Slot& x) { return x.from_shape; }));
+                            return v && (v->from_shape || ((v->k == Slot::K::kList || v->k == Slot::K::kTuple) &&
+                                                         std::any_of(v->elements().begin(), v->elements().end(), [](const Slot& x) { return x.from_shape; })));
                           });
   auto slot_of = [&](std::size_t k) {
     Slot out;
@@ -176,6 +178,7 @@ Slot Reader::aten(const std::string& name, const std::vector<Slot>& args, const 
   if (s->returns.size() <= 1) return slot_of(0);
   Slot tuple;
   tuple.k = Slot::K::kTuple;
+  tuple.depth = 1;
   for (std::size_t k = 0; k < s->returns.size(); ++k) tuple.items.push_back(slot_of(k));
   return tuple;
 }

@@ -44,10 +44,11 @@ Slot Reader::from_pickle(const PickleValue& v, const std::string& dir, const std
     case PKind::kFloat: s.k = Slot::K::kFloat; s.f = v.number; return s;
     case PKind::kString: s.k = Slot::K::kString; s.s = v.text; return s;
     case PKind::kList:
-    case PKind::kTuple:
-      s.k = v.kind == PKind::kList ? Slot::K::kList : Slot::K::kTuple;
-      for (const auto& item : v.items) s.items.push_back(from_pickle(*item, dir, name, w));
-      return s;
+    case PKind::kTuple: {
+      std::vector<Slot> items;
+      for (const auto& item : v.items) items.push_back(from_pickle(*item, dir, name, w));
+      return v.kind == PKind::kList ? make_list(std::move(items), w) : make_tuple(std::move(items), w);
+    }
     case PKind::kBuild:
       if (v.callable().substr(0, 10) == "__torch__.") {
         s.k = Slot::K::kModule;

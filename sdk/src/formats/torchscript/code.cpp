@@ -81,6 +81,7 @@ const Function& Reader::find_def(const std::string& module, const std::string& c
     param += c;
   }
   for (++i; i < lines.size() && lines[i].indent > def_indent; ++i) fn.body.push_back(lines[i]);
+  fn.method = !cls.empty() && !fn.params.empty();
   fn.check = def.find("-> NoneType:") != std::string::npos &&
              std::none_of(fn.body.begin(), fn.body.end(), [](const Line& l) { return may_mutate(l.text); });
   return functions_.emplace(key, std::move(fn)).first->second;

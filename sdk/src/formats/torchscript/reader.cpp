@@ -116,7 +116,7 @@ TreeSpec Reader::spec_of(const Slot& s, std::vector<ValueId>& outputs, const Whe
     case Slot::K::kTuple:
     case Slot::K::kList: {
       std::vector<TreeSpec> children;
-      for (const Slot& x : s.items) children.push_back(spec_of(x, outputs, w));
+      for (const Slot& x : s.elements()) children.push_back(spec_of(x, outputs, w));
       return s.k == Slot::K::kTuple ? TreeSpec::tuple(std::move(children)) : TreeSpec::list(std::move(children));
     }
     case Slot::K::kDict: {

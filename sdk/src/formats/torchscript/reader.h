@@ -41,6 +41,7 @@ using PKind = PickleValue::Kind;
 // ---- what names hold while the code runs ------------------------------------------
 
 struct Pending;
+struct ListObject;
 
 struct Slot {
   enum class K { kNone, kInt, kFloat, kBool, kString, kTensor, kScalar, kRuntimeList, kList, kTuple, kDict, kModule, kPath, kPendingList };
@@ -51,8 +52,13 @@ struct Slot {
   std::string s;                       // a string; a kPath ("torch.conv2d", "__torch__.mod.fn")
   ValueId v;                           // kTensor, kScalar (an int or float the graph computes), kRuntimeList (an int[])
   std::string scalar;                  // kScalar's type: "I", "F", "B" or "N" (a number)
-  std::vector<Slot> items;             // list, tuple, dict values
+  std::vector<Slot> items;             // tuple, dict values
   std::vector<std::string> keys;       // dict keys
+  // kList: the list object, shared by every name and structure that holds it,
+  // as Python's lists are: `skips.append(x)` grows it wherever it is held
+  // (a name, a function's parameter, another list).
+  std::shared_ptr<ListObject> list;
+  std::uint32_t depth = 0;             // kTuple, kDict: 1 + the deepest container they hold
   const PickleValue* module = nullptr;  // kModule
   std::shared_ptr<Pending> pending;    // kPendingList
   // kScalar (one number), kRuntimeList (its items): what the graph will
@@ -61,7 +67,23 @@ struct Slot {
   bool from_shape = false;  // kScalar, kRuntimeList: computed from a tensor's shape
 
   bool constant_number() const { return k == K::kInt || k == K::kFloat || k == K::kBool; }
+  // A list's, tuple's or dict's items.
+  const std::vector<Slot>& elements() const;
 };
+
+// A list the reader sees: what the code's list operations (append, insert,
+// pop, extend, item assignment, ...) change while reading, so that no list
+// op reaches the graph.
+struct ListObject {
+  std::vector<Slot> items;
+  std::uint32_t depth = 1;  // 1 + the deepest container it holds
+  // An item of another container: it may still grow by items that are not
+  // containers, never deeper, so the depth its holders counted stays true
+  // and no list can come to hold itself.
+  bool held = false;
+};
+
+inline const std::vector<Slot>& Slot::elements() const { return k == K::kList ? list->items : items; }
 
 // A call that returns a Tensor[]: its node is made once the code says how
 // many elements it has (`a, b, = torch.chunk(x, 2)`).
@@ -88,6 +110,9 @@ struct Function {
   // Returns None and changes nothing (no in-place op, no submodule call): an
   // argument check (`_check_input_dim`, `_verify_batch_size`).
   bool check = false;
+  // A class's method: its first parameter is the module (named as its
+  // source named it: `self`, `s`, `module`).
+  bool method = false;
 };
 
 // Reads one archive (the zip and limits outlive it); read() once.
@@ -159,8 +184,27 @@ class Reader {
   // Python's list operations on lists the reader sees (and int[]s the graph
   // computes whose length the input shapes say): append, +, *, slicing,
   // list(), `in`. nullopt for other calls.
-  std::optional<Slot> list_op(const std::string& name, const std::vector<Slot>& args, const Expr& e,
-                              std::unordered_map<std::string, Slot>& env, const Where& w);
+  // Each is read as what it does to the reader's list: no list op reaches
+  // the graph; one on a list the reader cannot see is refused naming the line.
+  std::optional<Slot> list_op(const std::string& name, const std::vector<Slot>& args, const Where& w);
+  // torch.tensor(data, dtype=...) of numbers known while reading (a list,
+  // nested for more dims: `x[[0, 2, 1]]` scripted) as the constant it is;
+  // nullopt where data is not that.
+  std::optional<Tensor> constant_tensor(const Slot& data, const std::vector<std::pair<std::string, Slot>>& kwargs, const Where& w);
+  // A new list of these items (each container among them held by it).
+  Slot make_list(std::vector<Slot> items, const Where& w);
+  // A new tuple (or, with keys, dict) of these items.
+  Slot make_tuple(std::vector<Slot> items, const Where& w, Slot::K kind = Slot::K::kTuple);
+  // `item` becomes an item of a container whose depth is `depth`: a list in
+  // it is held; refused past max_expression_depth.
+  void hold(const Slot& item, std::uint32_t& depth, const Where& w);
+  // `item` put into `list` at `at` (a list op): a container only into a list
+  // no other container holds, never a list into itself.
+  void put(ListObject& list, std::size_t at, const Slot& item, const std::string& op, const Where& w);
+  // seq[index] of a list or tuple, negative from the end; refused past its items.
+  Slot item_at(const Slot& seq, std::int64_t index, const Where& w);
+  // How deep the containers in `s` nest (0: not a container).
+  static std::uint32_t nesting(const Slot& s) { return s.k == Slot::K::kList ? s.list->depth : s.depth; }
   // Scripted code's arithmetic and tests on values known while reading
   // (`if training:`, `torch.__is__(stride, None)`, `torch.lt(eps, 0.)`):
   // folded, so that the branch they decide is known.

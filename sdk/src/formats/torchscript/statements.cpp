@@ -21,8 +21,8 @@ Slot Reader::call(const Function& fn, const Slot& self, const std::vector<Slot>&
   }
   std::unordered_map<std::string, Slot> env;
   std::size_t next = 0;
-  const bool method = !fn.params.empty() && fn.params[0] == "self";
-  if (method) env["self"] = self;
+  const bool method = fn.method;
+  if (method) env[fn.params[0]] = self;
   for (std::size_t p = method ? 1 : 0; p < fn.params.size(); ++p) {
     if (next < args.size()) {
       env[fn.params[p]] = args[next++];
@@ -203,8 +203,8 @@ bool Reader::only_raises(const Function& fn, std::size_t begin, std::size_t end)
 std::vector<Slot> Reader::unpacked(const Slot& v, const std::vector<std::string>& names, const Where& w) {
   const std::size_t n = names.size();
   if (v.k == Slot::K::kTuple || v.k == Slot::K::kList) {
-    if (v.items.size() != n) unsupported(w, "unpacks " + std::to_string(v.items.size()) + " values into " + std::to_string(n));
-    return v.items;
+    if (v.elements().size() != n) unsupported(w, "unpacks " + std::to_string(v.elements().size()) + " values into " + std::to_string(n));
+    return v.elements();
   }
   std::vector<Slot> out(n);
   if (v.k == Slot::K::kPendingList) {
@@ -248,7 +248,7 @@ Slot Reader::static_value(const Slot& s) {
 }
 
 std::optional<std::vector<Slot>> Reader::as_items(const Slot& v) {
-  if (v.k == Slot::K::kList || v.k == Slot::K::kTuple) return v.items;
+  if (v.k == Slot::K::kList || v.k == Slot::K::kTuple) return v.elements();
   if (v.k != Slot::K::kRuntimeList || !v.known) return std::nullopt;
   std::vector<Slot> out;
   for (std::size_t k = 0; k < v.known->size(); ++k) out.push_back(list_item(v, static_cast<std::int64_t>(k), "size"));
