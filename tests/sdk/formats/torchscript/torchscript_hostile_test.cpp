@@ -5,32 +5,16 @@
 // same graph, names and ids.
 #include <string>
 
-#include "../zip_builder.h"
+#include "archive_builder.h"
 #include "test_util.h"
 #include "tracegraph/exported_graph.h"
-#include "tracegraph/torchscript_archive.h"
 
 namespace tracegraph {
 namespace {
 
-// A scripted module `M` without weights whose class body (after the
-// attributes) is `methods`: forward and whatever it calls.
-std::vector<std::byte> archive(const std::string& methods) {
-  test::ZipBuilder z;
-  std::string pickle = "\x80\x02" "c__torch__\nM\n)\x81}b.";
-  z.stored("m/data.pkl", pickle);
-  z.stored("m/code/__torch__.py", "class M(Module):\n  __parameters__ = []\n  __buffers__ = []\n  training : bool\n" + methods);
-  return z.finish();
-}
-
-ExportedGraph read(const std::vector<std::byte>& b, const LoadLimits& limits = {}) {
-  auto owner = std::make_shared<std::vector<std::byte>>(b);
-  return read_torchscript_archive(*owner, owner, "hostile.ts", limits);
-}
-
-std::string forward_returning(const std::string& expr) {
-  return "  def forward(self: __torch__.M,\n    x: Tensor) -> Tensor:\n    return " + expr + "\n";
-}
+using test::archive;
+using test::forward_returning;
+using test::read;
 
 TEST(TorchScriptHostileTest, AValidModuleReads) {
   const ExportedGraph g = read(archive(forward_returning("torch.relu(x)")));
