@@ -1,0 +1,498 @@
+// The geometry of networks built here: valid and same-padded UNets, strided
+// encoders, upsampling heads, and the odd cases (dilation, ceil_mode, size-1
+// and anisotropic axes, an op the analysis does not read). Each answer is
+// checked against a hand computation in the comments, and the output size it
+// predicts against the reader's own shape rules (formats/torchscript's
+// infer_shape) run over the whole graph at other input sizes.
+#include "tracegraph/geometry.h"
+
+#include "formats/torchscript/torchscript_shapes.h"
+#include "test_util.h"
+#include "tracegraph/op_table.h"
+
+#include <map>
+
+namespace tracegraph {
+namespace {
+
+using i64 = std::int64_t;
+using Ints = std::vector<i64>;
+
+// A network built node by node with ATen's names and schema arguments, each
+// value's shape from the reader's shape rules at the example input size.
+class Net {
+ public:
+  explicit Net(const Shape& input) {
+    x = g.add_input("x", DType::kFloat32, symbolic(input));
+    shapes[x] = input;
+  }
+
+  ValueId conv(ValueId in, i64 cout, Ints kernel, Attributes attrs = {}, const std::string& op = "") {
+    const Shape s = shape(in);
+    Shape w{cout, s[1]};
+    w.insert(w.end(), kernel.begin(), kernel.end());
+    const ValueId weight = g.add_constant(g.unique_value_name("w"), Tensor::zeros(DType::kFloat32, w));
+    return add(op.empty() ? "aten::conv" + std::to_string(kernel.size()) + "d" : op, {in, weight}, {"input", "weight"},
+               std::move(attrs));
+  }
+  // A valid 3x3(x3) convolution, as the UNets below use.
+  ValueId conv_valid(ValueId in, i64 cout) { return conv(in, cout, Ints(rank(in) - 2, 3)); }
+  ValueId conv_same(ValueId in, i64 cout) { return conv(in, cout, Ints(rank(in) - 2, 3), attrs({{"padding", Ints{1}}})); }
+  ValueId up(ValueId in, i64 cout, Ints kernel) {
+    const Shape s = shape(in);
+    Shape w{s[1], cout};
+    w.insert(w.end(), kernel.begin(), kernel.end());
+    const ValueId weight = g.add_constant(g.unique_value_name("w"), Tensor::zeros(DType::kFloat32, w));
+    return add("aten::conv_transpose" + std::to_string(kernel.size()) + "d", {in, weight}, {"input", "weight"},
+               attrs({{"stride", kernel}}));
+  }
+  ValueId pool(ValueId in, Ints kernel, Attributes extra = {}) {
+    Attributes a = attrs({{"kernel_size", kernel}});
+    for (const auto& [k, v] : extra) a.set(k, v);
+    return add("aten::max_pool" + std::to_string(kernel.size()) + "d", {in}, {"self"}, std::move(a));
+  }
+  // skip[:, :, c:-c, ...], c per axis chosen (at the example size) to match `like`: the UNet's centre crop.
+  ValueId crop(ValueId skip, ValueId like) {
+    const Shape s = shape(skip), t = shape(like);
+    for (std::size_t d = 2; d < s.size(); ++d) {
+      const i64 c = (s[d] - t[d]) / 2;
+      if (c == 0) continue;
+      skip = add("aten::slice", {skip}, {"self"},
+                 attrs({{"dim", static_cast<i64>(d)}, {"start", c}, {"end", -c}, {"step", i64{1}}}));
+    }
+    return skip;
+  }
+  ValueId cat(std::vector<ValueId> parts) {
+    return add("aten::cat", parts, std::vector<std::string>(parts.size(), "tensors"), attrs({{"dim", i64{1}}}));
+  }
+  ValueId op(const std::string& name, std::vector<ValueId> in, std::vector<std::string> names, Attributes a = {}) {
+    return add(name, std::move(in), std::move(names), std::move(a));
+  }
+
+  static Attributes attrs(std::initializer_list<std::pair<const char*, AttributeValue>> list) {
+    Attributes a;
+    for (const auto& [k, v] : list) a.set(k, v);
+    return a;
+  }
+  Shape shape(ValueId v) const { return shapes.at(v); }
+  std::size_t rank(ValueId v) const { return shape(v).size(); }
+
+  std::vector<OutputGeometry> geometry(ValueId out) {
+    g.set_outputs({out});
+    g.verify();
+    return network_geometry(g);
+  }
+  // The output's shape at input shape `input` by the reader's rules over every node; nullopt where one refuses.
+  std::optional<Shape> shape_at(const Shape& input) const {
+    std::map<ValueId, detail::Known> known;
+    known[x].shape = input;
+    for (ValueId c : g.constants()) known[c].shape = g.value(c).data.shape();
+    for (NodeId id : g.nodes()) {
+      const Node& n = g.node(id);
+      const auto s = detail::infer_shape(n, 0, [&](ValueId v) { return known.count(v) ? known.at(v) : detail::Known{}; });
+      if (!s) return std::nullopt;
+      for (std::size_t i = 1; i < n.inputs.size() && n.op == "aten::cat"; ++i) {
+        // The reader's cat rule adds the dim; the other dims must match.
+        const Shape& a = *known.at(n.inputs[0]).shape;
+        const Shape& b = *known.at(n.inputs[i]).shape;
+        for (std::size_t d = 2; d < a.size(); ++d) {
+          if (a[d] != b[d]) return std::nullopt;
+        }
+      }
+      if (std::any_of(s->begin(), s->end(), [](i64 d) { return d < 1; })) return std::nullopt;
+      known[n.outputs[0]].shape = s;
+    }
+    return known.at(g.outputs()[0]).shape;
+  }
+
+  Graph g;
+  ValueId x;
+  std::map<ValueId, Shape> shapes;
+  bool strict = true;  // every node has a shape at the example size
+
+ private:
+  ValueId add(const std::string& op, std::vector<ValueId> in, std::vector<std::string> names, Attributes a) {
+    a.set(std::string(kArgNamesAttribute), names);
+    const NodeId id = g.add_node(op, in, {NewValue("")}, a, op.substr(6) + "_" + std::to_string(nodes_++));
+    const auto s = detail::infer_shape(g.node(id), 0, [&](ValueId v) {
+      detail::Known k;
+      if (shapes.count(v)) k.shape = shapes.at(v);
+      else if (g.value(v).is_constant()) k.shape = g.value(v).data.shape();
+      return k;
+    });
+    if (!s && strict) ADD_FAILURE() << "no shape for " << op;
+    const ValueId out = g.node(id).outputs[0];
+    if (s) {
+      shapes[out] = *s;
+      g.set_value_type(out, DType::kFloat32, symbolic(*s));
+    }
+    return out;
+  }
+  int nodes_ = 0;
+
+};
+
+// Checks the predicted output size against the shape rules at input sizes
+// `sizes` along axis `dim` (others as in `base`), accepted or not.
+void check_against_shape_rules(const Net& net, const AxisGeometry& axis, const Shape& base, std::initializer_list<i64> sizes) {
+  for (i64 n : sizes) {
+    Shape in = base;
+    in[static_cast<std::size_t>(axis.dim)] = n;
+    const auto out = net.shape_at(in);
+    if (axis.accepts(n)) {
+      ASSERT_TRUE(out.has_value()) << "size " << n << " accepted, but the shape rules refuse it";
+      EXPECT_EQ((*out)[static_cast<std::size_t>(axis.dim)], *axis.output_size(n)) << "size " << n;
+    } else if (out) {
+      // The shape rules ran: then an exact match somewhere failed (a join), which
+      // infer_shape's broadcast would have refused; floor pooling is the only other way.
+      ADD_FAILURE() << "size " << n << " refused, but the shape rules give " << shape_str(symbolic(*out));
+    }
+  }
+}
+
+// A valid-padded UNet: two valid 3x3(x3) convs per level, max pooling by
+// `factor`, a transposed conv by `factor` up, the skip centre-cropped and
+// concatenated. `levels` poolings.
+ValueId unet_valid(Net& net, int levels, Ints factor, Ints kernel_top = {}) {
+  std::vector<ValueId> skips;
+  ValueId h = net.x;
+  auto convs = [&](ValueId v, bool top) {
+    for (int i = 0; i < 2; ++i) {
+      v = top && !kernel_top.empty() ? net.conv(v, 2, kernel_top) : net.conv_valid(v, 2);
+    }
+    return v;
+  };
+  for (int l = 0; l < levels; ++l) {
+    h = convs(h, true);
+    skips.push_back(h);
+    h = net.pool(h, factor);
+  }
+  h = convs(h, false);
+  for (int l = levels - 1; l >= 0; --l) {
+    h = net.up(h, 2, factor);
+    h = net.cat({net.crop(skips[static_cast<std::size_t>(l)], h), h});
+    h = convs(h, true);
+  }
+  return h;
+}
+
+TEST(GeometryTest, ValidUnet3dOneLevel) {
+  // n -> two convs: n-4 (a) -> pool 2: a/2 -> two convs: a/2-4 (b) -> up: 2b = a-8
+  // -> crop the skip by 4 each side (fixed at the example size) to a-8: joins
+  // only when a is even -> two convs: a-12 = n-16. b >= 1 needs n >= 14, the
+  // output n >= 17: n even and >= 18, "18 + 2k". Voxels: 1+1 (convs), +0.5
+  // (pool, stride 2), +2*2 (convs) = 6.5, -0.5 (up) = 6 = 2 + 4 (the crop), +2:
+  // offset 8, context 8 on each side.
+  Net net(Shape{1, 1, 28, 28, 28});
+  const auto geo = net.geometry(unet_valid(net, 1, {2, 2, 2}));
+  ASSERT_EQ(geo.size(), 1u);
+  EXPECT_EQ(geo[0].output, net.g.value(net.g.outputs()[0]).name);
+  EXPECT_EQ(geo[0].input, "x");
+  ASSERT_EQ(geo[0].axes.size(), 3u);
+  for (const AxisGeometry& a : geo[0].axes) {
+    ASSERT_TRUE(a.known()) << a.str();
+    ASSERT_TRUE(a.lattice.has_value());
+    EXPECT_EQ(a.lattice->first, 18);
+    EXPECT_EQ(a.lattice->step, 2);
+    EXPECT_EQ(a.valid_sizes_str(), "18 + 2k");
+    EXPECT_EQ(a.output_size(28), 12);
+    EXPECT_EQ(a.output_size(1000), 984);
+    EXPECT_FALSE(a.accepts(29));
+    EXPECT_FALSE(a.accepts(16));
+    EXPECT_EQ(a.offset, Rational::of(8));
+    EXPECT_EQ(a.stride, Rational::of(1));
+    EXPECT_EQ(a.context_before(), Rational::of(8));
+    EXPECT_EQ(a.context_after(100), Rational::of(8));
+  }
+  check_against_shape_rules(net, geo[0].axes[0], {1, 1, 28, 28, 28}, {16, 17, 18, 19, 20, 28, 29, 30, 64});
+}
+
+TEST(GeometryTest, ValidUnet3dTwoLevels) {
+  // a0 = n-4 -> pool: a0/2 -> a1 = a0/2-4 -> pool: a1/2 -> b = a1/2-4 -> up 2b
+  // = a1-8 (crop 4) -> d1 = 2b-4 -> up 2d1 = n-36 (crop a0 by 16) -> n-40.
+  // Exact poolings: a0 and a1 even, so n = 0 mod 4; b >= 1 and n-40 >= 1:
+  // "44 + 4k". Voxels: 2, 2.5 (pool), 6.5, 7.5 (pool, stride 4), 15.5, 14.5
+  // (up) = 6.5 + 2*4, 18.5, 18 (up) = 2 + 16, 20: context 20 each side.
+  Net net(Shape{1, 1, 44, 48, 52});
+  const auto geo = net.geometry(unet_valid(net, 2, {2, 2, 2}));
+  ASSERT_EQ(geo.size(), 1u);
+  for (const AxisGeometry& a : geo[0].axes) {
+    ASSERT_TRUE(a.known()) << a.str();
+    EXPECT_EQ(a.valid_sizes_str(), "44 + 4k");
+    EXPECT_EQ(a.smallest(), 44);
+    EXPECT_EQ(a.output_size(44), 4);
+    EXPECT_EQ(a.output_size(572), 532);
+    EXPECT_FALSE(a.accepts(46));
+    EXPECT_FALSE(a.accepts(40));
+    EXPECT_EQ(a.offset, Rational::of(20));
+    EXPECT_EQ(a.context_before(), Rational::of(20));
+    EXPECT_EQ(a.context_after(44), Rational::of(20));
+    EXPECT_EQ(a.context_after(4000), Rational::of(20));
+  }
+  for (const AxisGeometry& a : geo[0].axes) {
+    check_against_shape_rules(net, a, {1, 1, 44, 48, 52}, {40, 42, 44, 45, 46, 48, 60, 61, 62, 64, 100});
+  }
+  EXPECT_NE(geometry_json(geo).find("\"valid\":\"44 + 4k\""), std::string::npos) << geometry_json(geo);
+  EXPECT_NE(geometry_json(geo).find("\"context\":[\"20\",\"20\"]"), std::string::npos) << geometry_json(geo);
+}
+
+TEST(GeometryTest, SamePaddedUnet2dFourLevels) {
+  // Convs keep the size, every pooling halves it and the transposed conv
+  // doubles it back; the skip joins only when each halving was exact: n =
+  // 16k, k >= 1. Voxels: pooling +0.5 at stride s, the up conv -0.5 at the
+  // coarse stride: back to 0, stride 1, no context.
+  Net net(Shape{1, 3, 64, 80});
+  std::vector<ValueId> skips;
+  ValueId h = net.x;
+  for (int l = 0; l < 4; ++l) {
+    h = net.conv_same(net.conv_same(h, 4), 4);
+    skips.push_back(h);
+    h = net.pool(h, {2, 2});
+  }
+  h = net.conv_same(h, 4);
+  for (int l = 3; l >= 0; --l) {
+    h = net.up(h, 4, {2, 2});
+    h = net.conv_same(net.cat({skips[static_cast<std::size_t>(l)], h}), 4);
+  }
+  const auto geo = net.geometry(h);
+  ASSERT_EQ(geo[0].axes.size(), 2u);
+  for (const AxisGeometry& a : geo[0].axes) {
+    ASSERT_TRUE(a.known()) << a.str();
+    EXPECT_EQ(a.valid_sizes_str(), "16k, k >= 1");
+    EXPECT_EQ(a.output_size(16), 16);
+    EXPECT_EQ(a.output_size(512), 512);
+    EXPECT_FALSE(a.accepts(24));
+    EXPECT_EQ(a.offset, Rational::of(0));
+    EXPECT_EQ(a.stride, Rational::of(1));
+    EXPECT_EQ(a.context_before(), Rational::of(0));
+    EXPECT_EQ(a.context_after(512), Rational::of(0));
+    check_against_shape_rules(net, a, {1, 3, 64, 80}, {8, 16, 24, 32, 40, 48});
+  }
+}
+
+TEST(GeometryTest, StridedEncoderHasStrideFour) {
+  // Two 2x2 convs of stride 2 (patches): floor(floor(n/2)/2) = floor(n/4),
+  // every n >= 4. Voxel 0: 0.5, then 0.5 + 2 * 0.5 = 1.5 at stride 4: the
+  // output's first voxel covers input voxels 0..3, no context before; a size
+  // that is not a multiple of 4 leaves its remainder after.
+  Net net(Shape{1, 1, 32, 32});
+  ValueId h = net.conv(net.x, 2, {2, 2}, Net::attrs({{"stride", Ints{2}}}));
+  h = net.conv(h, 2, {2, 2}, Net::attrs({{"stride", Ints{2}}}));
+  const auto geo = net.geometry(h);
+  for (const AxisGeometry& a : geo[0].axes) {
+    ASSERT_TRUE(a.known()) << a.str();
+    EXPECT_EQ(a.valid_sizes_str(), "n >= 4");
+    EXPECT_EQ(a.output_size(10), 2);
+    EXPECT_EQ(a.output_size(1001), 250);
+    EXPECT_EQ(a.stride, Rational::of(4));
+    EXPECT_EQ(a.offset, Rational::of(3, 2));
+    EXPECT_EQ(a.context_before(), Rational::of(0));
+    EXPECT_EQ(a.context_after(12), Rational::of(0));
+    EXPECT_EQ(a.context_after(10), Rational::of(2));
+    check_against_shape_rules(net, a, {1, 1, 32, 32}, {3, 4, 7, 8, 10, 33});
+  }
+  // A padded 3x3 conv of stride 2, a pooling by 2: ceil(n/2), then its half;
+  // voxel 0 at 0 + 2 * 0.5 = 1, stride 4: the first output voxel reaches one
+  // voxel before the input (context -1/2: padding).
+  Net padded(Shape{1, 1, 32, 32});
+  h = padded.conv(padded.x, 2, {3, 3}, Net::attrs({{"stride", Ints{2}}, {"padding", Ints{1}}}));
+  h = padded.pool(h, {2, 2});
+  const auto g2 = padded.geometry(h);
+  for (const AxisGeometry& a : g2[0].axes) {
+    EXPECT_EQ(a.valid_sizes_str(), "n >= 3");
+    EXPECT_EQ(a.stride, Rational::of(4));
+    EXPECT_EQ(a.offset, Rational::of(1));
+    EXPECT_EQ(a.context_before(), Rational::of(-1, 2));
+    check_against_shape_rules(padded, a, {1, 1, 32, 32}, {2, 3, 4, 5, 6, 7, 8, 9, 31});
+  }
+}
+
+TEST(GeometryTest, UpsamplingHeadHasStrideOneHalf) {
+  // conv (same) -> nearest resize by 2 -> conv (same): 2n voxels of half the
+  // size; voxel 0's centre at (1/2 - 1)/2 = -1/4, so the output covers the
+  // input exactly: context 0 each side. The transposed-conv head (kernel 2,
+  // stride 2) lies the same way.
+  for (bool transposed : {false, true}) {
+    Net net(Shape{1, 1, 16, 16});
+    ValueId h = net.conv_same(net.x, 2);
+    h = transposed ? net.up(h, 2, {2, 2})
+                   : net.op("aten::upsample_nearest2d", {h}, {"input"}, Net::attrs({{"scale_factors", std::vector<double>{2.0, 2.0}}}));
+    h = net.conv_same(h, 1);
+    const auto geo = net.geometry(h);
+    for (const AxisGeometry& a : geo[0].axes) {
+      ASSERT_TRUE(a.known()) << a.str();
+      EXPECT_EQ(a.valid_sizes_str(), "n >= 1");
+      EXPECT_EQ(a.output_size(7), 14);
+      EXPECT_EQ(a.stride, Rational::of(1, 2));
+      EXPECT_EQ(a.offset, Rational::of(-1, 4));
+      EXPECT_EQ(a.context_before(), Rational::of(0));
+      EXPECT_EQ(a.context_after(7), Rational::of(0));
+      check_against_shape_rules(net, a, {1, 1, 16, 16}, {1, 2, 7, 16});
+    }
+  }
+}
+
+TEST(GeometryTest, AnOpItDoesNotReadIsUnknownByName) {
+  // conv -> view (to the same shape, as a read graph records it) -> conv: the
+  // view's sizes are constants of the example size, so nothing is claimed.
+  Net net(Shape{1, 1, 16, 16});
+  ValueId h = net.conv_same(net.x, 2);
+  h = net.op("aten::view", {h}, {"self"}, Net::attrs({{"size", Ints{1, 2, 16, 16}}}));
+  h = net.conv_same(h, 1);
+  const auto geo = net.geometry(h);
+  ASSERT_EQ(geo[0].axes.size(), 2u);
+  for (const AxisGeometry& a : geo[0].axes) {
+    EXPECT_FALSE(a.known());
+    EXPECT_EQ(a.unknown_node, "view_1");
+    EXPECT_EQ(a.unknown_op, "aten::view");
+    EXPECT_FALSE(a.output_size(16).has_value());
+    EXPECT_NE(a.str().find("unknown at 'view_1' (aten::view)"), std::string::npos) << a.str();
+  }
+  EXPECT_NE(geometry_json(geo).find("\"node\":\"view_1\""), std::string::npos);
+
+  // A resize to a fixed size does not grow with the input; a global pooling
+  // leaves no axis; an op off the spatial path (on a weight) is not read.
+  Net fixed(Shape{1, 1, 16, 16});
+  h = fixed.op("aten::upsample_bilinear2d", {fixed.x}, {"input"},
+               Net::attrs({{"output_size", Ints{32, 32}}, {"align_corners", false}}));
+  auto g2 = fixed.geometry(h);
+  EXPECT_EQ(g2[0].axes[0].unknown_node, "upsample_bilinear2d_0");
+  EXPECT_NE(g2[0].axes[0].unknown_reason.find("fixed size"), std::string::npos);
+
+  Net global(Shape{1, 1, 16, 16});
+  h = global.op("aten::adaptive_avg_pool2d", {global.conv_same(global.x, 2)}, {"self"}, Net::attrs({{"output_size", Ints{1, 1}}}));
+  auto g3 = global.geometry(h);
+  EXPECT_FALSE(g3[0].axes[1].known());
+  EXPECT_NE(g3[0].axes[1].unknown_reason.find("does not grow"), std::string::npos) << g3[0].axes[1].str();
+}
+
+TEST(GeometryTest, NonlocalOpsKeepTheSizesAndAreNamed) {
+  // An instance norm and a squeeze-excitation gate (global mean, times x):
+  // the sizes are a plain conv's, but the values depend on the whole axis.
+  Net net(Shape{1, 2, 16, 16});
+  ValueId h = net.conv_valid(net.x, 2);
+  h = net.op("aten::instance_norm", {h}, {"input"});
+  const ValueId gate = net.op("aten::mean", {h}, {"self"}, Net::attrs({{"dim", Ints{2, 3}}, {"keepdim", true}}));
+  h = net.op("aten::mul", {h, net.op("aten::sigmoid", {gate}, {"self"})}, {"self", "other"});
+  const auto geo = net.geometry(h);
+  for (const AxisGeometry& a : geo[0].axes) {
+    ASSERT_TRUE(a.known()) << a.str();
+    EXPECT_EQ(a.valid_sizes_str(), "n >= 3");
+    EXPECT_EQ(a.offset, Rational::of(1));
+    EXPECT_EQ(a.nonlocal, (std::vector<std::string>{"instance_norm_1", "mean_2"}));
+  }
+}
+
+TEST(GeometryTest, DilationAndCeilMode) {
+  // Two valid 3x3 convs of dilation 2: each reaches 4, n - 8, from 9; offset 4.
+  Net net(Shape{1, 1, 20, 20});
+  ValueId h = net.conv(net.x, 2, {3, 3}, Net::attrs({{"dilation", Ints{2}}}));
+  h = net.conv(h, 2, {3, 3}, Net::attrs({{"dilation", Ints{2, 2}}}));
+  const auto geo = net.geometry(h);
+  for (const AxisGeometry& a : geo[0].axes) {
+    EXPECT_EQ(a.valid_sizes_str(), "n >= 9");
+    EXPECT_EQ(a.output_size(20), 12);
+    EXPECT_EQ(a.offset, Rational::of(4));
+    check_against_shape_rules(net, a, {1, 1, 20, 20}, {8, 9, 10, 21});
+  }
+  // Pooling 3 by stride 2 with ceil_mode: ceil((n-3)/2) + 1 from 3 (3->1,
+  // 4->2, 5->2, 6->3, 7->3); a last window starting past the input is dropped.
+  Net ceil(Shape{1, 1, 20, 20});
+  h = ceil.pool(ceil.x, {3, 3}, Net::attrs({{"stride", Ints{2}}, {"ceil_mode", true}}));
+  const auto g2 = ceil.geometry(h);
+  for (const AxisGeometry& a : g2[0].axes) {
+    EXPECT_EQ(a.valid_sizes_str(), "n >= 3");
+    EXPECT_EQ(a.output_size(3), 1);
+    EXPECT_EQ(a.output_size(4), 2);
+    EXPECT_EQ(a.output_size(5), 2);
+    EXPECT_EQ(a.output_size(6), 3);
+    EXPECT_EQ(a.output_size(1007), 503);
+    EXPECT_EQ(a.offset, Rational::of(1));
+    EXPECT_EQ(a.context_after(6), Rational::of(-1, 2));  // the last voxel reaches past the input
+    check_against_shape_rules(ceil, a, {1, 1, 20, 20}, {2, 3, 4, 5, 6, 7, 8, 99, 100});
+  }
+  // A ceil_mode pooling by 2 in a same-padded UNet: the skip of an odd size
+  // never matches the doubled half, so odd sizes stay refused: n even.
+  Net unet(Shape{1, 1, 16, 16});
+  const ValueId skip = unet.conv_same(unet.x, 2);
+  h = unet.conv_same(unet.pool(skip, {2, 2}, Net::attrs({{"ceil_mode", true}})), 2);
+  h = unet.cat({skip, unet.up(h, 2, {2, 2})});
+  const auto g3 = unet.geometry(h);
+  EXPECT_EQ(g3[0].axes[0].valid_sizes_str(), "2k, k >= 1");
+}
+
+TEST(GeometryTest, AnisotropicAndSizeOneAxes) {
+  // A valid UNet over (z, y, x) with convs (1,3,3) on the top level, (3,3,3)
+  // at the bottom, pooling and upsampling by (1,2,2), as connectomics nets
+  // do. z: n -> n (top convs, pooling by 1) -> n-4 (bottom) -> n-4 (up by 1)
+  // = n cropped by 2 each side -> n-4: every n >= 5, offset 2. y and x: the
+  // one-level UNet's 18 + 2k, offset 8.
+  Net net(Shape{1, 1, 9, 28, 28});
+  const auto geo = net.geometry(unet_valid(net, 1, {1, 2, 2}, {1, 3, 3}));
+  const auto& z = geo[0].axes[0];
+  ASSERT_TRUE(z.known()) << z.str();
+  EXPECT_EQ(z.valid_sizes_str(), "n >= 5");
+  EXPECT_EQ(z.output_size(9), 5);
+  EXPECT_EQ(z.offset, Rational::of(2));
+  EXPECT_EQ(z.context_after(9), Rational::of(2));
+  check_against_shape_rules(net, z, {1, 1, 9, 28, 28}, {4, 5, 6, 9, 10});
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(geo[0].axes[i].valid_sizes_str(), "18 + 2k");
+    EXPECT_EQ(geo[0].axes[i].offset, Rational::of(8));
+    check_against_shape_rules(net, geo[0].axes[i], {1, 1, 9, 28, 28}, {16, 18, 19, 20, 30});
+  }
+  // A 2.5D net on one section (z = 1): kernels and pools of 1 along z keep
+  // every z size, 1 included.
+  Net flat(Shape{1, 1, 1, 16, 16});
+  ValueId h = flat.conv(flat.x, 2, {1, 3, 3}, Net::attrs({{"padding", Ints{0, 1, 1}}}));
+  h = flat.pool(h, {1, 2, 2});
+  const auto g2 = flat.geometry(h);
+  EXPECT_EQ(g2[0].axes[0].valid_sizes_str(), "n >= 1");
+  EXPECT_EQ(g2[0].axes[0].output_size(1), 1);
+  EXPECT_EQ(g2[0].axes[0].stride, Rational::of(1));
+  EXPECT_EQ(g2[0].axes[1].stride, Rational::of(2));
+  EXPECT_EQ(g2[0].axes[1].valid_sizes_str(), "n >= 2");
+}
+
+TEST(GeometryTest, MisalignedJoinsAndFixedCropsSayWhy) {
+  // A skip joined without its crop after a valid conv: sizes n-2 and n never
+  // match, and the voxels would be a voxel apart: unknown, naming the add.
+  Net net(Shape{1, 1, 16, 16});
+  net.strict = false;  // the add's operands do not match at 16 either
+  const ValueId c = net.conv(net.x, 1, {3, 3}, Net::attrs({{"padding", Ints{1, 0}}}));  // keeps H, not W
+  const ValueId sum = net.op("aten::add", {c, net.conv(net.x, 1, {3, 3}, Net::attrs({{"padding", Ints{0, 1}}}))},
+                             {"self", "other"});
+  const auto geo = net.geometry(sum);
+  EXPECT_FALSE(geo[0].axes[0].known());
+  EXPECT_EQ(geo[0].axes[0].unknown_node, "add_2");
+  EXPECT_NE(geo[0].axes[0].unknown_reason.find("do not line up"), std::string::npos);
+
+  // A crop to a fixed end (x[:, :, 1:15], as a graph traced at size 16 holds
+  // it) joined with a path that grows: only n = 16 fits.
+  Net crop(Shape{1, 1, 16, 16});
+  const ValueId v = crop.conv_valid(crop.x, 1);  // n-2, offset 1
+  const ValueId fixed = crop.op("aten::slice", {crop.x}, {"self"},
+                                Net::attrs({{"dim", i64{2}}, {"start", i64{1}}, {"end", i64{15}}, {"step", i64{1}}}));
+  const ValueId w = crop.op("aten::slice", {fixed}, {"self"},
+                            Net::attrs({{"dim", i64{3}}, {"start", i64{1}}, {"end", i64{-1}}, {"step", i64{1}}}));
+  const auto g2 = crop.geometry(crop.op("aten::add", {v, w}, {"self", "other"}));
+  ASSERT_TRUE(g2[0].axes[0].known()) << g2[0].axes[0].str();
+  EXPECT_TRUE(g2[0].axes[0].finite);
+  EXPECT_EQ(g2[0].axes[0].valid_sizes_str(), "16");
+  EXPECT_EQ(g2[0].axes[0].output_size(16), 14);
+  EXPECT_FALSE(g2[0].axes[0].accepts(18));
+  EXPECT_FALSE(g2[0].axes[0].accepts(100000));
+  EXPECT_EQ(g2[0].axes[1].valid_sizes_str(), "n >= 3");  // x[..., 1:-1] grows with n
+}
+
+TEST(GeometryTest, BigGraphsAreCheap) {
+  // 3,000 same-padded convs in a row: one pass per axis, a period of 1.
+  Net net(Shape{1, 1, 8, 8, 8});
+  ValueId h = net.x;
+  for (int i = 0; i < 3000; ++i) h = net.op("aten::relu", {net.conv_same(h, 1)}, {"self"});
+  const auto geo = net.geometry(h);
+  EXPECT_EQ(geo[0].axes[2].valid_sizes_str(), "n >= 1");
+}
+
+}  // namespace
+}  // namespace tracegraph
