@@ -236,6 +236,21 @@ TEST(GeometryTest, ValidUnet3dTwoLevels) {
   EXPECT_NE(geometry_json(geo).find("\"context\":[\"20\",\"20\"]"), std::string::npos) << geometry_json(geo);
 }
 
+TEST(GeometryTest, RonnebergersUnet) {
+  // The 2015 UNet (2D, four poolings): the bottom is b = (n - 124) / 16
+  // when every pooling is exact (n = 12 mod 16), the output 16b - 60 = n - 184
+  // needs b >= 4: "188 + 16k", 572 -> 388, 92 voxels of context each side.
+  Net net(Shape{1, 1, 572, 572});
+  const auto geo = net.geometry(unet_valid(net, 4, {2, 2}));
+  for (const AxisGeometry& a : geo[0].axes) {
+    EXPECT_EQ(a.valid_sizes_str(), "188 + 16k");
+    EXPECT_EQ(a.output_size(572), 388);
+    EXPECT_EQ(a.context_before(), Rational::of(92));
+    EXPECT_EQ(a.context_after(572), Rational::of(92));
+    check_against_shape_rules(net, a, {1, 1, 572, 572}, {172, 188, 190, 204, 572, 574, 588});
+  }
+}
+
 TEST(GeometryTest, SamePaddedUnet2dFourLevels) {
   // Convs keep the size, every pooling halves it and the transposed conv
   // doubles it back; the skip joins only when each halving was exact: n =
@@ -483,6 +498,39 @@ TEST(GeometryTest, MisalignedJoinsAndFixedCropsSayWhy) {
   EXPECT_FALSE(g2[0].axes[0].accepts(18));
   EXPECT_FALSE(g2[0].axes[0].accepts(100000));
   EXPECT_EQ(g2[0].axes[1].valid_sizes_str(), "n >= 3");  // x[..., 1:-1] grows with n
+}
+
+TEST(GeometryTest, ReadsEverySpellingOfTheOps) {
+  // The same valid UNet with its ops renamed as torch.export writes them
+  // (aten.conv2d.default, ...) and as torch.jit.trace does (aten::_convolution
+  // with `transposed`, max_pool2d_with_indices): the same answer.
+  auto build = [](Net& net) { return unet_valid(net, 1, {2, 2}); };
+  Net ts(Shape{1, 1, 28, 30});
+  const auto expected = ts.geometry(build(ts));
+  for (bool exported : {true, false}) {
+    Net net(Shape{1, 1, 28, 30});
+    const ValueId out = build(net);
+    for (NodeId id : std::vector<NodeId>(net.g.nodes())) {
+      const Node& n = net.g.node(id);
+      const std::string base(op_base(n.op));
+      if (exported) {
+        net.g.set_op(id, "aten." + (base == "max_pool2d" ? "max_pool2d_with_indices" : base) +
+                             (base == "slice" ? ".Tensor" : base == "conv_transpose2d" ? ".input" : ".default"));
+      } else if (base == "conv2d" || base == "conv_transpose2d") {
+        net.g.set_attribute(id, "transposed", base == "conv_transpose2d");
+        net.g.set_attribute(id, "output_padding", Ints{0, 0});
+        net.g.set_op(id, "aten::_convolution");
+      } else if (base == "max_pool2d") {
+        net.g.set_op(id, "aten::max_pool2d_with_indices");
+      }
+    }
+    const auto geo = net.geometry(out);
+    ASSERT_EQ(geo[0].axes.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(geo[0].axes[i].str(), expected[0].axes[i].str()) << (exported ? "exported" : "traced");
+      EXPECT_EQ(geo[0].axes[i].valid_sizes_str(), "18 + 2k");
+    }
+  }
 }
 
 TEST(GeometryTest, BigGraphsAreCheap) {
