@@ -38,7 +38,7 @@ Rational operator/(Rational a, Rational b) { return Rational::of(a.num * b.den, 
 
 // Past this the analysis says "unknown" rather than risk an overflow: no
 // network's strides multiply to this along one axis.
-constexpr i64 kMaxPeriod = i64{1} << 16;
+constexpr i64 kMaxPeriod = i64{1} << 12;
 constexpr i64 kMaxEvaluated = i64{1} << 20;
 constexpr i64 kSliceToEnd = i64{1} << 62;  // a slice end at or past this is "to the end"
 
