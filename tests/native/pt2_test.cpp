@@ -235,7 +235,7 @@ TEST(Pt2Reader, BrokenArchivesAreTypedErrorsNamingTheEntry) {
   EXPECT_TG_ERROR(load_pt2(pt2_path("bad_major.pt2")), ErrorCode::kUnsupportedVersion, "models/model.json at /schema_version: graph schema 99.0");
   EXPECT_TG_ERROR(load_pt2(pt2_path("flat_layout.pt2")), ErrorCode::kUnsupportedVersion, "serialized_exported_program.json");
   EXPECT_TG_ERROR(load_pt2(pt2_path("missing_weight.pt2")), ErrorCode::kNotFound, "no entry 'bad/data/weights/nowhere'");
-  EXPECT_TG_ERROR(load_pt2(pt2_path("weight_past_storage.pt2")), ErrorCode::kOutOfRange, "(entry 'bad/data/weights/weight_0') reaches element");
+  EXPECT_TG_ERROR(load_pt2(pt2_path("weight_past_storage.pt2")), ErrorCode::kOutOfRange, "(entry 'bad/data/weights/weight_0') needs 5400 bytes of its storage, which holds 540");
   EXPECT_TG_ERROR(load_pt2(pt2_path("higher_order.pt2")), ErrorCode::kUnsupported, "torch.ops.higher_order.cond");
   EXPECT_TG_ERROR(load_pt2(pt2_path("truncated.pt2")), ErrorCode::kParse, "truncated.pt2");
   EXPECT_TG_ERROR(load_pt2(testing::model_path("unet2d.ts")), ErrorCode::kUnsupported, "TorchScript or torch.save archive");
