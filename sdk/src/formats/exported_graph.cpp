@@ -365,6 +365,9 @@ ExportedGraph deserialize_document(const Json& doc, std::span<const std::byte> w
         const std::uint64_t k = detail::expect_index(*jp, p.at("parent"), UINT64_MAX);
         if (k >= i) p.at("parent").fail_with(ErrorCode::kDanglingId, "parent " + std::to_string(k) + " is not an earlier module");
         parent = module_ids[k];
+        if (out.graph.module(parent).depth >= limits.max_json_depth) {
+          p.at("parent").fail_with(ErrorCode::kLimitExceeded, "modules nest deeper than max_json_depth (" + std::to_string(limits.max_json_depth) + ")");
+        }
       }
       module_ids.push_back(out.graph.add_module(std::move(path), std::move(type), parent));
     }

@@ -678,7 +678,13 @@ class Pt2Reader {
       module_ = ModuleId();
       if (const Json* meta = detail::optional_member(n, "metadata", p); meta && meta->is_object()) {
         if (auto it = meta->find("nn_module_stack"); it != meta->end() && it->is_string()) {
-          module_ = out_.graph.add_module_path(nn_module_stack(it->get<std::string>()));
+          const std::vector<ModuleFrame> frames = nn_module_stack(it->get<std::string>());
+          // Bounded as a document's nesting is: what reads the path (the module tree) walks it per node.
+          if (frames.size() > limits_.max_json_depth) {
+            p.at("metadata").fail_with(ErrorCode::kLimitExceeded, "node '" + name + "': nn_module_stack nests " + std::to_string(frames.size()) +
+                                                                      " modules, over max_json_depth (" + std::to_string(limits_.max_json_depth) + ")");
+          }
+          module_ = out_.graph.add_module_path(frames);
         }
       }
       Call call;

@@ -151,6 +151,19 @@ TEST(ExportedGraphTest, ModuleIdsOutsideTheTableAreRefused) {
                   "/graph/modules/0/parent: parent 1 is not an earlier module");
 }
 
+TEST(ExportedGraphTest, ModulesNestedPastTheLimitAreRefused) {
+  ExportedGraph eg = sample();
+  std::vector<ModuleFrame> chain;
+  for (int i = 0; i < 10; ++i) chain.push_back({"m" + std::to_string(i), "M"});
+  eg.graph.set_node_module(*eg.graph.find_node("conv"), eg.graph.add_module_path(chain));
+  const SerializedGraph s = serialize_graph(eg, "w.safetensors");
+  LoadLimits tight;
+  tight.max_json_depth = 8;
+  EXPECT_TG_ERROR(deserialize_graph(s.json, s.weights, nullptr, "mem.json", "w.safetensors", tight), ErrorCode::kLimitExceeded,
+                  "/graph/modules/8/parent: modules nest deeper than max_json_depth (8)");
+  EXPECT_EQ(deserialize_graph(s.json, s.weights, nullptr, "mem.json", "w.safetensors").graph.module_path(NodeId(0)).size(), 10u);
+}
+
 TEST(ExportedGraphTest, WeightKeyCollisionsAreRefused) {
   ExportedGraph eg;
   ValueId c = eg.graph.add_constant("@n.t", Tensor::zeros(DType::kFloat32, {1}));
