@@ -17,6 +17,9 @@ outputs, the mean of two linear heads, a text classifier taking int64 token
 ids and an attention mask. And for the zip reader:
 OUT/dynamic_batch.deflated.pt2, the same entries re-zipped deflated by
 Python's zipfile; and archives broken on purpose (write_broken()).
+OUT/dynamic_batch.deflated.pt2 and OUT/nested_blocks.deflated.pt2 are the
+seeds in tests/data/valid (copied there by hand; the second as
+nested_blocks.pt2: `make_pt2_models.py OUT --only dynamic_batch,nested_blocks`).
 
 Usage: make_pt2_models.py OUT_DIR [--only NAME,...]. Run by the torch of
 bootstrap's venv. Skips models whose files are newer than this script and
@@ -63,6 +66,48 @@ class FlattenBySize(nn.Module):
         b = y.size(0)
         y = y.reshape(b, 4, 9).reshape(b * 4, 9).reshape(b, -1)
         return torch.tanh(self.fc(y))
+
+
+class Attention(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.qkv = nn.Linear(width, width)
+
+    def forward(self, x):
+        return torch.relu(self.qkv(x))
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.attn, self.mlp = Attention(width), nn.Sequential(nn.Linear(width, width), nn.GELU())
+
+    def forward(self, x):
+        return x + self.mlp(self.attn(x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, width, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(width) for _ in range(depth))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class NestedBlocks(nn.Module):
+    """Modules in modules, for the readers' module paths (nn_module_stack): an
+    encoder of three identical blocks, each an attention and an MLP, and a head.
+    tests/data/valid/nested_blocks.pt2 is its .pt2."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder, self.head = Encoder(4, 3), nn.Linear(4, 2)
+
+    def forward(self, x):
+        return torch.sigmoid(self.head(self.encoder(x)))
 
 
 class MeanOfHeads(nn.Module):
@@ -148,6 +193,7 @@ CASES = {
     "index_with_none": (IndexWithNone, [(1, 1, 4, 5)], [{"kind": "none"}], None),
     "list_outputs": (ListOutputs, [(1, 3, 5, 4)], [{"kind": "sigmoid"}, {"kind": "none"}, {"kind": "clip"}], None),
     "token_classifier": (TokenClassifier, [(2, 12), (2, 12)], [{"kind": "none"}], None),
+    "nested_blocks": (NestedBlocks, [(2, 4)], [{"kind": "sigmoid"}], None),
     "detection_head": (DetectionHead, [(2, 3, 6, 5)], [{"kind": "none"}, {"kind": "unknown"}, {"kind": "unknown"}], None),
 }
 
@@ -286,6 +332,8 @@ def main():
             index["models"].append(name)
         print(f"[pt2] {name}", flush=True)
     rezip_deflated(os.path.join(out_dir, "dynamic_batch.pt2"), os.path.join(out_dir, "dynamic_batch.deflated.pt2"))
+    if os.path.exists(os.path.join(out_dir, "nested_blocks.pt2")):
+        rezip_deflated(os.path.join(out_dir, "nested_blocks.pt2"), os.path.join(out_dir, "nested_blocks.deflated.pt2"))
     write_broken(out_dir)
     with open(index_path, "w") as f:
         json.dump(index, f, indent=1)

@@ -2,6 +2,11 @@
 // strong ids. A value has at most one producer and a list of users; only the
 // Graph's editing API changes those, so a rewrite cannot leave them wrong.
 //
+// A node may name the module whose forward made it (Node::module): an id into
+// the graph's table of modules, each with its parent, so a node's module path
+// (encoder > encoder.blocks.3 > encoder.blocks.3.attn) is held once per module,
+// not once per node.
+//
 // Nodes run in the order of nodes() (a topological order). Graph inputs and
 // constants (weights: values that hold data and that no node writes) have no
 // producer. Erased nodes and values leave holes: ids stay valid handles until
@@ -36,8 +41,10 @@ struct StrongId {
 };
 struct NodeTag;
 struct ValueTag;
+struct ModuleTag;
 using NodeId = StrongId<NodeTag>;
 using ValueId = StrongId<ValueTag>;
+using ModuleId = StrongId<ModuleTag>;
 
 // One dimension of a shape: a size, or a symbol ("N", "s0") when the size is
 // not fixed.
@@ -106,12 +113,39 @@ struct Value {
   bool is_constant() const { return data.defined(); }
 };
 
+// One frame of a module path: a module's qualified name from the root
+// ("encoder.blocks.3.attn", as torch's named_modules() names it) and its class
+// ("Attention": the class name alone, without the Python module that defines
+// it or TorchScript's ___torch_mangle_N, so the .pt2 and the TorchScript
+// archive of one model name it alike).
+struct ModuleFrame {
+  std::string path;
+  std::string type;
+  friend bool operator==(const ModuleFrame&, const ModuleFrame&) = default;
+};
+
+// A class as ModuleFrame::type names it: "torch.nn.modules.linear.Linear",
+// "__torch__.models.___torch_mangle_6.Block" and "<class 'models.Block'>"
+// give "Linear", "Block", "Block".
+std::string module_class_name(std::string_view qualified);
+
+// A module in the graph's table: a frame and the module whose forward called
+// it. The root module (path "") has no entry: a node the root's own forward
+// makes has no module.
+struct Module {
+  std::string path;
+  std::string type;
+  ModuleId parent;          // invalid: called by the root
+  std::uint32_t depth = 1;  // 1 for a module the root calls, 1 + its parent's otherwise
+};
+
 struct Node {
   std::string name;
   std::string op;
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   Attributes attributes;
+  ModuleId module;  // the innermost module whose forward made it; invalid: the root's, or not known
 };
 
 // What add_node needs to know of each output it creates.
@@ -172,6 +206,23 @@ class Graph {
   // "x" probes each suffix once, not 1 + 2 + ... + 65,536 times.
   std::string unique_value_name(std::string_view base) const;
 
+  // ---- modules --------------------------------------------------------------
+  // The module (path, type) as called by `parent` (invalid: by the root),
+  // interned: the same three give the same id. Modules are never erased; a
+  // module no live node names is simply not read.
+  ModuleId add_module(std::string path, std::string type, ModuleId parent = ModuleId());
+  // Each frame called by the one before it, the first by the root: the
+  // innermost one's id (invalid for no frames).
+  ModuleId add_module_path(const std::vector<ModuleFrame>& frames);
+  const Module& module(ModuleId id) const;
+  std::size_t num_modules() const { return modules_.size(); }
+  // `id`'s frames from the root's child down to it; empty for an invalid id.
+  std::vector<ModuleFrame> module_path(ModuleId id) const;
+  std::vector<ModuleFrame> module_path(NodeId node) const { return module_path(this->node(node).module); }
+  // The module of a node (a transform gives a node it makes the module of
+  // the one it replaces).
+  void set_node_module(NodeId node, ModuleId module);
+
   // ---- editing --------------------------------------------------------------
   // Every read of `from` (node inputs and graph outputs) reads `to` instead.
   void replace_all_uses(ValueId from, ValueId to);
@@ -216,6 +267,8 @@ class Graph {
   std::vector<ValueId> outputs_;
   std::unordered_map<std::string, ValueId> value_by_name_;
   std::unordered_map<std::string, NodeId> node_by_name_;
+  std::vector<Module> modules_;
+  std::unordered_map<std::string, ModuleId> module_by_key_;  // "parent index\0path\0type"
   // unique_value_name's memory: for a base, a suffix below which every
   // base.k is taken (lowered when such a name is freed), so a probe starts
   // there and names stay the ones a probe from 1 would give.

@@ -39,4 +39,26 @@ std::optional<double> node_flops(const Node& node, std::span<const Shape> inputs
   return std::nullopt;
 }
 
+std::optional<double> node_flops(const Graph& graph, NodeId id) {
+  const Node& n = graph.node(id);
+  auto shapes = [&](const std::vector<ValueId>& values) -> std::optional<std::vector<Shape>> {
+    std::vector<Shape> out;
+    for (ValueId v : values) {
+      const auto& shape = graph.value(v).shape;
+      if (!shape) return std::nullopt;
+      Shape s;
+      for (const Dim& d : *shape) {
+        if (!d.is_static()) return std::nullopt;
+        s.push_back(d.size);
+      }
+      out.push_back(std::move(s));
+    }
+    return out;
+  };
+  const auto in = shapes(n.inputs);
+  const auto out = shapes(n.outputs);
+  if (!in || !out) return std::nullopt;
+  return node_flops(n, *in, *out);
+}
+
 }  // namespace tracegraph

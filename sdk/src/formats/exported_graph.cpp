@@ -113,6 +113,24 @@ Json graph_document(const ExportedGraph& eg, std::string_view weights_file_name,
     }
     values.push_back(std::move(jv));
   }
+  // The modules the nodes are in, numbered as first met (a module's parent
+  // before it), so equal graphs write equal documents.
+  Json modules = Json::array();
+  std::unordered_map<std::uint32_t, std::size_t> module_id;
+  auto file_module = [&](ModuleId m) -> std::size_t {
+    std::vector<ModuleId> chain;  // m and those above it not written yet, innermost first
+    for (ModuleId at = m; at.valid() && !module_id.count(at.index); at = g.module(at).parent) chain.push_back(at);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const Module& mod = g.module(*it);
+      Json jm = Json::object();
+      jm["path"] = mod.path;
+      jm["type"] = mod.type;
+      jm["parent"] = mod.parent.valid() ? Json(module_id.at(mod.parent.index)) : Json(nullptr);
+      modules.push_back(std::move(jm));
+      module_id.emplace(it->index, modules.size() - 1);
+    }
+    return module_id.at(m.index);
+  };
   Json nodes = Json::array();
   for (std::size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.node(g.nodes()[i]);
@@ -136,6 +154,7 @@ Json graph_document(const ExportedGraph& eg, std::string_view weights_file_name,
       attrs[name] = attribute_json(value, key);
     }
     jn["attributes"] = std::move(attrs);
+    if (n.module.valid()) jn["module"] = file_module(n.module);
     nodes.push_back(std::move(jn));
   }
   Json ins = Json::array();
@@ -156,6 +175,7 @@ Json graph_document(const ExportedGraph& eg, std::string_view weights_file_name,
   graph["nodes"] = std::move(nodes);
   graph["inputs"] = std::move(ins);
   graph["outputs"] = std::move(outs);
+  if (!modules.empty()) graph["modules"] = std::move(modules);  // optional: documents without modules read as before
   doc["graph"] = std::move(graph);
   doc["in_spec"] = eg.in_spec ? Json::parse(eg.in_spec->to_json()) : Json(nullptr);
   doc["out_spec"] = eg.out_spec ? Json::parse(eg.out_spec->to_json()) : Json(nullptr);
@@ -192,6 +212,7 @@ struct FileValue {
 struct FileNode {
   std::string name;
   std::string op;
+  std::optional<std::size_t> module;  // index into /graph/modules
   std::vector<std::size_t> inputs;   // indexes into the values array
   std::vector<std::size_t> outputs;
   Attributes attributes;
@@ -325,6 +346,33 @@ ExportedGraph deserialize_document(const Json& doc, std::span<const std::byte> w
     return it->second;
   };
 
+  // Modules (optional): each names its parent by an earlier index, so the
+  // table has no cycle and is built in one pass.
+  std::vector<ModuleId> module_ids;
+  if (const Json* ms = detail::optional_member(g, "modules", gp)) {
+    const JsonPlace msp = gp.at("modules");
+    detail::expect_array(*ms, msp);
+    if (ms->size() > limits.max_nodes) {
+      msp.fail_with(ErrorCode::kLimitExceeded, std::to_string(ms->size()) + " modules, over the limit of " + std::to_string(limits.max_nodes));
+    }
+    for (std::size_t i = 0; i < ms->size(); ++i) {
+      const JsonPlace p = msp.at(i);
+      detail::expect_object((*ms)[i], p);
+      std::string path = detail::expect_string(detail::member((*ms)[i], "path", p), p.at("path"));
+      std::string type = detail::expect_string(detail::member((*ms)[i], "type", p), p.at("type"));
+      ModuleId parent;
+      if (const Json* jp = detail::optional_member((*ms)[i], "parent", p); jp && !jp->is_null()) {
+        const std::uint64_t k = detail::expect_index(*jp, p.at("parent"), UINT64_MAX);
+        if (k >= i) p.at("parent").fail_with(ErrorCode::kDanglingId, "parent " + std::to_string(k) + " is not an earlier module");
+        parent = module_ids[k];
+        if (out.graph.module(parent).depth >= limits.max_json_depth) {
+          p.at("parent").fail_with(ErrorCode::kLimitExceeded, "modules nest deeper than max_json_depth (" + std::to_string(limits.max_json_depth) + ")");
+        }
+      }
+      module_ids.push_back(out.graph.add_module(std::move(path), std::move(type), parent));
+    }
+  }
+
   // Nodes.
   const JsonPlace nsp = gp.at("nodes");
   const Json& ns = detail::expect_array(detail::member(g, "nodes", gp), nsp);
@@ -366,6 +414,11 @@ ExportedGraph deserialize_document(const Json& doc, std::span<const std::byte> w
       for (auto it = attrs->begin(); it != attrs->end(); ++it) {
         fn.attributes.set(it.key(), read_attribute(it.value(), p.at("attributes").at(it.key()), weights, weights_source));
       }
+    }
+    if (const Json* m = detail::optional_member(ns[i], "module", p); m && !m->is_null()) {
+      const std::uint64_t k = detail::expect_index(*m, p.at("module"), UINT64_MAX);
+      if (k >= module_ids.size()) p.at("module").fail_with(ErrorCode::kDanglingId, "module " + std::to_string(k) + " is not defined in /graph/modules");
+      fn.module = k;
     }
     nodes.push_back(std::move(fn));
   }
@@ -469,6 +522,7 @@ ExportedGraph deserialize_document(const Json& doc, std::span<const std::byte> w
     std::vector<NewValue> outs;
     for (std::size_t v : fn.outputs) outs.emplace_back(values[v].name, values[v].dtype, values[v].shape);
     const NodeId n = graph.add_node(fn.op, std::move(in), std::move(outs), std::move(fn.attributes), fn.name);
+    if (fn.module) graph.set_node_module(n, module_ids[*fn.module]);
     for (std::size_t k = 0; k < fn.outputs.size(); ++k) ids[fn.outputs[k]] = graph.node(n).outputs[k];
   }
   std::vector<ValueId> out_ids;

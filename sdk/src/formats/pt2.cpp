@@ -160,6 +160,58 @@ std::string name_of(const Json& j, const JsonPlace& p) {
   return n;
 }
 
+// strict export's "L['self'].layers[0]['attn']" as named_modules() names it:
+// "layers.0.attn". Non-strict export already writes that.
+std::string module_path_of(std::string_view text) {
+  if (text.starts_with("L['self']")) {
+    text.remove_prefix(9);
+    if (text.starts_with('.')) text.remove_prefix(1);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '[') {
+      if (!out.empty()) out += '.';
+    } else if (c != ']' && c != '\'' && c != '"') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A node's metadata["nn_module_stack"] as torch.export.save writes it
+// (torch/_export/serde/serialize.py): "KEY,PATH,TYPE" for each module from
+// the root down, joined by ';', a field holding commas only inside brackets.
+// The root (PATH "") is not a frame. It says where a node came from, not what
+// it computes: one that does not split so gives no frames, not an error.
+std::vector<ModuleFrame> nn_module_stack(std::string_view text) {
+  std::vector<ModuleFrame> frames;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(';', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view item = text.substr(start, end - start);
+    std::vector<std::string_view> fields;
+    int depth = 0;
+    std::size_t from = 0;
+    for (std::size_t k = 0; k < item.size(); ++k) {
+      const char c = item[k];
+      if (c == '[' || c == '(') ++depth;
+      else if (c == ']' || c == ')') --depth;
+      else if (c == ',' && depth == 0) {
+        fields.push_back(item.substr(from, k - from));
+        from = k + 1;
+      }
+    }
+    fields.push_back(item.substr(from));
+    if (fields.size() != 3) return {};
+    std::string path = module_path_of(fields[1]);
+    if (!path.empty()) frames.push_back(ModuleFrame{std::move(path), module_class_name(fields[2])});
+    start = end + 1;
+  }
+  return frames;
+}
+
 class Pt2Reader {
  public:
   Pt2Reader(const ZipArchive& zip, const Pt2Options& options, const LoadLimits& limits) : zip_(zip), options_(options), limits_(limits) {}
@@ -554,6 +606,7 @@ class Pt2Reader {
       std::vector<ValueId> items;
       for (std::size_t i = 0; i < ids.size(); ++i) items.push_back(ids[i] ? *ids[i] : literal(lits[i], who_name_ + "." + arg_name + "." + std::to_string(i)));
       const NodeId list = out_.graph.add_node("prim::ListConstruct", std::move(items), {NewValue(out_.graph.unique_value_name(who_name_ + "." + arg_name))});
+      out_.graph.set_node_module(list, module_);
       return input(out_.graph.node(list).outputs[0]);
     }
     vp.fail_with(ErrorCode::kUnsupported, who + ": argument '" + arg_name + "' is of kind '" + kind + "', which tracegraph does not read");
@@ -622,6 +675,18 @@ class Pt2Reader {
       if (name.empty()) name = out_names[0].name.empty() ? "node" + std::to_string(i) : out_names[0].name;
       const std::string who = "node '" + name + "' (" + target + ")";
       who_name_ = name;
+      module_ = ModuleId();
+      if (const Json* meta = detail::optional_member(n, "metadata", p); meta && meta->is_object()) {
+        if (auto it = meta->find("nn_module_stack"); it != meta->end() && it->is_string()) {
+          const std::vector<ModuleFrame> frames = nn_module_stack(it->get<std::string>());
+          // Bounded as a document's nesting is: what reads the path (the module tree) walks it per node.
+          if (frames.size() > limits_.max_json_depth) {
+            p.at("metadata").fail_with(ErrorCode::kLimitExceeded, "node '" + name + "': nn_module_stack nests " + std::to_string(frames.size()) +
+                                                                      " modules, over max_json_depth (" + std::to_string(limits_.max_json_depth) + ")");
+          }
+          module_ = out_.graph.add_module_path(frames);
+        }
+      }
       Call call;
       const std::optional<std::string> op = op_of(target, call.attributes);
       if (!op) p.at("target").fail_with(ErrorCode::kUnsupported, who + ": not an ATen operator (higher-order ops and custom ops are not read)");
@@ -651,6 +716,7 @@ class Pt2Reader {
       }
       if (out_.graph.find_node(name)) p.at("name").fail_with(ErrorCode::kDuplicateName, "node name '" + name + "' is used twice");
       const NodeId id = out_.graph.add_node(*op, std::move(call.inputs), std::move(news), std::move(call.attributes), name);
+      out_.graph.set_node_module(id, module_);
       for (std::size_t k = 0; k < out_names.size(); ++k) {
         if (!out_names[k].name.empty()) values_.emplace(out_names[k].name, out_.graph.node(id).outputs[k]);
       }
@@ -723,6 +789,7 @@ class Pt2Reader {
   JsonPlace tensor_values_place_;
   std::unordered_map<std::string, ValueId> values_;
   std::string who_name_;
+  ModuleId module_;  // the module of the node being read (its nn_module_stack)
   std::size_t dropped_checks_ = 0;
   ExportedGraph out_;
 };

@@ -23,6 +23,13 @@ std::string shape_str(const SymbolicShape& shape) {
   return s + "]";
 }
 
+std::string module_class_name(std::string_view q) {
+  if (q.starts_with("<class '")) q.remove_prefix(8);
+  if (q.ends_with("'>")) q.remove_suffix(2);
+  if (const auto dot = q.rfind('.'); dot != std::string_view::npos) q.remove_prefix(dot + 1);
+  return std::string(q);
+}
+
 // ---- attributes -------------------------------------------------------------
 
 bool attribute_equal(const AttributeValue& a, const AttributeValue& b) {
@@ -301,6 +308,48 @@ std::size_t Graph::position(NodeId id) const {
   return static_cast<std::size_t>(it - order_.begin());
 }
 
+// ---- graph: modules ---------------------------------------------------------------
+
+ModuleId Graph::add_module(std::string path, std::string type, ModuleId parent) {
+  if (parent.valid()) module(parent);  // checks it
+  std::string key = std::to_string(parent.index);
+  key += '\0';
+  key += path;
+  key += '\0';
+  key += type;
+  if (auto it = module_by_key_.find(key); it != module_by_key_.end()) return it->second;
+  const ModuleId id(static_cast<std::uint32_t>(modules_.size()));
+  modules_.push_back(Module{std::move(path), std::move(type), parent, parent.valid() ? modules_[parent.index].depth + 1 : 1});
+  module_by_key_.emplace(std::move(key), id);
+  return id;
+}
+
+ModuleId Graph::add_module_path(const std::vector<ModuleFrame>& frames) {
+  ModuleId id;
+  for (const ModuleFrame& f : frames) id = add_module(f.path, f.type, id);
+  return id;
+}
+
+const Module& Graph::module(ModuleId id) const {
+  if (!id.valid() || id.index >= modules_.size()) {
+    fail(ErrorCode::kDanglingId, "module id " + std::to_string(id.index) + " is not a module of graph " + name_ + " (it has " +
+                                     std::to_string(modules_.size()) + ")");
+  }
+  return modules_[id.index];
+}
+
+std::vector<ModuleFrame> Graph::module_path(ModuleId id) const {
+  std::vector<ModuleFrame> out;
+  for (ModuleId m = id; m.valid(); m = module(m).parent) out.push_back(ModuleFrame{modules_[m.index].path, modules_[m.index].type});
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+void Graph::set_node_module(NodeId id, ModuleId m) {
+  if (m.valid()) module(m);
+  node_mut(id).module = m;
+}
+
 // ---- graph: editing ---------------------------------------------------------------
 
 void Graph::replace_all_uses(ValueId from, ValueId to) {
@@ -459,6 +508,9 @@ void Graph::verify() const {
     if (seen_node[id.index]) fail(ErrorCode::kDuplicateId, where + describe(id) + " appears twice in the node order");
     seen_node[id.index] = true;
     const Node& n = nodes_[id.index];
+    if (n.module.valid() && n.module.index >= modules_.size()) {
+      fail(ErrorCode::kDanglingId, where + describe(id) + " names module id " + std::to_string(n.module.index) + ", not in the module table");
+    }
     for (std::uint32_t i = 0; i < n.inputs.size(); ++i) {
       if (!is_live(n.inputs[i])) {
         fail(ErrorCode::kDanglingId, where + describe(id) + " input " + std::to_string(i) + " is " + describe(n.inputs[i]) +
@@ -614,7 +666,9 @@ std::string Graph::dump() const {
       }
       s += "}";
     }
-    s += "  # " + n.name + "\n";
+    s += "  # " + n.name;
+    if (n.module.valid()) s += " in " + modules_[n.module.index].path + " (" + modules_[n.module.index].type + ")";
+    s += "\n";
   }
   s += "  return (";
   for (std::size_t i = 0; i < outputs_.size(); ++i) s += (i ? ", %" : "%") + values_[outputs_[i].index].name;

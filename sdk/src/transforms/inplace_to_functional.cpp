@@ -64,8 +64,9 @@ std::optional<std::vector<NodeId>> slice_chain(const Graph& g, ValueId self, Val
 }
 
 // `into` with `src` written where the view `view_node` took its values from:
-// aten::slice_scatter / aten::select_scatter with the view's own arguments.
-ValueId scatter(Graph& g, NodeId view_node, ValueId into, ValueId src, std::optional<NodeId> before) {
+// aten::slice_scatter / aten::select_scatter with the view's own arguments,
+// in `module` (the write's: the scatter is the rest of what it does).
+ValueId scatter(Graph& g, NodeId view_node, ValueId into, ValueId src, std::optional<NodeId> before, ModuleId module) {
   const Node& view = g.node(view_node);
   const bool slice = op_base(view.op) == "slice";
   std::vector<ValueId> inputs{into, src};
@@ -87,6 +88,7 @@ ValueId scatter(Graph& g, NodeId view_node, ValueId into, ValueId src, std::opti
   const NodeId id = g.add_node(slice ? "aten::slice_scatter" : "aten::select_scatter", std::move(inputs),
                                {NewValue(g.unique_value_name(type.name + ".scattered"), type.dtype, type.shape)}, std::move(attrs),
                                {}, before);
+  g.set_node_module(id, module);
   return g.node(id).outputs[0];
 }
 
@@ -145,7 +147,7 @@ std::size_t inplace_to_functional(Graph& graph) {
     NodeId last = id;
     for (auto it = chain->rbegin(); it != chain->rend(); ++it) {
       const ValueId into = graph.node(*it).inputs.at(0);
-      written = scatter(graph, *it, into, written, before);
+      written = scatter(graph, *it, into, written, before, graph.node(id).module);
       last = *graph.value(written).producer;
     }
     graph.replace_uses_after(last, base, written);

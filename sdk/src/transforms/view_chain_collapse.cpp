@@ -62,6 +62,7 @@ std::size_t view_chain_collapse(Graph& g, TransformContext& ctx) {
       attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"self"});
       const Value& out = g.value(n.outputs[0]);
       const NodeId r = g.add_node("aten::reshape", {*prev_in}, {NewValue("", out.dtype, out.shape)}, std::move(attrs), {}, id);
+      g.set_node_module(r, g.node(id).module);  // the reshape that replaces it does what it did
       transforms::bypass(g, id, g.node(r).outputs[0]);
       ++rewrites;
       continue;

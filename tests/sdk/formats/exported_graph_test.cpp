@@ -99,6 +99,71 @@ TEST(ExportedGraphTest, OutOfOrderNodesAreSortedAndKept) {
   EXPECT_EQ(back.graph.dump(), sample().graph.dump());
 }
 
+// sample() with conv in encoder.conv (Conv2d, called by encoder) and select
+// in encoder (Encoder); split is the root's.
+ExportedGraph sample_with_modules() {
+  ExportedGraph eg = sample();
+  Graph& g = eg.graph;
+  const ModuleId conv = g.add_module_path({{"encoder", "Encoder"}, {"encoder.conv", "Conv2d"}});
+  g.set_node_module(*g.find_node("conv"), conv);
+  g.set_node_module(*g.find_node("select"), g.module(conv).parent);
+  return eg;
+}
+
+TEST(ExportedGraphTest, ModulesRoundTrip) {
+  const ExportedGraph eg = sample_with_modules();
+  const SerializedGraph s = serialize_graph(eg, "w.safetensors");
+  const auto doc = nlohmann::ordered_json::parse(s.json);
+  // The table, parents first; each node names its innermost module.
+  EXPECT_EQ(doc["graph"]["modules"].dump(),
+            R"([{"path":"encoder","type":"Encoder","parent":null},{"path":"encoder.conv","type":"Conv2d","parent":0}])");
+  EXPECT_EQ(doc["graph"]["nodes"][0]["module"], 1);
+  EXPECT_EQ(doc["graph"]["nodes"][1]["module"], 0);
+  EXPECT_FALSE(doc["graph"]["nodes"][2].contains("module"));
+  ExportedGraph back = deserialize_graph(s.json, s.weights, nullptr, "mem.json", "w.safetensors");
+  EXPECT_EQ(back.graph.module_path(*back.graph.find_node("conv")),
+            (std::vector<ModuleFrame>{{"encoder", "Encoder"}, {"encoder.conv", "Conv2d"}}));
+  EXPECT_EQ(back.graph.module_path(*back.graph.find_node("select")), (std::vector<ModuleFrame>{{"encoder", "Encoder"}}));
+  EXPECT_TRUE(back.graph.module_path(*back.graph.find_node("split")).empty());
+  EXPECT_EQ(back.graph.dump(), eg.graph.dump());
+  EXPECT_NE(eg.graph.dump().find("# conv in encoder.conv (Conv2d)"), std::string::npos) << eg.graph.dump();
+  EXPECT_EQ(serialize_graph(back, "w.safetensors").json, s.json);
+}
+
+TEST(ExportedGraphTest, DocumentsWithoutModulesStillRead) {
+  // What a writer without modules wrote: no "modules", no node "module".
+  const SerializedGraph plain = serialize_graph(sample(), "w.safetensors");
+  EXPECT_EQ(plain.json.find("\"module"), std::string::npos);
+  ExportedGraph back = deserialize_graph(plain.json, plain.weights, nullptr, "mem.json", "w.safetensors");
+  EXPECT_EQ(back.graph.num_modules(), 0u);
+  EXPECT_EQ(back.graph.dump(), sample().graph.dump());
+}
+
+TEST(ExportedGraphTest, ModuleIdsOutsideTheTableAreRefused) {
+  const SerializedGraph s = serialize_graph(sample_with_modules(), "w.safetensors");
+  auto doc = nlohmann::ordered_json::parse(s.json);
+  doc["graph"]["nodes"][0]["module"] = 7;
+  EXPECT_TG_ERROR(deserialize_graph(doc.dump(), s.weights, nullptr, "mem.json", "w.safetensors"), ErrorCode::kDanglingId,
+                  "mem.json at /graph/nodes/0/module: module 7 is not defined in /graph/modules");
+  doc = nlohmann::ordered_json::parse(s.json);
+  doc["graph"]["modules"][0]["parent"] = 1;  // a parent after it: a cycle could follow
+  EXPECT_TG_ERROR(deserialize_graph(doc.dump(), s.weights, nullptr, "mem.json", "w.safetensors"), ErrorCode::kDanglingId,
+                  "/graph/modules/0/parent: parent 1 is not an earlier module");
+}
+
+TEST(ExportedGraphTest, ModulesNestedPastTheLimitAreRefused) {
+  ExportedGraph eg = sample();
+  std::vector<ModuleFrame> chain;
+  for (int i = 0; i < 10; ++i) chain.push_back({"m" + std::to_string(i), "M"});
+  eg.graph.set_node_module(*eg.graph.find_node("conv"), eg.graph.add_module_path(chain));
+  const SerializedGraph s = serialize_graph(eg, "w.safetensors");
+  LoadLimits tight;
+  tight.max_json_depth = 8;
+  EXPECT_TG_ERROR(deserialize_graph(s.json, s.weights, nullptr, "mem.json", "w.safetensors", tight), ErrorCode::kLimitExceeded,
+                  "/graph/modules/8/parent: modules nest deeper than max_json_depth (8)");
+  EXPECT_EQ(deserialize_graph(s.json, s.weights, nullptr, "mem.json", "w.safetensors").graph.module_path(NodeId(0)).size(), 10u);
+}
+
 TEST(ExportedGraphTest, WeightKeyCollisionsAreRefused) {
   ExportedGraph eg;
   ValueId c = eg.graph.add_constant("@n.t", Tensor::zeros(DType::kFloat32, {1}));

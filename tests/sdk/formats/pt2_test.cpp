@@ -1,4 +1,4 @@
-// The .pt2 reader on two real archives committed as seeds (tests/data/valid:
+// The .pt2 reader on three real archives committed as seeds (tests/data/valid:
 // torch.export.save by torch 2.14, one re-zipped deflated by Python's zipfile;
 // tests/models/make_pt2_models.py makes them). Runs natively and in wasm;
 // tests/native/pt2_test.cpp runs the zoo's archives on both backends.
@@ -7,6 +7,7 @@
 #include "test_util.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/file_io.h"
+#include "tracegraph/module_tree.h"
 
 namespace tracegraph {
 namespace {
@@ -38,6 +39,34 @@ TEST(Pt2SeedTest, KeepsNoneInAListOfOptionalTensors) {
     EXPECT_EQ(std::get<std::vector<bool>>(*n.attributes.find("indices")), (std::vector<bool>{false, true}));
   }
   EXPECT_TRUE(found);
+}
+
+// nested_blocks.pt2 (make_pt2_models.py's NestedBlocks): an encoder of three
+// identical blocks, each attn (qkv) and mlp (0: Linear, 1: GELU), and a head.
+// Each node's nn_module_stack is its module path, the root left out.
+TEST(Pt2SeedTest, ReadsEachNodesModulePath) {
+  const ExportedGraph g = load_pt2(test_data("valid/nested_blocks.pt2"));
+  auto path_of = [&](const std::string& node) {
+    std::string s;
+    for (const ModuleFrame& f : g.graph.module_path(*g.graph.find_node(node))) s += (s.empty() ? "" : " > ") + f.path + ":" + f.type;
+    return s;
+  };
+  EXPECT_EQ(path_of("linear"), "encoder:Encoder > encoder.blocks.0:Block > encoder.blocks.0.attn:Attention > encoder.blocks.0.attn.qkv:Linear");
+  EXPECT_EQ(path_of("relu_1"), "encoder:Encoder > encoder.blocks.1:Block > encoder.blocks.1.attn:Attention");
+  EXPECT_EQ(path_of("gelu_2"), "encoder:Encoder > encoder.blocks.2:Block > encoder.blocks.2.mlp:Sequential > encoder.blocks.2.mlp.1:GELU");
+  EXPECT_EQ(path_of("add_2"), "encoder:Encoder > encoder.blocks.2:Block");
+  EXPECT_EQ(path_of("linear_6"), "head:Linear");
+  EXPECT_EQ(path_of("sigmoid"), "");  // the root's own forward
+  // The tree torch's named_modules() gives, the blocks repeats of the first.
+  const ModuleTree tree = module_tree(g.graph);
+  const ModuleGroup& encoder = tree.groups[*tree.groups[0].children.begin()];
+  EXPECT_EQ(encoder.path, "encoder");
+  ASSERT_EQ(encoder.children.size(), 3u);
+  EXPECT_EQ(tree.groups[encoder.children[0]].repeats, 3u);
+  EXPECT_EQ(tree.groups[encoder.children[2]].repeat_of, encoder.children[0]);
+  EXPECT_EQ(tree.groups[encoder.children[0]].parameters, 2 * (4 * 4 + 4));
+  EXPECT_EQ(tree.groups[encoder.children[0]].flops, 2 * (2.0 * 2 * 4 * 4));  // two linears on a [2, 4] input
+  EXPECT_EQ(tree.groups[0].node_count, g.graph.num_nodes());
 }
 
 // Every prefix of a real archive, and every byte of its central directory

@@ -1,6 +1,7 @@
 #include "tracegraph/optimizer.h"
 
 #include "sdk/graph/graph_internals.h"
+#include "sdk/transforms/transform_test_util.h"
 #include "test_util.h"
 #include "tracegraph/transforms/transforms.h"
 
@@ -32,6 +33,37 @@ TEST(OptimizerTest, RunsTheDefaultsToAFixedPointWithAReport) {
   EXPECT_EQ(report.transforms[1].runs, 2u);
   EXPECT_NE(report.table().find("2 sweeps, converged; nodes 3 -> 1"), std::string::npos) << report.table();
   EXPECT_NE(report.json().find(R"("name":"dead_code_elimination","runs":2,"rewrites":1)"), std::string::npos) << report.json();
+}
+
+// A node that replaces another (the reshape view_chain_collapse makes) takes
+// its module; nodes kept keep theirs.
+//   x -> view (block.flatten) -> reshape (block) -> relu (block.act) -> contiguous (block)
+// after: x -> reshape (block) -> relu (block.act)
+TEST(OptimizerTest, KeepsTheModulesOfTheNodes) {
+  using testing::args;
+  using testing::typed;
+  Graph g;
+  const ModuleId block = g.add_module("block", "Block");
+  const ValueId x = g.add_input("x", DType::kFloat32, symbolic({2, 3, 4}));
+  const NodeId v = g.add_node("aten::view", {x}, {typed("a", {6, 4})}, args({"self"}, {{"size", std::vector<std::int64_t>{6, 4}}}));
+  const NodeId r = g.add_node("aten::reshape", {g.node(v).outputs[0]}, {typed("b", {2, 12})}, args({"self"}, {{"shape", std::vector<std::int64_t>{2, 12}}}));
+  const NodeId a = g.add_node("aten::relu", {g.node(r).outputs[0]}, {typed("c", {2, 12})}, args({"self"}));
+  const NodeId c = g.add_node("aten::contiguous", {g.node(a).outputs[0]}, {typed("d", {2, 12})}, args({"self"}));
+  g.set_outputs({g.node(c).outputs[0]});
+  g.set_node_module(v, g.add_module("block.flatten", "Flatten", block));
+  g.set_node_module(r, block);
+  g.set_node_module(a, g.add_module("block.act", "ReLU", block));
+  g.set_node_module(c, block);
+  optimize(g);
+  std::vector<std::string> ops, paths;
+  for (NodeId id : g.nodes()) {
+    ops.push_back(g.node(id).op);
+    std::string path;
+    for (const ModuleFrame& f : g.module_path(id)) path += (path.empty() ? "" : " > ") + f.path + ":" + f.type;
+    paths.push_back(path);
+  }
+  EXPECT_EQ(ops, (std::vector<std::string>{"aten::reshape", "aten::relu"})) << g.dump();
+  EXPECT_EQ(paths, (std::vector<std::string>{"block:Block", "block:Block > block.act:ReLU"}));
 }
 
 TEST(OptimizerTest, DefaultsCanBeDisabledByNameAndUnknownNamesAreErrors) {

@@ -115,7 +115,7 @@ Slot Reader::aten(const std::string& name, const std::vector<Slot>& args, const 
         if (runtime) {
           std::vector<ValueId> values;
           for (const Slot& x : items) values.push_back(as_value(x, hint + "." + a.name));
-          const NodeId list = graph().add_node("prim::ListConstruct", std::move(values), {NewValue(graph().unique_value_name(hint + "." + a.name))}, {},
+          const NodeId list = add_node("prim::ListConstruct", std::move(values), {NewValue(graph().unique_value_name(hint + "." + a.name))}, {},
                                                node_name(hint + "." + a.name));
           std::vector<double> known;
           for (ValueId x : graph().node(list).inputs) {
@@ -156,7 +156,7 @@ Slot Reader::aten(const std::string& name, const std::vector<Slot>& args, const 
   for (std::size_t k = 0; k < std::max<std::size_t>(1, s->returns.size()); ++k) {
     outs.emplace_back(graph().unique_value_name(s->returns.size() > 1 ? hint + "." + std::to_string(k) : hint));
   }
-  const NodeId id = graph().add_node(op, std::move(inputs), std::move(outs), std::move(attrs), node_name(hint));
+  const NodeId id = add_node(op, std::move(inputs), std::move(outs), std::move(attrs), node_name(hint));
   record(id);
   static const std::set<std::string> kShapeQueries = {"size", "dim", "len", "numel", "sym_size", "sym_numel"};
   const bool from_shape = kShapeQueries.count(name) || std::any_of(bound.begin(), bound.end(), [](const Slot* v) {

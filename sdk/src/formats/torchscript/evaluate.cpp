@@ -123,6 +123,7 @@ Slot Reader::eval_call(const Expr& e, std::unordered_map<std::string, Slot>& env
     const Slot object = eval(callee.items[0], env, w, hint, depth);
     if (object.k == Slot::K::kModule) {
       const Function& fn = method(std::string(object.module->callable()), callee.s, w);
+      const ModuleScope scope(*this, object.module);  // the nodes it makes are the submodule's
       return call(fn, object, args, kwargs, depth + 1);
     }
   }
@@ -149,7 +150,7 @@ Slot Reader::eval_call(const Expr& e, std::unordered_map<std::string, Slot>& env
     Slot out;
     out.k = Slot::K::kScalar;
     out.scalar = "I";
-    out.v = graph().node(graph().add_node("aten::len", {args[0].v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+    out.v = graph().node(add_node("aten::len", {args[0].v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
     out.from_shape = true;
     return out;
   }
@@ -179,7 +180,7 @@ Slot Reader::eval_call(const Expr& e, std::unordered_map<std::string, Slot>& env
     Attributes attrs;  // prim::NumToTensor.Scalar(Scalar a) -> Tensor
     attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"a"});
     attrs.set(std::string(kOverloadAttribute), std::string("Scalar"));
-    out.v = graph().node(graph().add_node("prim::NumToTensor", ins, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+    out.v = graph().node(add_node("prim::NumToTensor", ins, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
     return out;
   }
   if (name == "torch.tensor" && args.size() == 1) {

@@ -27,6 +27,8 @@ ExportedGraph Reader::read() {
     fail(ErrorCode::kUnsupported, zip_.source() + ":" + root_ + "data.pkl holds a " + std::string(data_->callable()) +
                                       ", not a TorchScript module (a torch.save file?)");
   }
+  index_module_paths();
+  module_object_ = data_.get();
   Slot self;
   self.k = Slot::K::kModule;
   self.module = data_.get();
@@ -82,6 +84,42 @@ ExportedGraph Reader::read() {
   return std::move(out_);
 }
 
+NodeId Reader::add_node(std::string op, std::vector<ValueId> inputs, std::vector<NewValue> outputs, Attributes attributes, std::string name) {
+  const NodeId id = graph().add_node(std::move(op), std::move(inputs), std::move(outputs), std::move(attributes), std::move(name));
+  graph().set_node_module(id, module_);
+  return id;
+}
+
+void Reader::index_module_paths() {
+  // Breadth first, so a module held twice (a shared submodule) takes its
+  // shallowest path, as named_modules() names it; each value walked once.
+  std::vector<std::pair<const PickleValue*, std::string>> level{{data_.get(), ""}};
+  module_paths_.emplace(data_.get(), "");
+  while (!level.empty()) {
+    std::vector<std::pair<const PickleValue*, std::string>> next;
+    for (const auto& [module, path] : level) {
+      const PickleValue* state = module->items.size() == 2 ? module->items[1].get() : nullptr;
+      if (!state || state->kind != PKind::kDict) continue;
+      for (std::size_t k = 0; k + 1 < state->items.size(); k += 2) {
+        const PickleValue& key = *state->items[k];
+        const PickleValue* v = state->items[k + 1].get();
+        if (key.kind != PKind::kString || v->kind != PKind::kBuild || v->callable().substr(0, 10) != "__torch__.") continue;
+        std::string child = path.empty() ? key.text : path + "." + key.text;
+        if (module_paths_.emplace(v, child).second) next.emplace_back(v, std::move(child));
+      }
+    }
+    level = std::move(next);
+  }
+}
+
+Reader::ModuleScope::ModuleScope(Reader& r, const PickleValue* object) : r_(r), saved_(r.module_), saved_object_(r.module_object_) {
+  if (object == r.module_object_) return;  // a method of the module running: still its nodes
+  r.module_object_ = object;
+  auto it = r.module_paths_.find(object);
+  if (it == r.module_paths_.end() || it->second.empty()) return;  // not a submodule by path (the root again)
+  r.module_ = r.graph().add_module(it->second, module_class_name(object->callable()), r.module_);
+}
+
 std::string Reader::node_name(const std::string& base) {
   if (!graph().find_node(base)) return base;
   std::size_t& k = next_node_suffix_[base];
@@ -100,7 +138,7 @@ Slot Reader::list_item(const Slot& list, std::int64_t index, const std::string& 
   out.k = Slot::K::kScalar;
   out.scalar = "I";
   out.from_shape = list.from_shape;
-  out.v = graph().node(graph().add_node("aten::__getitem__", {list.v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
+  out.v = graph().node(add_node("aten::__getitem__", {list.v}, {NewValue(graph().unique_value_name(hint))}, std::move(attrs), node_name(hint))).outputs[0];
   if (list.known) {
     const auto n = static_cast<std::int64_t>(list.known->size());
     if (index < -n || index >= n) unsupported(Where{zip_.source(), 0}, "index " + std::to_string(index) + " of a list of " + std::to_string(n) + " sizes");

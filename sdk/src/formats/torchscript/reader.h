@@ -127,6 +127,25 @@ class Reader {
 
  private:
   Graph& graph() { return out_.graph; }
+  // graph().add_node, the node in the module whose method is running (module_).
+  NodeId add_node(std::string op, std::vector<ValueId> inputs, std::vector<NewValue> outputs, Attributes attributes, std::string name);
+  // Each submodule object's path from the root ("encoder.blocks.3.attn"), by
+  // a walk over data.pkl's module attributes, shallowest first.
+  void index_module_paths();
+  // While a submodule's method is inlined: its module (called by the one
+  // running before) is where the nodes made go.
+  class ModuleScope {
+   public:
+    ModuleScope(Reader& r, const PickleValue* object);
+    ~ModuleScope() { r_.module_ = saved_, r_.module_object_ = saved_object_; }
+    ModuleScope(const ModuleScope&) = delete;
+    ModuleScope& operator=(const ModuleScope&) = delete;
+
+   private:
+    Reader& r_;
+    ModuleId saved_;
+    const PickleValue* saved_object_;
+  };
   // `base`, or base.1, base.2, ...: unique among the nodes.
   std::string node_name(const std::string& base);
   // list[index] of an int[] the graph computes (x.size()[1]).
@@ -259,6 +278,9 @@ class Reader {
   std::map<std::string, std::vector<Line>> files_;
   std::map<std::string, Function> functions_;
   std::unordered_map<const PickleValue*, ValueId> tensors_;
+  std::unordered_map<const PickleValue*, std::string> module_paths_;  // index_module_paths()
+  const PickleValue* module_object_ = nullptr;  // the module whose method runs (the root's forward first)
+  ModuleId module_;                             // its module in the graph; invalid for the root
   ExportedGraph out_;
   std::vector<Shape> input_shapes_;
   std::map<ValueId, Shape> shapes_;                 // tensors' shapes, followed from the input shapes

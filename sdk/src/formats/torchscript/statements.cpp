@@ -212,7 +212,7 @@ std::vector<Slot> Reader::unpacked(const Slot& v, const std::vector<std::string>
     if (p.node) unsupported(w, "unpacks a list result a second time");
     std::vector<NewValue> outs;
     for (const auto& name : names) outs.emplace_back(graph().unique_value_name(name));
-    p.node = graph().add_node(p.op, p.inputs, std::move(outs), p.attributes, node_name(p.name));
+    p.node = add_node(p.op, p.inputs, std::move(outs), p.attributes, node_name(p.name));
     record(*p.node);
     for (std::size_t k = 0; k < n; ++k) {
       out[k].k = Slot::K::kTensor;
