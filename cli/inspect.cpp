@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tracegraph/activation.h"
+#include "tracegraph/geometry.h"
 #include "tracegraph/op_table.h"
 
 namespace tracegraph::cli {
@@ -81,6 +82,13 @@ void inspect_text(const ExportedGraph& eg, const std::string& model) {
     std::cout << "  %" << v.name << ": " << type_str(v) << "  ->  " << activations[i].str();
     if (!activations[i].node.empty()) std::cout << "  (node " << activations[i].node << ", " << activations[i].op << ")";
     std::cout << "\n";
+  }
+  // What a blockwise run needs: per spatial axis, the sizes the network
+  // takes, where the output lies in the input, and its voxel size.
+  const auto geometry = network_geometry(g);
+  if (!geometry.empty()) std::cout << "\ngeometry (per spatial axis)\n";
+  for (const OutputGeometry& o : geometry) {
+    for (const AxisGeometry& axis : o.axes) std::cout << "  %" << o.output << " from %" << o.input << ", dim " << axis.dim << ": " << axis.str() << "\n";
   }
   std::cout << "\nops\n";
   std::vector<std::pair<std::string, int>> ops(op_counts.begin(), op_counts.end());

@@ -27,6 +27,7 @@
 #include "run.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/exported_graph.h"
+#include "tracegraph/geometry.h"
 #include "tracegraph/module_graph.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
@@ -207,10 +208,11 @@ int run(const Args& a) {
   }
   if (a.json) {
     std::string view = tg::module_graph_json(tg::module_graph(eg.graph), 1);
-    // The seed's view, plus the activation per output.
+    // The seed's view, plus the activation per output and the geometry.
     view.pop_back();  // closing brace
     while (!view.empty() && (view.back() == '\n' || view.back() == ' ')) view.pop_back();
-    std::cout << view << ",\n \"activation\": " << tg::output_activation_json(tg::output_activation(eg.graph)) << "\n}\n";
+    std::cout << view << ",\n \"activation\": " << tg::output_activation_json(tg::output_activation(eg.graph))
+              << ",\n \"geometry\": " << tg::geometry_json(tg::network_geometry(eg.graph)) << "\n}\n";
     return 0;
   }
   tg::cli::inspect_text(eg, a.model);
