@@ -18,7 +18,9 @@
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
 #include "tracegraph/exported_graph.h"
+#include "tracegraph/geometry.h"
 #include "tracegraph/module_graph.h"
+#include "tracegraph/module_tree.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/optimizer.h"
 #include "tracegraph/pt2.h"
@@ -74,6 +76,14 @@ std::string canonical_ops(const tg::Graph& g) {
 struct Handle {
   tg::TracedGraph graph;
   tg::xnnpack::XnnpackBackend* backend = nullptr;  // owned by graph once finalized
+  // The graph's geometry, computed once for tg_geometry and the per-size
+  // questions after it; forgotten by every call that changes the graph.
+  std::optional<std::vector<tg::OutputGeometry>> geometry;
+
+  const std::vector<tg::OutputGeometry>& network_geometry() {
+    if (!geometry) geometry = tg::network_geometry(graph.graph());
+    return *geometry;
+  }
 };
 
 struct Result {
@@ -159,6 +169,51 @@ EMSCRIPTEN_KEEPALIVE char* tg_describe(Handle* h) {
       nullptr);
 }
 
+// The geometry of the graph (tracegraph/geometry.h), as geometry_json writes
+// it: [{"output", "input", "axes": [{"dim", "valid", "lattice", "smallest",
+// "output_size", "context", "offset", "stride", "nonlocal"} or {"dim",
+// "unknown": {"node", "op", "reason"}}]}].
+EMSCRIPTEN_KEEPALIVE char* tg_geometry(Handle* h) {
+  return guarded([&]() -> char* { return copy_string(tg::geometry_json(h->network_geometry())); }, nullptr);
+}
+
+// For input size `n` along axis `axis` of entry `output` of tg_geometry's list:
+// {"output_size": m, "context_after": "p/q"}, or null where the network
+// refuses n (the core's AxisGeometry::output_size and context_after). `n` is
+// a double so that JavaScript's numbers cross whole; it must be an integer.
+EMSCRIPTEN_KEEPALIVE char* tg_geometry_at(Handle* h, int output, int axis, double n) {
+  return guarded(
+      [&]() -> char* {
+        const auto& geometry = h->network_geometry();
+        if (output < 0 || static_cast<std::size_t>(output) >= geometry.size())
+          tg::fail(tg::ErrorCode::kInvalidArgument, "geometry: no entry " + std::to_string(output) + " (the graph has " +
+                                                        std::to_string(geometry.size()) + ")");
+        const auto& axes = geometry[static_cast<std::size_t>(output)].axes;
+        if (axis < 0 || static_cast<std::size_t>(axis) >= axes.size())
+          tg::fail(tg::ErrorCode::kInvalidArgument, "geometry: %" + geometry[static_cast<std::size_t>(output)].output +
+                                                        " has no spatial axis " + std::to_string(axis));
+        // 2^53: every integer below it is a double exactly.
+        if (!(n >= 0 && n <= 9007199254740992.0) || std::floor(n) != n)
+          tg::fail(tg::ErrorCode::kInvalidArgument, "geometry: an input size is a non-negative integer, not " + nlohmann::json(n).dump());
+        const tg::AxisGeometry& a = axes[static_cast<std::size_t>(axis)];
+        const auto size = static_cast<std::int64_t>(n);
+        const auto m = a.output_size(size);
+        if (!m) return copy_string("null");
+        return copy_string("{\"output_size\":" + std::to_string(*m) + ",\"context_after\":" + quote(a.context_after(size)->str()) + "}");
+      },
+      nullptr);
+}
+
+// The module tree (tracegraph/module_tree.h), as module_tree_json writes it.
+EMSCRIPTEN_KEEPALIVE char* tg_module_tree(Handle* h) {
+  return guarded(
+      [&]() -> char* {
+        const tg::Graph& g = h->graph.graph();
+        return copy_string(tg::module_tree_json(g, tg::module_tree(g)));
+      },
+      nullptr);
+}
+
 // The default pipeline; `disabled` is a comma-separated list of transform names.
 // Runs the optimizer with the options of TracedGraph::optimize, as JSON (what
 // tracegraph.mjs's optimize() checked): {"transforms": [names] | null,
@@ -198,6 +253,7 @@ EMSCRIPTEN_KEEPALIVE char* tg_optimize(Handle* h, const char* options_json) {
           transforms.emplace();
           for (const auto& n : names("transforms")) transforms->push_back(tg::transform_by_name(n));
         }
+        h->geometry.reset();
         return copy_string(h->graph.optimize(transforms, count("maxIterations"), defaults).json());
       },
       nullptr);
@@ -214,6 +270,7 @@ EMSCRIPTEN_KEEPALIVE int tg_set_input_shapes(Handle* h, int count, const int* ra
           shapes.emplace_back(dims + at, dims + at + ranks[i]);
           at += static_cast<std::size_t>(ranks[i]);
         }
+        h->geometry.reset();
         h->graph.set_input_shapes(shapes);
         return 1;
       },
@@ -226,6 +283,7 @@ EMSCRIPTEN_KEEPALIVE int tg_finalize(Handle* h, int threads, int profile, double
   return guarded(
       [&]() -> int {
         if (h->graph.is_finalized()) return h->backend ? h->backend->threads() : 1;  // as in C++: once
+        h->geometry.reset();
         if (!(memory_budget_mib >= 0)) tg::fail(tg::ErrorCode::kInvalidArgument, "memoryBudget must be a non-negative number of bytes");
         tg::xnnpack::Options options{threads, profile != 0};
         options.memory_budget = static_cast<std::size_t>(std::min(memory_budget_mib * 1048576.0, 4294967295.0));

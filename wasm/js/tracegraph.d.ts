@@ -93,6 +93,11 @@ export interface NodeInfo {
   inputs: string[];
   outputs: string[];
   attributes: Record<string, unknown>;
+  /** The path of the innermost module whose forward made the node ("encoder.blocks.0.attn"); null for the
+   *  root module's own nodes, or where the file names none. */
+  module: string | null;
+  /** That module's path from the outermost frame: [{ path: 'encoder', type: 'Encoder' }, ...]; [] when module is null. */
+  modulePath: Array<{ path: string; type: string }>;
 }
 
 /** A PyTorch tree spec, protocol 1, as parsed JSON: [1, spec]. */
@@ -120,6 +125,80 @@ export interface ModuleGraph {
   nodes: Array<{ op: string; inputs: string[]; outputs: string[]; min?: number; max?: number }>;
   output: string;
   outputs: string[];
+}
+
+/** One spatial axis of one output, relative to one input: what the core's analysis reads from the graph. */
+export type AxisGeometry = KnownAxisGeometry | UnknownAxisGeometry;
+
+export interface KnownAxisGeometry {
+  /** The axis: its dim in the input and the output (2 for D of N, C, D, H, W). */
+  dim: number;
+  known: true;
+  /** The accepted input sizes, described: "44 + 8k", "16k, k >= 1", "n >= 3", "44 or 45", "none". */
+  valid: string;
+  /** The accepted sizes as first + step * k (k >= 0) when they are exactly that; else null. */
+  lattice: { first: number; step: number } | null;
+  /** The smallest accepted input size; null when none. */
+  smallest: number | null;
+  /** Output voxel i's centre lies at input coordinate offset + stride * i: exact fractions ("8", "-1/4", "1/2"). */
+  offset: string;
+  stride: string;
+  /** The input voxels cut before the output's first voxel (an exact fraction); null when no size is accepted. */
+  contextBefore: string | null;
+  /** Nodes whose values depend on the whole axis (instance norms, a spatial softmax): a blockwise output differs there. */
+  nonlocal: string[];
+  /** The output size for input size n; null where the network refuses n. Code 'invalid_argument' once the graph
+   *  changed (optimize, setInputShapes, finalize) since geometry() was called, or for n not a non-negative integer. */
+  outputSize(n: number): number | null;
+  /** The input voxels after the output's last voxel for input size n (an exact fraction); null where n is refused. */
+  contextAfter(n: number): string | null;
+  accepts(n: number): boolean;
+}
+
+export interface UnknownAxisGeometry {
+  dim: number;
+  known: false;
+  /** Where the analysis lost the axis: the node, its op (the format's name), and why. */
+  unknown: { node: string; op: string; reason: string };
+}
+
+export interface OutputGeometry {
+  /** The output value's name. */
+  output: string;
+  /** The input value the axes are relative to. */
+  input: string;
+  axes: AxisGeometry[];
+}
+
+export interface ModuleGroup {
+  /** Its index in ModuleTree.groups. */
+  index: number;
+  /** The module's qualified path ("encoder.blocks.0"); '' for the root. */
+  path: string;
+  /** Its class name alone ("Block"); '' for the root. */
+  type: string;
+  /** Indexes into ModuleTree.groups; parent null for the root, children in the order of their first node. */
+  parent: number | null;
+  children: number[];
+  /** The names of the nodes whose innermost module this is, in graph order. */
+  nodes: string[];
+  /** Nodes here and in every group below. */
+  nodeCount: number;
+  /** Elements of the constants the nodes here and below read, each counted once. */
+  parameters: number;
+  /** The FLOPs of the nodes here and below (nodes the core does not count add 0). */
+  flops: number;
+  /** The computation, hashed (16 hex digits): equal signatures, the same computation on the same shapes. */
+  signature: string;
+  /** The first earlier sibling with the same signature; null for a group that repeats none. */
+  repeatOf: number | null;
+  /** On a group that repeats none: how many siblings share its signature, itself included; 1 otherwise. */
+  repeats: number;
+}
+
+export interface ModuleTree {
+  /** groups[0] is the root: the whole graph. */
+  groups: ModuleGroup[];
 }
 
 export interface OptimizeReport {
@@ -169,6 +248,11 @@ export class TracedGraph {
 
   outputActivation(): Activation[];
   moduleGraph(): ModuleGraph;
+  /** The network's geometry per (graph output, spatial input): valid input sizes, output sizes, offset, stride,
+   *  context; [] when the graph has no spatial input (rank 3 to 5). */
+  geometry(): OutputGeometry[];
+  /** The module hierarchy: groups of nodes by the module that made them, with counts, parameters, FLOPs, repeats. */
+  moduleTree(): ModuleTree;
   weightStats(): Record<string, WeightStats>;
   /** C++'s TracedGraph::optimize: unknown names are code 'not_found', misused options 'invalid_argument'. */
   optimize(options?: OptimizeOptions): OptimizeReport;

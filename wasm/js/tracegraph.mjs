@@ -6,6 +6,8 @@
 //   import { loadModel } from './tracegraph.mjs';
 //   const g = await loadModel('unet.pt2');   // or 'unet.json' (its weights beside it), a File, bytes
 //   g.outputActivation();            // [{ kind: 'sigmoid', node: ..., op: ... }]
+//   g.geometry()[0].axes[0];         // { valid: '44 + 8k', offset: '20', stride: '1', outputSize(n), ... }
+//   g.moduleTree().groups;           // the module hierarchy: node counts, parameters, FLOPs, repeats
 //   g.optimize();                    // the default pipeline's report
 //   g.finalize({ threads: 1 });
 //   const [y] = g.run([{ data: x, shape: [1, 1, 44, 44, 44] }]);
@@ -381,6 +383,7 @@ export class TracedGraph {
     this._core = core;
     this._handle = handle;
     this._described = null;
+    this._version = 0;  // counts the changes to the graph: geometry()'s answers are for one version
   }
 
   _live() {
@@ -399,11 +402,20 @@ export class TracedGraph {
   // Values by file id: { id, name, dtype?, shape?, constant? }.
   get values() { return this.document.graph.values; }
 
-  // Nodes in order: { id, name, op, canonical, inputs: [value names], outputs: [value names], attributes };
-  // `canonical` is the op's meaning across spellings ("conv", "clip", ...), or null.
+  // Nodes in order: { id, name, op, canonical, inputs: [value names], outputs: [value names], attributes,
+  // module, modulePath }; `canonical` is the op's meaning across spellings ("conv", "clip", ...), or null;
+  // `module` the path of the innermost module whose forward made the node ("encoder.blocks.0.attn"), null
+  // for the root's own nodes or where the file says none; `modulePath` its frames from the outermost,
+  // [{ path, type }] (the document's modules table, each module's parent before it).
   get nodes() {
     const values = this.values;
     const canonical = this._describe().canonical;
+    const modules = this.document.graph.modules ?? [];
+    const paths = [];
+    modules.forEach((m, i) => {
+      const frame = { path: m.path, type: m.type };
+      paths[i] = m.parent === null || m.parent === undefined ? [frame] : [...paths[m.parent], frame];
+    });
     return this.document.graph.nodes.map((n, i) => ({
       id: n.id,
       name: n.name,
@@ -412,6 +424,8 @@ export class TracedGraph {
       inputs: n.inputs.map((i) => values[i].name),
       outputs: n.outputs.map((i) => values[i].name),
       attributes: Object.fromEntries(Object.entries(n.attributes).map(([k, a]) => [k, a.value])),
+      module: n.module === undefined ? null : modules[n.module].path,
+      modulePath: n.module === undefined ? [] : paths[n.module].map((f) => ({ ...f })),
     }));
   }
 
@@ -427,6 +441,89 @@ export class TracedGraph {
   outputActivation() { return this._describe().activation; }
   // { nodes: [{ op, inputs, outputs, min?, max? }], output, outputs }
   moduleGraph() { return this._describe().module_graph; }
+  // The network's geometry (the core's network_geometry), per graph output and
+  // spatial input (N, C, [D,] H, W): [{ output, input, axes }], one axis per
+  // spatial dim, each
+  //   { dim, known: true, valid, lattice, smallest, offset, stride, contextBefore, nonlocal,
+  //     outputSize(n), contextAfter(n), accepts(n) }
+  // or { dim, known: false, unknown: { node, op, reason } } where the analysis
+  // lost the axis (it never guesses). `valid` describes the accepted input
+  // sizes ("44 + 8k", "16k, k >= 1", "44 or 45", "none"); `lattice` is
+  // { first, step } when they are exactly first + step * k (else null);
+  // `smallest` the smallest accepted size (null: none). Output voxel i's
+  // centre lies at input coordinate offset + stride * i: `offset`, `stride`
+  // and the contexts are exact fractions as strings ("8", "-1/4").
+  // `outputSize(n)` is the output size for input size n, null where n is
+  // refused; `contextAfter(n)` the input voxels after the output's last, null
+  // likewise. Those ask the core, for this graph as it was when geometry()
+  // was called: after optimize(), setInputShapes() or finalize() they are
+  // 'invalid_argument' (call geometry() again).
+  geometry() {
+    const core = this._core;
+    const handle = this._live();
+    const version = this._version;
+    const list = JSON.parse(core.take(core.m._tg_geometry(handle)));
+    const at = (o, a, n, what) => {
+      if (!Number.isSafeInteger(n) || n < 0)
+        throw new TracegraphError('invalid_argument', `geometry: ${what}(n): n is a non-negative integer, not ${n}`);
+      if (this._version !== version)
+        throw new TracegraphError('invalid_argument', `geometry: the graph changed since geometry() was called; call it again`);
+      return JSON.parse(core.take(core.m._tg_geometry_at(this._live(), o, a, n)));
+    };
+    return list.map((o, oi) => ({
+      output: o.output,
+      input: o.input,
+      axes: o.axes.map((a, ai) => {
+        if (a.unknown) return { dim: a.dim, known: false, unknown: { ...a.unknown } };
+        return {
+          dim: a.dim,
+          known: true,
+          valid: a.valid,
+          lattice: a.lattice ? { first: a.lattice.first, step: a.lattice.step } : null,
+          smallest: a.smallest ?? null,
+          offset: a.offset,
+          stride: a.stride,
+          contextBefore: a.context ? a.context[0] : null,
+          nonlocal: a.nonlocal ?? [],
+          outputSize: (n) => at(oi, ai, n, 'outputSize')?.output_size ?? null,
+          contextAfter: (n) => at(oi, ai, n, 'contextAfter')?.context_after ?? null,
+          accepts: (n) => at(oi, ai, n, 'accepts') !== null,
+        };
+      }),
+    }));
+  }
+
+  // The module tree (the core's module_tree): the nodes grouped by the module
+  // whose forward made them, { groups }, groups[0] the root (the whole graph,
+  // path ''). Each group: { index, path, type, parent, children, nodes,
+  // nodeCount, parameters, flops, signature, repeatOf, repeats }: `parent`
+  // and `children` are indexes into groups (parent null for the root),
+  // `nodes` the names of the nodes whose innermost module it is, `nodeCount`,
+  // `parameters` (elements of the constants read) and `flops` count it and
+  // every group below; `signature` (16 hex digits) hashes its computation;
+  // `repeatOf` is the first earlier sibling it repeats (null: none), and
+  // `repeats` on a group that repeats none how many siblings share its
+  // signature, itself included.
+  moduleTree() {
+    const doc = JSON.parse(this._core.take(this._core.m._tg_module_tree(this._live())));
+    return {
+      groups: doc.groups.map((g, index) => ({
+        index,
+        path: g.path,
+        type: g.type,
+        parent: g.parent,
+        children: g.children,
+        nodes: g.nodes,
+        nodeCount: g.node_count,
+        parameters: g.parameters,
+        flops: g.flops,
+        signature: g.signature,
+        repeatOf: g.repeat_of,
+        repeats: g.repeats,
+      })),
+    };
+  }
+
   // { name: { count, min, max, mean } } for every float32 weight.
   weightStats() { return JSON.parse(this._core.take(this._core.m._tg_weight_stats(this._live()))); }
 
@@ -463,6 +560,7 @@ export class TracedGraph {
     };
     const text = core.cString(JSON.stringify(request));
     try {
+      ++this._version;
       const report = JSON.parse(core.take(core.m._tg_optimize(this._live(), text)));
       this._described = null;
       return report;
@@ -487,6 +585,7 @@ export class TracedGraph {
       dp = this._core.alloc(4 * Math.max(dims.length, 1), 'setInputShapes');
       shapes.forEach((s, i) => { this._core.i32[(rp >> 2) + i] = s.length; });
       dims.forEach((d, i) => { this._core.i32[(dp >> 2) + i] = d; });
+      ++this._version;
       this._core.check(m._tg_set_input_shapes(handle, shapes.length, rp, dp));
     } finally {
       if (rp) m._tg_free(rp);
@@ -507,6 +606,7 @@ export class TracedGraph {
     const algorithm = CONV_ALGORITHMS.indexOf(convAlgorithm);
     if (algorithm < 0)
       throw new TracegraphError('invalid_argument', `finalize: convAlgorithm '${convAlgorithm}' is none of ${CONV_ALGORITHMS.join(', ')}`);
+    if (!this.isFinalized()) ++this._version;
     const n = this._core.check(this._core.m._tg_finalize(this._live(), threads, profile ? 1 : 0, memoryBudget / 1048576, algorithm));
     unrefWorkers(this._core.m);
     this._described = null;
