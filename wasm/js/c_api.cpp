@@ -115,7 +115,7 @@ EMSCRIPTEN_KEEPALIVE Handle* tg_load(const char* json, std::size_t json_len, voi
         const auto* bytes = static_cast<const std::byte*>(owner.get());
         tg::ExportedGraph eg = tg::deserialize_graph(std::string_view(json, json_len), {bytes, weights_len}, owner,
                                                      json_name, weights_name);
-        return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
+        return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr, std::nullopt};
       },
       nullptr);
 }
@@ -139,7 +139,7 @@ EMSCRIPTEN_KEEPALIVE Handle* tg_load_archive(void* bytes, std::size_t len, const
         }
         tg::ExportedGraph eg = tg::is_torchscript_archive(data) ? tg::read_torchscript_archive(data, owner, name, {}, shapes)
                                                                 : tg::read_pt2(data, owner, name);
-        auto* h = new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr};
+        auto* h = new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr, std::nullopt};
         try {
           if (!shapes.empty()) h->graph.set_input_shapes(shapes);
         } catch (...) {
