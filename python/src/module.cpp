@@ -31,7 +31,9 @@
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/flops.h"
+#include "tracegraph/geometry.h"
 #include "tracegraph/module_graph.h"
+#include "tracegraph/module_tree.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/optimizer.h"
 #include "tracegraph/pt2.h"
@@ -169,6 +171,12 @@ nb::list nodes_of(const tg::Graph& g) {
     for (const auto& [key, value] : n.attributes) attrs[key.c_str()] = attribute_to_python(value);
     d["attributes"] = attrs;
     d["flops"] = flops_of(g, n);
+    // The innermost module's path (None: the root's own node, or not known),
+    // and the frames from the outermost as (path, type).
+    nb::list frames;
+    for (const tg::ModuleFrame& f : g.module_path(id)) frames.append(nb::make_tuple(f.path, f.type));
+    d["module"] = n.module.valid() ? nb::cast(g.module(n.module).path) : nb::none();
+    d["module_path"] = frames;
     out.append(d);
   }
   return out;
@@ -347,6 +355,32 @@ tg::Graph graph_of_view(const nb::list& nodes, const std::vector<std::string>& o
   return g;
 }
 
+// The module tree as dicts, one per group in the tree's order: path, type,
+// parent and children (indexes), nodes (names), node_count, parameters,
+// flops, signature (an int), repeat_of, repeats.
+nb::list module_tree_of(const tg::Graph& g) {
+  const tg::ModuleTree tree = tg::module_tree(g);
+  nb::list out;
+  for (const tg::ModuleGroup& group : tree.groups) {
+    nb::dict d;
+    d["path"] = group.path;
+    d["type"] = group.type;
+    d["parent"] = group.parent ? nb::cast(*group.parent) : nb::none();
+    d["children"] = group.children;
+    nb::list nodes;
+    for (tg::NodeId id : group.nodes) nodes.append(g.node(id).name);
+    d["nodes"] = nodes;
+    d["node_count"] = group.node_count;
+    d["parameters"] = group.parameters;
+    d["flops"] = group.flops;
+    d["signature"] = group.signature;
+    d["repeat_of"] = group.repeat_of ? nb::cast(*group.repeat_of) : nb::none();
+    d["repeats"] = group.repeats;
+    out.append(d);
+  }
+  return out;
+}
+
 // A tree spec as nested dicts: {"kind", "keys", "type_name", "children"}.
 nb::dict spec_tree(const tg::TreeSpec& spec) {
   nb::dict d;
@@ -391,6 +425,67 @@ NB_MODULE(_core, m) {
       .def("json", [](const tg::Activation& a) { return tg::output_activation_json({a}); })
       .def("__str__", &tg::Activation::str)
       .def("__repr__", [](const tg::Activation& a) { return "Activation(" + a.str() + ")"; });
+
+  nb::class_<tg::Rational>(m, "Rational", "An exact fraction (num / den, den > 0, in lowest terms): a geometry's offset, stride, context")
+      .def(nb::init<>())
+      .def_static("of", &tg::Rational::of, "num"_a, "den"_a = 1)
+      .def_ro("num", &tg::Rational::num)
+      .def_ro("den", &tg::Rational::den)
+      .def("value", &tg::Rational::value, "as a float")
+      .def("is_integer", &tg::Rational::is_integer)
+      .def("__float__", &tg::Rational::value)
+      .def("__eq__", [](const tg::Rational& a, const tg::Rational& b) { return a == b; }, nb::is_operator())
+      .def("__eq__", [](const tg::Rational& a, std::int64_t b) { return a == tg::Rational::of(b); }, nb::is_operator())
+      .def("__hash__", [](const tg::Rational& a) { return nb::hash(nb::make_tuple(a.num, a.den)); })
+      .def("__str__", &tg::Rational::str)
+      .def("__repr__", [](const tg::Rational& a) { return "Rational(" + a.str() + ")"; });
+
+  nb::class_<tg::AxisGeometry::Lattice>(m, "Lattice", "Accepted input sizes that are exactly first + step * k, k >= 0")
+      .def_ro("first", &tg::AxisGeometry::Lattice::first)
+      .def_ro("step", &tg::AxisGeometry::Lattice::step)
+      .def("__repr__", [](const tg::AxisGeometry::Lattice& l) {
+        return "Lattice(first=" + std::to_string(l.first) + ", step=" + std::to_string(l.step) + ")";
+      });
+
+  nb::class_<tg::AxisGeometry>(m, "AxisGeometry",
+                               "One spatial axis of one output, relative to one input (tracegraph.network_geometry)")
+      .def_ro("dim", &tg::AxisGeometry::dim, "the axis: its dim in the input and the output (2 for D of N, C, D, H, W)")
+      .def_prop_ro("known", &tg::AxisGeometry::known)
+      .def_ro("unknown_node", &tg::AxisGeometry::unknown_node, "where the analysis lost the axis ('' when known)")
+      .def_ro("unknown_op", &tg::AxisGeometry::unknown_op)
+      .def_ro("unknown_reason", &tg::AxisGeometry::unknown_reason)
+      .def_ro("period", &tg::AxisGeometry::period)
+      .def_ro("periodic_from", &tg::AxisGeometry::periodic_from)
+      .def_ro("growth", &tg::AxisGeometry::growth)
+      .def_ro("output_sizes", &tg::AxisGeometry::output_sizes, "output_sizes[n - 1] for the first sizes n (0: refused)")
+      .def_ro("finite", &tg::AxisGeometry::finite, "the accepted sizes are the finitely many in output_sizes")
+      .def_ro("lattice", &tg::AxisGeometry::lattice, "the accepted sizes as first + step * k when exactly that; else None")
+      .def_ro("offset", &tg::AxisGeometry::offset, "output voxel i's centre lies at input coordinate offset + stride * i")
+      .def_ro("stride", &tg::AxisGeometry::stride)
+      .def_ro("nonlocal", &tg::AxisGeometry::nonlocal, "nodes whose values depend on the whole axis")
+      .def("accepts", &tg::AxisGeometry::accepts, "n"_a)
+      .def("output_size", &tg::AxisGeometry::output_size, "n"_a, "the output size for input size n; None where n is refused")
+      .def("smallest", &tg::AxisGeometry::smallest, "the smallest accepted input size; None when none")
+      .def("context_before", &tg::AxisGeometry::context_before, "the input voxels cut before the output's first voxel")
+      .def("context_after", &tg::AxisGeometry::context_after, "n"_a,
+           "the input voxels after the output's last voxel for input size n; None where n is refused")
+      .def("valid_sizes_str", &tg::AxisGeometry::valid_sizes_str, "'44 + 8k', '16k, k >= 1', 'n >= 3', '44 or 45', 'none'")
+      .def("__str__", &tg::AxisGeometry::str)
+      .def("__repr__", [](const tg::AxisGeometry& a) { return "AxisGeometry(dim " + std::to_string(a.dim) + ": " + a.str() + ")"; });
+
+  nb::class_<tg::OutputGeometry>(m, "OutputGeometry", "The geometry of one output relative to one spatial input, per spatial axis")
+      .def_ro("output", &tg::OutputGeometry::output)
+      .def_ro("input", &tg::OutputGeometry::input)
+      .def_ro("axes", &tg::OutputGeometry::axes)
+      .def("json", [](const tg::OutputGeometry& o, int indent) { return tg::geometry_json({o}, indent); }, "indent"_a = -1)
+      .def("__repr__", [](const tg::OutputGeometry& o) {
+        std::string s = "OutputGeometry(%" + o.output + " from %" + o.input;
+        for (const auto& a : o.axes) s += "; dim " + std::to_string(a.dim) + ": " + a.str();
+        return s + ")";
+      });
+
+  m.def("geometry_json", &tg::geometry_json, "geometry"_a, "indent"_a = -1,
+        "The geometry as the CLI's inspect --json writes it (its \"geometry\" key)");
 
   nb::class_<tg::OptimizeReport>(m, "OptimizeReport", "What optimize() did: sweeps, and per transform its runs, rewrites and time")
       .def_ro("sweeps", &tg::OptimizeReport::sweeps)
@@ -458,7 +553,13 @@ NB_MODULE(_core, m) {
       .def("profile", &profile_of)
       .def("time_runs", &time_runs, "inputs"_a, "runs"_a)
       .def("output_activation", [](const Model& x) { return tg::output_activation(x.graph.graph()); })
-      .def("module_graph", [](const Model& x) { return view_of(tg::module_graph(x.graph.graph())); });
+      .def("module_graph", [](const Model& x) { return view_of(tg::module_graph(x.graph.graph())); })
+      .def("network_geometry", [](const Model& x) { return tg::network_geometry(x.graph.graph()); })
+      .def("module_tree", [](const Model& x) { return module_tree_of(x.graph.graph()); })
+      .def("module_tree_json", [](const Model& x, int indent) {
+             const tg::Graph& g = x.graph.graph();
+             return tg::module_tree_json(g, tg::module_tree(g), indent);
+           }, "indent"_a = -1);
 
   m.def("load_path", &load_path, "path"_a, "input_shapes"_a);
   m.def("load_bytes", &load_bytes, "data"_a, "name"_a, "input_shapes"_a);

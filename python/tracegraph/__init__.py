@@ -5,6 +5,8 @@ The surface the seeds define, in their names::
     import tracegraph
     g = tracegraph.load("unet.pt2")                 # .pt2, .ts/.pt (TorchScript), or an exported graph's .json
     tracegraph.output_activation(g)                 # [Activation(sigmoid)]: what each output applies last
+    tracegraph.network_geometry(g)                  # per output and spatial axis: valid sizes, offset, stride, context
+    tracegraph.module_tree(g)                       # the module hierarchy: node counts, parameters, FLOPs, repeats
     g.finalize()                                    # ready to run (XNNPACK, on the CPU)
     outputs = g.run([x])                            # flat numpy arrays in, flat list out
     y = g(x)                                        # the traced structure in and out
@@ -34,6 +36,14 @@ _LAZY = {
     "TreeSpec": "._tree",
     "output_activation": "._activation",
     "module_graph": "._module_graph",
+    "network_geometry": "._geometry",
+    "geometry_json": "._geometry",
+    "module_tree": "._module_tree",
+    "ModuleTree": "._module_tree",
+    "ModuleGroup": "._module_tree",
+    "OutputGeometry": "._core",
+    "AxisGeometry": "._core",
+    "Rational": "._core",
     "trace": "._tracing",
     "Activation": "._core",
     "OptimizeReport": "._core",

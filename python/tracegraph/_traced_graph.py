@@ -24,7 +24,11 @@ class Node:
     """One node of a graph: its name, op (the format's own: ``aten::conv3d``,
     ``aten.conv3d.default``), the SDK's canonical op (``conv``, ``sigmoid``,
     or None), the names of the values it reads and writes, its constant
-    arguments, and its FLOPs where the shapes are known (the core's count)."""
+    arguments, its FLOPs where the shapes are known (the core's count), the
+    path of the innermost module whose forward made it (``module``:
+    "encoder.blocks.0.attn"; None for the root module's own nodes or where the
+    file names none), and that module's frames from the outermost
+    (``module_path``: [("encoder", "Encoder"), ...])."""
     name: str
     op: str
     canonical: str | None
@@ -32,6 +36,8 @@ class Node:
     outputs: list
     attributes: dict
     flops: float | None
+    module: str | None = None
+    module_path: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
