@@ -428,7 +428,12 @@ NB_MODULE(_core, m) {
 
   nb::class_<tg::Rational>(m, "Rational", "An exact fraction (num / den, den > 0, in lowest terms): a geometry's offset, stride, context")
       .def(nb::init<>())
-      .def_static("of", &tg::Rational::of, "num"_a, "den"_a = 1)
+      .def_static("of",
+                  [](std::int64_t num, std::int64_t den) {
+                    if (den == 0) tg::fail(tg::ErrorCode::kInvalidArgument, "Rational.of: the denominator is 0");
+                    return tg::Rational::of(num, den);
+                  },
+                  "num"_a, "den"_a = 1)
       .def_ro("num", &tg::Rational::num)
       .def_ro("den", &tg::Rational::den)
       .def("value", &tg::Rational::value, "as a float")
