@@ -467,7 +467,8 @@ NB_MODULE(_core, m) {
       .def_ro("lattice", &tg::AxisGeometry::lattice, "the accepted sizes as first + step * k when exactly that; else None")
       .def_ro("offset", &tg::AxisGeometry::offset, "output voxel i's centre lies at input coordinate offset + stride * i")
       .def_ro("stride", &tg::AxisGeometry::stride)
-      .def_ro("nonlocal", &tg::AxisGeometry::nonlocal, "nodes whose values depend on the whole axis")
+      .def_ro("nonlocal_nodes", &tg::AxisGeometry::nonlocal,
+              "nodes whose values depend on the whole axis (C++'s nonlocal, a keyword in Python)")
       .def("accepts", &tg::AxisGeometry::accepts, "n"_a)
       .def("output_size", &tg::AxisGeometry::output_size, "n"_a, "the output size for input size n; None where n is refused")
       .def("smallest", &tg::AxisGeometry::smallest, "the smallest accepted input size; None when none")

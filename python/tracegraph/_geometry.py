@@ -28,7 +28,7 @@ def network_geometry(model: Any) -> list:
       (``Rational``: exact, ``str()`` "1/4", ``float()``, ``== 8``);
       ``context_before()`` and ``context_after(n)``: the input voxels cut
       before the output's first voxel and after its last;
-    - ``nonlocal``: nodes whose values depend on the whole axis.
+    - ``nonlocal_nodes``: nodes whose values depend on the whole axis.
 
     ``tracegraph.geometry_json(geometry)`` writes what ``tracegraph inspect --json``
     gives as its "geometry".

@@ -57,7 +57,7 @@ def test_a_valid_unet_with_a_fixed_crop_takes_two_sizes():
         assert a.context_before() == 8
         assert a.context_after(44) == 8 and a.context_after(45) == 9
         assert a.context_after(46) is None
-        assert a.nonlocal == []
+        assert a.nonlocal_nodes == []
         assert str(a) == "sizes 44 or 45, offset 8, stride 1"
 
 
