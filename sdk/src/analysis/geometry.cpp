@@ -127,13 +127,21 @@ namespace {
 
 // What the analysis knows of a value along the axis.
 struct AxisValue {
-  enum class State { kFixed, kSpatial, kUnknown } state = State::kFixed;
+  // kNumber: a number computed from the axis' sizes (x.size(2), (a - b) // 2),
+  // kSizes: a tensor's whole size list whose tensor is kSpatial.
+  enum class State { kFixed, kSpatial, kNumber, kSizes, kUnknown } state = State::kFixed;
   // kSpatial: where its voxels lie, its slot in the sizes evaluated, and its
   // size's period and growth (size(n + period) = size(n) + growth).
+  // kNumber: its slot, period and growth alike (numbers may shrink: growth < 0).
   Rational offset, stride = Rational::of(1);
   int slot = -1;
   i64 period = 1, growth = 1;
   std::int64_t rank = 0;
+  // kFixed: its value when it is a number the analysis knows; kNumber: its
+  // value at the graph's example size (nullopt when a shape is not static).
+  std::optional<i64> number;
+  // kSizes, or kFixed from aten::size without a dim: whose sizes.
+  std::optional<ValueId> sizes_of;
   // kUnknown: where and why.
   std::string node, op, reason;
   // Nodes before it whose values depend on the whole axis.
@@ -143,7 +151,7 @@ using State = AxisValue::State;
 
 // One size computation of the evaluation, in graph order.
 struct Step {
-  enum class Kind { kWindow, kTransposed, kScale, kSlice, kPad, kJoin } kind = Kind::kWindow;
+  enum class Kind { kWindow, kTransposed, kScale, kSlice, kPad, kJoin, kNumber } kind = Kind::kWindow;
   int in = -1, out = -1;
   std::vector<int> others;  // kJoin: the other operands, whose sizes must equal `in`'s
   std::vector<bool> same_rate;  // kJoin: per other operand, whether it grows as `in` does
@@ -153,6 +161,19 @@ struct Step {
   i64 scale_num = 1, scale_den = 1;
   i64 start = 0, end = kSliceToEnd, step = 1;
   i64 before = 0, after = 0;
+  // kSlice: a start or end the graph computes (a slot; -1: the constant
+  // above), the start the voxel map assumes (its value at the example size),
+  // and the node, named when an accepted size starts elsewhere.
+  int start_slot = -1, end_slot = -1;
+  i64 expected_start = 0;
+  std::string node, op;
+  // kNumber: out = ka * A + kb * B + k0 (kLinear), floor(A / c), trunc(A / c)
+  // or A mod c (Python's, c > 0); A, B a slot, or absent (-1).
+  enum class Arith { kLinear, kFloorDiv, kTruncDiv, kRemainder } arith = Arith::kLinear;
+  int a = -1, b = -1;
+  i64 ka = 0, kb = 0, k0 = 0, c = 1;
+  int a_sign = 0;  // kTruncDiv: the sign of A's growth, which A's sign takes for good
+  bool start_moves = false;  // kSlice: the computed start grows or shrinks with the input
 };
 
 // The op as the analysis reads it: the canonical name, else an ATen op's base
@@ -236,6 +257,24 @@ class AxisAnalysis {
 
   std::optional<AxisValue> window(const Node& n, const AxisValue& x, std::string_view op);
   std::optional<AxisValue> resize(const Node& n, const AxisValue& x);
+
+  // ---- numbers computed from sizes ----
+  static bool is_number(const AxisValue& a) { return a.state == State::kNumber || (a.state == State::kFixed && a.number); }
+  // A value read as a number: what the analysis knows of it, or a constant of one element.
+  AxisValue number_of(ValueId v) const;
+  // The argument `name` (a graph input by its schema name, else the input at
+  // `fallback` when the node names none, else an attribute); nullopt when absent.
+  std::optional<AxisValue> number_arg(const Node& n, std::initializer_list<std::string_view> names, std::size_t fallback) const;
+  // A tensor's size along `d` (negative from the end): kNumber along the
+  // axis when the tensor grows with it, else its static size.
+  AxisValue size_of(const Node& n, ValueId tensor, i64 d) const;
+  // ka * a + kb * b + k0; a number that does not vary is computed here.
+  AxisValue linear(const Node& n, const AxisValue& a, i64 ka, const AxisValue* b, i64 kb, i64 k0);
+  AxisValue divide(const Node& n, const AxisValue& a, const AxisValue& c, Step::Arith arith);
+  // Reads a number op (aten::size, prim::NumToTensor, aten::Int, the
+  // arithmetic); false when `op` is none.
+  bool visit_number(const Node& n, std::string_view op);
+  std::optional<AxisValue> slice(const Node& n, const AxisValue& x);
 
   const Graph& g_;
   ValueId input_;
@@ -414,6 +453,352 @@ std::optional<AxisValue> AxisAnalysis::resize(const Node& n, const AxisValue& x)
                 growth_times_q, n);
 }
 
+// ---- numbers computed from sizes -------------------------------------------------
+//
+// A crop computed at run time (traced: x.size(2) through prim::NumToTensor,
+// tensor arithmetic and aten::Int; exported with dynamic shapes:
+// aten.sym_size.int and Python's operator module) is read as numbers
+// evaluated at each n with the sizes. A number made of sizes by +, -, a
+// constant factor, // and % by a positive constant is quasi-affine in n
+// like the sizes (// c multiplies the period as a stride-c pooling does),
+// so the evaluation's periodicity argument covers it unchanged.
+
+// The number ops by one name: ATen's base name (op_name), prim's, and Python's
+// operator module's ("_operator.floordiv"), which the pt2 reader turns into
+// aten::floordiv but a graph written by other tools may keep.
+std::string number_op_name(const Node& n, const std::string& op) {
+  std::string_view name = n.op;
+  for (std::string_view prefix : {"_operator.", "operator."}) {
+    if (!name.starts_with(prefix)) continue;
+    name.remove_prefix(prefix.size());
+    if (name == "mod") return "remainder";
+    if (name == "truediv") return "div";
+    if (name == "getitem") return "__getitem__";
+    return std::string(name);
+  }
+  if (name == "prim::NumToTensor") return "NumToTensor";
+  if (name == "prim::ListUnpack") return "ListUnpack";
+  return op;
+}
+
+AxisValue AxisAnalysis::number_of(ValueId v) const {
+  const AxisValue& a = at(v);
+  if (a.state != State::kFixed || a.number || a.sizes_of) return a;
+  const Value& value = g_.value(v);
+  if (!value.is_constant() || value.data.numel() != 1) return a;
+  AxisValue out = a;
+  const Tensor& t = value.data;
+  auto integral = [&](double d) {
+    if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 1e15) out.number = static_cast<i64>(d);
+  };
+  switch (t.dtype()) {
+    case DType::kInt64: out.number = *t.data_as<std::int64_t>(); break;
+    case DType::kInt32: out.number = *t.data_as<std::int32_t>(); break;
+    case DType::kFloat64: integral(*t.data_as<double>()); break;
+    case DType::kFloat32: integral(*t.data_as<float>()); break;
+    default: break;
+  }
+  return out;
+}
+
+std::optional<AxisValue> AxisAnalysis::number_arg(const Node& n, std::initializer_list<std::string_view> names,
+                                                  std::size_t fallback) const {
+  const bool named = n.attributes.contains(kArgNamesAttribute);
+  for (std::string_view name : names) {
+    if (named) {
+      if (const auto in = inputs_for_arg(n, name); !in.empty()) return number_of(in.front());
+    }
+    if (const AttributeValue* a = n.attributes.find(name)) {
+      AxisValue out;
+      if (const auto* i = std::get_if<std::int64_t>(a)) out.number = *i;
+      else if (const auto* b = std::get_if<bool>(a)) out.number = *b ? 1 : 0;
+      else if (const auto* d = std::get_if<double>(a); d && *d == std::floor(*d) && std::abs(*d) < 1e15) out.number = static_cast<i64>(*d);
+      else if (const auto* v = std::get_if<std::vector<std::int64_t>>(a); v && v->size() == 1) out.number = v->front();
+      return out;
+    }
+  }
+  if (!named && fallback < n.inputs.size()) return number_of(n.inputs[fallback]);
+  return std::nullopt;
+}
+
+AxisValue AxisAnalysis::size_of(const Node& n, ValueId tensor, i64 d) const {
+  const AxisValue& t = at(tensor);
+  const Value& v = g_.value(tensor);
+  const i64 rank = t.state == State::kSpatial ? t.rank : v.shape ? static_cast<i64>(v.shape->size()) : -1;
+  AxisValue out;
+  if (rank < 0) return out;  // a fixed value of unknown rank: a number no one knows
+  if (d < 0) d += rank;
+  if (d < 0 || d >= rank) return unknown(n, "the size of a dim the tensor does not have");
+  if (v.shape && static_cast<i64>(v.shape->size()) == rank && (*v.shape)[static_cast<std::size_t>(d)].is_static()) {
+    out.number = (*v.shape)[static_cast<std::size_t>(d)].size;
+  }
+  if (t.state == State::kSpatial && d == dim_) {
+    // The size slot itself: its evaluated value is the number.
+    out.state = State::kNumber;
+    out.slot = t.slot;
+    out.period = t.period;
+    out.growth = t.growth;
+  }
+  return out;
+}
+
+AxisValue AxisAnalysis::linear(const Node& n, const AxisValue& a, i64 ka, const AxisValue* b, i64 kb, i64 k0) {
+  const bool varies = a.state == State::kNumber || (b && b->state == State::kNumber);
+  if (!is_number(a) || (b && !is_number(*b))) {
+    if (varies) return unknown(n, "arithmetic on a number computed from sizes and one the analysis does not know");
+    return AxisValue{};  // fixed, its value not known
+  }
+  AxisValue out;
+  const auto example = [&]() -> std::optional<i64> {
+    if (!a.number || (b && !b->number)) return std::nullopt;
+    return ka * *a.number + (b ? kb * *b->number : 0) + k0;
+  }();
+  out.number = example;
+  if (!varies) return out;
+  if (ka == 1 && !b && k0 == 0) return a;
+  Step step;
+  step.kind = Step::Kind::kNumber;
+  step.arith = Step::Arith::kLinear;
+  step.k0 = k0;
+  i64 period = 1;
+  for (const AxisValue* x : {&a, b}) {
+    if (x && x->state == State::kNumber) period = std::lcm(period, x->period);
+  }
+  if (period > kMaxPeriod) return unknown(n, "the sizes repeat with a period past " + std::to_string(kMaxPeriod));
+  i64 growth = 0;
+  for (auto [x, k] : {std::pair{&a, ka}, std::pair{b, kb}}) {
+    if (!x) continue;
+    if (x->state != State::kNumber) {
+      step.k0 += k * *x->number;
+      continue;
+    }
+    growth += k * x->growth * (period / x->period);
+    if (step.a < 0) step.a = x->slot, step.ka = k;
+    else step.b = x->slot, step.kb = k;
+  }
+  out.state = State::kNumber;
+  out.period = period;
+  out.growth = growth;
+  out.slot = slots_++;
+  step.out = out.slot;
+  steps_.push_back(std::move(step));
+  return out;
+}
+
+AxisValue AxisAnalysis::divide(const Node& n, const AxisValue& a, const AxisValue& c, Step::Arith arith) {
+  if (c.state != State::kFixed || !c.number || *c.number <= 0) {
+    if (a.state == State::kNumber || c.state == State::kNumber) {
+      return unknown(n, "a division of a number computed from sizes by one that is not a positive constant");
+    }
+    return AxisValue{};
+  }
+  const i64 d = *c.number;
+  auto apply = [&](i64 x) {
+    switch (arith) {
+      case Step::Arith::kFloorDiv: return floor_div(x, d);
+      case Step::Arith::kTruncDiv: return x / d;
+      default: return x - floor_div(x, d) * d;
+    }
+  };
+  AxisValue out;
+  if (a.number) out.number = apply(*a.number);
+  if (a.state != State::kNumber) return out;
+  Step step;
+  step.kind = Step::Kind::kNumber;
+  step.arith = arith;
+  step.a = a.slot;
+  step.c = d;
+  step.a_sign = a.growth > 0 ? 1 : a.growth < 0 ? -1 : 0;
+  auto [period, growth] = divided(a.period, a.growth, d);
+  if (arith == Step::Arith::kRemainder) growth = 0;
+  if (period > kMaxPeriod) return unknown(n, "the sizes repeat with a period past " + std::to_string(kMaxPeriod));
+  out.state = State::kNumber;
+  out.period = period;
+  out.growth = growth;
+  out.slot = slots_++;
+  step.out = out.slot;
+  steps_.push_back(std::move(step));
+  return out;
+}
+
+bool AxisAnalysis::visit_number(const Node& n, std::string_view op) {
+  auto set_all = [&](const AxisValue& a) {
+    for (ValueId out : n.outputs) set(out, a);
+  };
+  if (op == "size" || op == "sym_size") {
+    const auto self = input_for_arg(n, "self", 0);
+    if (!self) return false;
+    const auto dim = number_arg(n, {"dim"}, 1);
+    if (!dim) {
+      AxisValue list;
+      list.sizes_of = *self;
+      if (at(*self).state == State::kSpatial) list.state = State::kSizes;
+      set_all(list);
+    } else if (dim->state != State::kFixed || !dim->number) {
+      set_all(unknown(n, "a size along a computed dim"));
+    } else {
+      set_all(size_of(n, *self, *dim->number));
+    }
+    return true;
+  }
+  if (op == "__getitem__" || op == "select" || op == "ListUnpack") {
+    if (n.inputs.empty() || !at(n.inputs.front()).sizes_of) return false;  // not a size list
+    const ValueId tensor = *at(n.inputs.front()).sizes_of;
+    if (op == "ListUnpack") {
+      for (std::size_t i = 0; i < n.outputs.size(); ++i) set(n.outputs[i], size_of(n, tensor, static_cast<i64>(i)));
+      return true;
+    }
+    const auto idx = number_arg(n, {"idx", "index"}, 1);
+    if (!idx || idx->state != State::kFixed || !idx->number) set_all(unknown(n, "a size at a computed index"));
+    else set_all(size_of(n, tensor, *idx->number));
+    return true;
+  }
+  if (!one_of(op, {"NumToTensor", "Int", "ScalarImplicit", "Float", "add", "sub", "rsub", "mul", "floor_divide", "floordiv",
+                   "div", "neg", "remainder"})) {
+    return false;
+  }
+  for (ValueId v : n.inputs) {
+    if (at(v).state == State::kSpatial) return false;  // a tensor op
+  }
+  const auto a = number_arg(n, {"self", "a", "input"}, 0);
+  if (!a || !is_number(*a)) {
+    if (a && a->state == State::kNumber) return false;  // cannot happen: a kNumber is a number
+    return false;
+  }
+  if (one_of(op, {"NumToTensor", "Int", "ScalarImplicit", "Float"})) {
+    // Every number read here is an integer: the conversions keep it.
+    set_all(*a);
+    return true;
+  }
+  if (op == "neg") {
+    set_all(linear(n, *a, -1, nullptr, 0, 0));
+    return true;
+  }
+  const auto b = number_arg(n, {"other", "b"}, 1);
+  if (!b || !is_number(*b)) {
+    if (a->state == State::kNumber || (b && b->state == State::kNumber)) {
+      set_all(unknown(n, "arithmetic on a number computed from sizes and a value that is not a number"));
+      return true;
+    }
+    return false;
+  }
+  const auto alpha = number_arg(n, {"alpha"}, std::numeric_limits<std::size_t>::max());
+  if (alpha && (alpha->state != State::kFixed || !alpha->number)) {
+    set_all(unknown(n, "an alpha the analysis does not know"));
+    return true;
+  }
+  const i64 k = alpha ? *alpha->number : 1;
+  if (op == "add") {
+    set_all(linear(n, *a, 1, &*b, k, 0));
+  } else if (op == "sub") {
+    set_all(linear(n, *a, 1, &*b, -k, 0));
+  } else if (op == "rsub") {
+    set_all(linear(n, *b, 1, &*a, -k, 0));
+  } else if (op == "mul") {
+    if (a->state == State::kNumber && b->state == State::kNumber) {
+      set_all(unknown(n, "a product of two numbers that vary with the input size"));
+    } else if (b->state == State::kNumber) {
+      set_all(linear(n, *b, *a->number, nullptr, 0, 0));
+    } else {
+      set_all(linear(n, *a, *b->number, nullptr, 0, 0));
+    }
+  } else if (op == "floor_divide" || op == "floordiv") {
+    set_all(divide(n, *a, *b, Step::Arith::kFloorDiv));
+  } else if (op == "remainder") {
+    set_all(divide(n, *a, *b, Step::Arith::kRemainder));
+  } else {  // div
+    const std::optional<std::string> mode = n.attributes.get_string("rounding_mode");
+    if (mode == "floor") {
+      set_all(divide(n, *a, *b, Step::Arith::kFloorDiv));
+    } else if (mode == "trunc") {
+      set_all(divide(n, *a, *b, Step::Arith::kTruncDiv));
+    } else if (a->state == State::kNumber || b->state == State::kNumber) {
+      set_all(unknown(n, "a true division of a number computed from sizes: not an integer"));
+    } else {
+      AxisValue q;
+      if (*b->number != 0 && *a->number % *b->number == 0) q.number = *a->number / *b->number;
+      set_all(q);
+    }
+  }
+  return true;
+}
+
+// A slice or narrow along the axis, by constant or computed bounds.
+std::optional<AxisValue> AxisAnalysis::slice(const Node& n, const AxisValue& x) {
+  i64 dim = 0;
+  if (const auto d = number_arg(n, {"dim"}, 1)) {
+    if (d->state != State::kFixed || !d->number) return unknown(n, "a slice along a computed dim");
+    dim = *d->number;
+  }
+  if (dim < 0) dim += x.rank;
+  if (dim != dim_) return x;
+  const bool narrow = op_base(n.op).starts_with("narrow");
+  AxisValue zero, to_end;
+  zero.number = 0;
+  to_end.number = kSliceToEnd;
+  const AxisValue start = number_arg(n, {"start"}, 2).value_or(zero);
+  const auto step_v = number_arg(n, {"step"}, 4);
+  if (step_v && (step_v->state != State::kFixed || !step_v->number)) return unknown(n, "a slice by a computed step");
+  AxisValue end = to_end;
+  if (narrow) {
+    const auto length = number_arg(n, {"length"}, 3);
+    if (!length) return unknown(n, "a narrow without a length");
+    end = linear(n, start, 1, &*length, 1, 0);
+  } else if (const auto e = number_arg(n, {"end"}, 3)) {
+    end = *e;
+  }
+  if (start.state == State::kUnknown) return start;
+  if (end.state == State::kUnknown) return end;
+  if (!is_number(start) || !is_number(end)) return unknown(n, "a crop by an amount the analysis does not know");
+
+  Step step;
+  step.kind = Step::Kind::kSlice;
+  step.node = n.name;
+  step.op = n.op;
+  step.step = step_v ? *step_v->number : 1;
+  if (step.step <= 0) return unknown(n, "a crop the analysis does not read");
+  if (start.state == State::kFixed && end.state == State::kFixed) {
+    step.start = *start.number;
+    step.end = *end.number;
+    if (step.start < 0) return unknown(n, "a crop from the end: where it starts depends on the input size");
+    if (narrow && *end.number < *start.number) return unknown(n, "a crop the analysis does not read");
+    // A fixed end stops the growth; a negative end keeps it.
+    const bool fixed_end = step.end >= 0 && step.end < kSliceToEnd;
+    auto [period, growth] = divided(x.period, x.growth, step.step);
+    if (fixed_end) growth = 0;
+    return derive(x, step, Rational::of(step.start), Rational::of(step.step), period, growth, n);
+  }
+  // Computed bounds. The voxel map takes the start at the example size; the
+  // evaluation checks every accepted size starts there.
+  if (!start.number) return unknown(n, "a crop from a computed start whose value at the example size is not known");
+  step.expected_start = *start.number;
+  if (step.expected_start < 0) return unknown(n, "a crop from the end: where it starts depends on the input size");
+  // The length, end - start once both lie in [0, size], is quasi-affine:
+  // its period and growth from the terms'.
+  i64 end_period = 1, end_growth = 0;
+  if (end.state == State::kNumber) {
+    step.end_slot = end.slot;
+    end_period = end.period, end_growth = end.growth;
+  } else {
+    step.end = *end.number;
+    if (step.end < 0 || step.end >= kSliceToEnd) end_period = x.period, end_growth = x.growth;
+  }
+  i64 start_period = 1, start_growth = 0;
+  if (start.state == State::kNumber) {
+    step.start_slot = start.slot;
+    start_period = start.period, start_growth = start.growth;
+    step.start_moves = start.growth != 0;
+  } else {
+    step.start = *start.number;
+  }
+  const i64 period = std::lcm(end_period, start_period);
+  if (period > kMaxPeriod) return unknown(n, "the sizes repeat with a period past " + std::to_string(kMaxPeriod));
+  const i64 length_growth = end_growth * (period / end_period) - start_growth * (period / start_period);
+  if (length_growth < 0) return unknown(n, "a crop that shrinks as the input grows");
+  const auto [p, g] = divided(period, length_growth, step.step);
+  return derive(x, step, Rational::of(step.expected_start), Rational::of(step.step), p, g, n);
+}
+
 void AxisAnalysis::visit(const Node& n) {
   const std::optional<CanonicalOp> c = canonical_op(n);
   const std::string op = op_name(n, c);
@@ -438,6 +823,15 @@ void AxisAnalysis::visit(const Node& n) {
     }
   };
   if (lost) return set_all(*lost);
+  if (visit_number(n, number_op_name(n, op))) return;
+  // A number computed from sizes is read nowhere else but in a slice's bounds.
+  for (ValueId v : n.inputs) {
+    const State st = at(v).state;
+    if ((st == State::kNumber || st == State::kSizes) && !(op == "slice" && !spatial.empty())) {
+      return set_all(unknown(n, "the analysis does not read '" + (op.empty() ? n.op : op) +
+                                    "' on a number computed from sizes"));
+    }
+  }
   if (spatial.empty()) {
     // Not on a spatial path: values of a fixed size along the axis.
     AxisValue fixed;
@@ -509,38 +903,7 @@ void AxisAnalysis::visit(const Node& n) {
       }
     }
   } else if (op == "slice" && first_is_data && spatial.size() == 1) {
-    i64 dim = 0;
-    if (const auto d = arg_int(n, "dim")) dim = *d;
-    if (dim < 0) dim += x.rank;
-    if (dim != dim_) {
-      out = x;
-    } else if (!inputs_for_arg(n, "start").empty() || !inputs_for_arg(n, "end").empty() ||
-               !inputs_for_arg(n, "length").empty()) {
-      out = unknown(n, "a crop by a computed amount");
-    } else {
-      Step step;
-      step.kind = Step::Kind::kSlice;
-      step.start = arg_int(n, "start").value_or(0);
-      step.step = arg_int(n, "step").value_or(1);
-      if (op_base(n.op).starts_with("narrow")) {
-        const auto length = arg_int(n, "length");
-        step.end = length ? step.start + *length : -1;
-        if (!length || step.start < 0) step.step = 0;
-      } else {
-        step.end = arg_int(n, "end").value_or(kSliceToEnd);
-      }
-      if (step.start < 0) {
-        out = unknown(n, "a crop from the end: where it starts depends on the input size");
-      } else if (step.step <= 0) {
-        out = unknown(n, "a crop the analysis does not read");
-      } else {
-        // A fixed end stops the growth; a negative end keeps it.
-        const bool fixed_end = step.end >= 0 && step.end < kSliceToEnd;
-        auto [period, growth] = divided(x.period, x.growth, step.step);
-        if (fixed_end) growth = 0;
-        out = derive(x, step, Rational::of(step.start), Rational::of(step.step), period, growth, n);
-      }
-    }
+    out = slice(n, x);
   } else if (op == "cat" && spatial.size() >= 1) {
     i64 dim = c ? c->attributes.get_int("dim").value_or(0) : 0;
     if (dim < 0) dim += x.rank;
@@ -661,13 +1024,31 @@ struct Evaluation {
     bool positive = true;  // every size at least 1: holds from some n on
     bool equal = true;     // every join's sizes equal
     bool settled = true;   // fixed slice ends reached, and joins of sizes growing apart apart for good
+    int misplaced = -1;    // the first slice whose computed start is not the one the voxel map takes
   };
   Result at(i64 n) {
     Result r;
     sizes[0] = n;
-    for (const Step& s : steps) {
-      const i64 in = sizes[static_cast<std::size_t>(s.in)];
+    for (std::size_t index = 0; index < steps.size(); ++index) {
+      const Step& s = steps[index];
       i64& out = sizes[static_cast<std::size_t>(s.out)];
+      if (s.kind == Step::Kind::kNumber) {
+        // A number may be below 1: not a size.
+        const i64 a = s.a >= 0 ? sizes[static_cast<std::size_t>(s.a)] : 0;
+        const i64 b = s.b >= 0 ? sizes[static_cast<std::size_t>(s.b)] : 0;
+        switch (s.arith) {
+          case Step::Arith::kLinear: out = s.ka * a + s.kb * b + s.k0; break;
+          case Step::Arith::kFloorDiv: out = floor_div(a, s.c); break;
+          case Step::Arith::kTruncDiv:
+            out = a / s.c;
+            // Periodic once a keeps the sign its growth gives it.
+            if (s.a_sign * a < 0) r.settled = false;
+            break;
+          case Step::Arith::kRemainder: out = a - floor_div(a, s.c) * s.c; break;
+        }
+        continue;
+      }
+      const i64 in = sizes[static_cast<std::size_t>(s.in)];
       switch (s.kind) {
         case Step::Kind::kWindow: {
           const auto o = shape_rules::window_output(in, s.kernel, s.stride, s.padding, s.dilation, s.ceil_mode);
@@ -682,13 +1063,24 @@ struct Evaluation {
           out = floor_div(in * s.scale_num, s.scale_den);
           break;
         case Step::Kind::kSlice: {
-          const auto taken = shape_rules::slice(in, s.start, s.end, s.step);
+          const i64 start = s.start_slot >= 0 ? sizes[static_cast<std::size_t>(s.start_slot)] : s.start;
+          const i64 end = s.end_slot >= 0 ? sizes[static_cast<std::size_t>(s.end_slot)] : s.end;
+          const auto taken = shape_rules::slice(in, start, end, s.step);
           out = taken ? taken->length : 0;
-          if (s.end >= 0 && s.end < kSliceToEnd && in < s.end) r.settled = false;
+          if (s.end_slot < 0 && end >= 0 && end < kSliceToEnd && in < end) r.settled = false;
+          if (s.start_slot >= 0 || s.end_slot >= 0) {
+            // Computed bounds are quasi-affine once they lie in [0, size] in
+            // order: no counting from the end, no clamping.
+            const i64 e = s.end_slot >= 0 ? end : end >= kSliceToEnd ? in : end < 0 ? in + end : end;
+            if (start < 0 || start > e || e > in) r.settled = false;
+            if ((taken ? taken->start : start) != s.expected_start && r.misplaced < 0) r.misplaced = static_cast<int>(index);
+          }
           break;
         }
         case Step::Kind::kPad:
           out = in + s.before + s.after;
+          break;
+        case Step::Kind::kNumber:
           break;
         case Step::Kind::kJoin:
           out = in;
@@ -718,7 +1110,7 @@ AxisGeometry AxisAnalysis::run(ValueId output) {
     geo.unknown_reason = o.reason;
     return geo;
   }
-  if (o.state == State::kFixed || o.rank != static_cast<i64>(g_.value(input_).shape->size())) {
+  if (o.state != State::kSpatial || o.rank != static_cast<i64>(g_.value(input_).shape->size())) {
     const Value& v = g_.value(output);
     geo.unknown_node = v.producer ? g_.node(*v.producer).name : v.name;
     geo.unknown_op = v.producer ? g_.node(*v.producer).op : "";
@@ -731,7 +1123,7 @@ AxisGeometry AxisAnalysis::run(ValueId output) {
   // The period of everything evaluated: each size's, so that joins and the output repeat.
   i64 period = 1;
   for (const AxisValue& a : values_) {
-    if (a.state == State::kSpatial) period = std::lcm(period, a.period);
+    if (a.state == State::kSpatial || a.state == State::kNumber) period = std::lcm(period, a.period);
     if (period > kMaxPeriod) {
       geo.unknown_node = g_.value(output).name;
       geo.unknown_reason = "the sizes repeat with a period past " + std::to_string(kMaxPeriod);
@@ -752,6 +1144,17 @@ AxisGeometry AxisAnalysis::run(ValueId output) {
       return geo;
     }
     const auto r = eval.at(n);
+    if (r.positive && r.equal && r.misplaced >= 0) {
+      // An accepted size whose crop starts elsewhere than the voxel map says.
+      const Step& s = steps_[static_cast<std::size_t>(r.misplaced)];
+      const i64 start = s.start_slot >= 0 ? eval.sizes[static_cast<std::size_t>(s.start_slot)] : s.start;
+      geo.unknown_node = s.node;
+      geo.unknown_op = s.op;
+      geo.unknown_reason = "the crop starts at " + std::to_string(start) + " for input size " + std::to_string(n) +
+                           " but at " + std::to_string(s.expected_start) +
+                           " at the example size: where the output lies depends on the size";
+      return geo;
+    }
     sizes.push_back(r.positive && r.equal ? eval.sizes[static_cast<std::size_t>(o.slot)] : 0);
     if (r.positive && r.settled) {
       if (stable_since < 0) stable_since = n;
@@ -774,6 +1177,17 @@ AxisGeometry AxisAnalysis::run(ValueId output) {
     step = std::gcd(step, n - first);
   }
   geo.finite = first == 0;
+  if (!geo.finite) {
+    // Infinitely many accepted sizes: a computed start that moves by a period
+    // starts elsewhere at some of them.
+    for (const Step& s : steps_) {
+      if (s.kind != Step::Kind::kSlice || !s.start_moves) continue;
+      geo.unknown_node = s.node;
+      geo.unknown_op = s.op;
+      geo.unknown_reason = "the crop's start grows with the input: where the output lies depends on the size";
+      return geo;
+    }
+  }
   if (!geo.finite) {
     // The lattice: the smallest accepted size, and the step the last period
     // shows, if every size in the table agrees with it.
