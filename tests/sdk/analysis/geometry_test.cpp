@@ -10,7 +10,11 @@
 #include "test_util.h"
 #include "tracegraph/op_table.h"
 
+#include <functional>
+#include <limits>
 #include <map>
+
+#include "tracegraph/shape_rules.h"
 
 namespace tracegraph {
 namespace {
@@ -69,6 +73,50 @@ class Net {
     return add(name, std::move(in), std::move(names), std::move(a));
   }
 
+  // A number node (a size, its arithmetic, a conversion): a 0-dim value, its
+  // number at the example size kept for the slices that read it.
+  ValueId number(const std::string& op, std::vector<ValueId> in, std::vector<std::string> names, Attributes a = {}) {
+    a.set(std::string(kArgNamesAttribute), names);
+    const NodeId id = g.add_node(op, in, {NewValue("")}, a, std::string(op_base(op)) + "_" + std::to_string(nodes_++));
+    const ValueId out = g.node(id).outputs[0];
+    const auto v = number_at(g.node(id), [&](ValueId v) { return shapes.count(v) ? std::optional<Shape>(shapes.at(v)) : std::nullopt; },
+                             [&](ValueId v) { return numbers.count(v) ? std::optional<i64>(numbers.at(v)) : std::nullopt; });
+    if (!v) ADD_FAILURE() << "no number for " << op;
+    else numbers[out] = *v;
+    g.set_value_type(out, DType::kInt64, symbolic(Shape{}));
+    return out;
+  }
+  ValueId int_constant(i64 v) {
+    const ValueId c = g.add_constant(g.unique_value_name("c"), Tensor::from_vector<std::int64_t>({v}, Shape{}));
+    numbers[c] = v;
+    return c;
+  }
+  // The number a number node gives, as the readers compute it (known_values.cpp).
+  static std::optional<i64> number_at(const Node& n, const std::function<std::optional<Shape>(ValueId)>& shape_of,
+                                      const std::function<std::optional<i64>(ValueId)>& number_of) {
+    auto arg = [&](std::string_view name) -> std::optional<i64> {
+      if (const auto in = inputs_for_arg(n, name); !in.empty()) return number_of(in[0]);
+      return n.attributes.find(name) ? arg_int(n, name) : std::nullopt;
+    };
+    std::string op(op_base(n.op));
+    if (n.op.rfind("_operator.", 0) == 0) op = n.op.substr(10);
+    if (op == "size" || op == "sym_size") {
+      const auto s = shape_of(inputs_for_arg(n, "self")[0]);
+      const auto d = arg("dim");
+      if (!s || !d) return std::nullopt;
+      return (*s)[static_cast<std::size_t>(*d < 0 ? *d + static_cast<i64>(s->size()) : *d)];
+    }
+    if (op == "NumToTensor" || op == "Int") return arg("a");
+    const auto a = arg("self") ? arg("self") : arg("a");
+    const auto b = arg("other") ? arg("other") : arg("b");
+    if (!a || !b) return std::nullopt;
+    const i64 alpha = arg("alpha").value_or(1);
+    if (op == "add") return *a + alpha * *b;
+    if (op == "sub") return *a - alpha * *b;
+    if (op == "floor_divide" || op == "floordiv") return shape_rules::floor_divide(*a, *b);
+    if (op == "mod" || op == "remainder") return shape_rules::remainder(*a, *b);
+    return std::nullopt;
+  }
   static Attributes attrs(std::initializer_list<std::pair<const char*, AttributeValue>> list) {
     Attributes a;
     for (const auto& [k, v] : list) a.set(k, v);
@@ -86,9 +134,22 @@ class Net {
   std::optional<Shape> shape_at(const Shape& input) const {
     std::map<ValueId, detail::Known> known;
     known[x].shape = input;
-    for (ValueId c : g.constants()) known[c].shape = g.value(c).data.shape();
+    for (ValueId c : g.constants()) {
+      known[c].shape = g.value(c).data.shape();
+      if (numbers.count(c)) known[c].ints = Ints{numbers.at(c)};
+    }
     for (NodeId id : g.nodes()) {
       const Node& n = g.node(id);
+      if (numbers.count(n.outputs[0])) {
+        const auto v = number_at(n, [&](ValueId v) { return known.count(v) ? known.at(v).shape : std::nullopt; },
+                                 [&](ValueId v) -> std::optional<i64> {
+                                   if (!known.count(v) || !known.at(v).ints) return std::nullopt;
+                                   return known.at(v).ints->front();
+                                 });
+        if (!v) return std::nullopt;
+        known[n.outputs[0]].ints = Ints{*v};
+        continue;
+      }
       const auto s = detail::infer_shape(n, 0, [&](ValueId v) { return known.count(v) ? known.at(v) : detail::Known{}; });
       if (!s) return std::nullopt;
       for (std::size_t i = 1; i < n.inputs.size() && n.op == "aten::cat"; ++i) {
@@ -108,6 +169,7 @@ class Net {
   Graph g;
   ValueId x;
   std::map<ValueId, Shape> shapes;
+  std::map<ValueId, i64> numbers;  // number values at the example size
   bool strict = true;  // every node has a shape at the example size
 
  private:
@@ -116,6 +178,7 @@ class Net {
     const NodeId id = g.add_node(op, in, {NewValue("")}, a, op.substr(6) + "_" + std::to_string(nodes_++));
     const auto s = detail::infer_shape(g.node(id), 0, [&](ValueId v) {
       detail::Known k;
+      if (numbers.count(v)) k.ints = Ints{numbers.at(v)};
       if (shapes.count(v)) k.shape = shapes.at(v);
       else if (g.value(v).is_constant()) k.shape = g.value(v).data.shape();
       return k;
@@ -531,6 +594,144 @@ TEST(GeometryTest, ReadsEverySpellingOfTheOps) {
       EXPECT_EQ(geo[0].axes[i].valid_sizes_str(), "18 + 2k");
     }
   }
+}
+
+// How the numbers of a computed centre crop are spelled: torch.jit.trace's
+// (0-dim tensors: aten::size, prim::NumToTensor, tensor arithmetic,
+// aten::Int), the pt2 reader's for torch.export with dynamic shapes
+// (aten.sym_size.int, Python's int ops as aten::sub etc. on "a" and "b"), and
+// Python's operator module as other tools keep it ("_operator.floordiv").
+enum class Spelling { kTraced, kExported, kOperator };
+
+// skip[:, :, d0:d0+U, ...] with d0 = (size(skip) - U) // 2, U = size(like),
+// per spatial dim, computed in the graph as the spelling writes it.
+ValueId computed_crop(Net& net, ValueId skip, ValueId like, Spelling spelling) {
+  const bool traced = spelling == Spelling::kTraced;
+  auto size = [&](ValueId v, i64 d) {
+    const ValueId s = net.number(traced ? "aten::size" : "aten.sym_size.int", {v}, {"self"}, Net::attrs({{"dim", d}}));
+    return traced ? net.number("prim::NumToTensor", {s}, {"a"}) : s;
+  };
+  auto binary = [&](const char* name, ValueId a, ValueId b) {
+    if (traced) {
+      const std::string op = std::string("aten::") + (std::string(name) == "floordiv" ? "floor_divide" : name);
+      Attributes at = std::string(name) == "floordiv" ? Attributes{} : Net::attrs({{"alpha", i64{1}}});
+      return net.number(op, {a, b}, {"self", "other"}, std::move(at));
+    }
+    const std::string op = spelling == Spelling::kExported ? std::string("aten::") + name : std::string("_operator.") + name;
+    return net.number(op, {a, b}, {"a", "b"});
+  };
+  if (traced) {
+    skip = net.op("aten::slice", {skip}, {"self"},
+                  Net::attrs({{"dim", i64{0}}, {"start", i64{0}}, {"end", std::numeric_limits<i64>::max()}, {"step", i64{1}}}));
+    skip = net.op("aten::slice", {skip}, {"self"},
+                  Net::attrs({{"dim", i64{1}}, {"start", i64{0}}, {"end", std::numeric_limits<i64>::max()}, {"step", i64{1}}}));
+  }
+  const ValueId two = net.int_constant(2);
+  for (i64 d = 2; d < static_cast<i64>(net.rank(skip)); ++d) {
+    const ValueId u = size(like, d);
+    const ValueId start = binary("floordiv", binary("sub", size(skip, d), u), two);
+    const ValueId end = binary("add", start, u);
+    auto as_int = [&](ValueId v) { return traced ? net.number("aten::Int", {v}, {"a"}) : v; };
+    skip = net.op("aten::slice", {skip, as_int(start), as_int(end)}, {"self", "start", "end"},
+                  Net::attrs({{"dim", d}, {"step", i64{1}}}));
+  }
+  return skip;
+}
+
+// The project's sample: a valid-padded one-level 3D UNet traced by
+// torch.jit.trace, its centre crop computed from sizes at run time.
+ValueId traced_unet(Net& net, Spelling spelling) {
+  ValueId h = net.conv_valid(net.conv_valid(net.x, 2), 2);  // %41, the skip
+  const ValueId skip = h;
+  h = net.pool(h, {2, 2, 2});
+  h = net.conv_valid(net.conv_valid(h, 2), 2);
+  const ValueId u = net.up(h, 2, {2, 2, 2});
+  h = net.cat({computed_crop(net, skip, u, spelling), u});
+  h = net.conv_valid(net.conv_valid(h, 2), 2);
+  return net.conv(h, 1, {1, 1, 1});  // the 1x1x1 head
+}
+
+TEST(GeometryTest, CentreCropComputedFromSizes) {
+  // For input n: a = n-4 (two valid convs) -> pool 2: floor(a/2) -> b =
+  // floor(a/2)-4 -> up: 2b. The crop starts at (a - 2b) // 2 = (8 + a mod 2)
+  // // 2 = 4 for every n and takes 2b (2b + 8 <= a): the skip always meets
+  // the upsampled path, odd a too (the pooling drops the skip's last voxel,
+  // the crop leaves it after). Then two convs and the 1x1 head: 2b-4 =
+  // 2 floor((n-4)/2) - 12. b >= 1 and 2b-4 >= 1 need floor(a/2) >= 7: n >= 18.
+  // 44 -> 28, 45 -> 28, 1000 -> 984. Voxels: 2 (convs), 2.5 (pool, stride
+  // 2), 6.5 (convs), 6 (up: -1/4 at stride 2) = 2 + 4 (the crop), 8 (convs):
+  // context 8 before, 44 - 8 - 28 = 8 after at 44 (9 at 45).
+  for (Spelling spelling : {Spelling::kTraced, Spelling::kExported, Spelling::kOperator}) {
+    SCOPED_TRACE(static_cast<int>(spelling));
+    Net net(Shape{1, 1, 44, 44, 44});
+    const auto geo = net.geometry(traced_unet(net, spelling));
+    ASSERT_EQ(geo.size(), 1u);
+    ASSERT_EQ(geo[0].axes.size(), 3u);
+    for (const AxisGeometry& a : geo[0].axes) {
+      ASSERT_TRUE(a.known()) << a.str();
+      EXPECT_EQ(a.valid_sizes_str(), "n >= 18");
+      EXPECT_FALSE(a.accepts(17));
+      EXPECT_EQ(a.output_size(18), 2);
+      EXPECT_EQ(a.output_size(44), 28);
+      EXPECT_EQ(a.output_size(45), 28);
+      EXPECT_EQ(a.output_size(1000), 984);
+      EXPECT_EQ(a.offset, Rational::of(8));
+      EXPECT_EQ(a.stride, Rational::of(1));
+      EXPECT_EQ(a.context_before(), Rational::of(8));
+      EXPECT_EQ(a.context_after(44), Rational::of(8));
+      EXPECT_EQ(a.context_after(45), Rational::of(9));
+    }
+    for (const AxisGeometry& a : geo[0].axes) {
+      check_against_shape_rules(net, a, {1, 1, 44, 44, 44}, {16, 17, 18, 19, 20, 21, 44, 45, 46, 63, 100});
+    }
+  }
+}
+
+TEST(GeometryTest, ACropWhoseStartMovesIsUnknownByName) {
+  // x[:, :, s:s+U] with U the size of a valid 3x3 conv of x (n-2, its voxels
+  // from 1), and s = size(x) // 3 along H, size(x) % 2 along W: at the
+  // example size 5, s = 1 and the voxels line up. Along H, s grows by 1 every
+  // 3 sizes while every n >= 3 is accepted: unknown, naming the slice. Along
+  // W, s is 0 at n = 4 (accepted: 0 + 2 <= 4): the output would lie a voxel
+  // off, so unknown, naming the slice, at that size.
+  Net net(Shape{1, 1, 5, 5});
+  const ValueId c = net.conv_valid(net.x, 1);
+  ValueId crop = net.x;
+  for (i64 d = 2; d < 4; ++d) {
+    const ValueId size = net.number("aten.sym_size.int", {net.x}, {"self"}, Net::attrs({{"dim", d}}));
+    const ValueId s = d == 2 ? net.number("_operator.floordiv", {size, net.int_constant(3)}, {"a", "b"})
+                             : net.number("_operator.mod", {size, net.int_constant(2)}, {"a", "b"});
+    const ValueId u = net.number("aten.sym_size.int", {c}, {"self"}, Net::attrs({{"dim", d}}));
+    crop = net.op("aten::slice", {crop, s, net.number("aten::add", {s, u}, {"a", "b"})}, {"self", "start", "end"},
+                  Net::attrs({{"dim", d}, {"step", i64{1}}}));
+  }
+  const auto geo = net.geometry(net.op("aten::add", {crop, c}, {"self", "other"}));
+  for (const AxisGeometry& a : geo[0].axes) {
+    EXPECT_FALSE(a.known());
+    EXPECT_EQ(a.unknown_op, "aten::slice");
+  }
+  EXPECT_EQ(geo[0].axes[0].unknown_node, "slice_5");
+  EXPECT_NE(geo[0].axes[0].unknown_reason.find("start grows with the input"), std::string::npos) << geo[0].axes[0].str();
+  EXPECT_EQ(geo[0].axes[1].unknown_node, "slice_10");
+  EXPECT_NE(geo[0].axes[1].unknown_reason.find("starts at 0 for input size 4 but at 1"), std::string::npos) << geo[0].axes[1].str();
+  for (i64 n : {4, 5, 6}) {
+    // The shape rules run at every one of these sizes: only the place is in doubt.
+    EXPECT_TRUE(net.shape_at({1, 1, n, n}).has_value()) << n;
+  }
+
+  // A number from sizes used as a tensor (scaling by the size) is not read:
+  // unknown, naming the op; the batch size is a number on no spatial path.
+  Net scaled(Shape{1, 1, 8, 8});
+  scaled.strict = false;  // the reader's rules do not multiply by a 0-dim int
+  const ValueId n2 = scaled.number("prim::NumToTensor", {scaled.number("aten::size", {scaled.x}, {"self"}, Net::attrs({{"dim", i64{2}}}))}, {"a"});
+  const ValueId batch = scaled.number("aten::size", {scaled.x}, {"self"}, Net::attrs({{"dim", i64{0}}}));
+  const ValueId h = scaled.op("aten::mul", {scaled.conv_same(scaled.x, 1), n2}, {"self", "other"});
+  const auto g2 = scaled.geometry(scaled.op("aten::mul", {h, scaled.number("prim::NumToTensor", {batch}, {"a"})}, {"self", "other"}));
+  EXPECT_EQ(g2[0].axes[0].unknown_node, "mul_4");
+  EXPECT_NE(g2[0].axes[0].unknown_reason.find("number computed from sizes"), std::string::npos) << g2[0].axes[0].str();
+  // Along W, H's size is a static number: the product keeps W's geometry.
+  ASSERT_TRUE(g2[0].axes[1].known()) << g2[0].axes[1].str();
+  EXPECT_EQ(g2[0].axes[1].valid_sizes_str(), "n >= 1");
 }
 
 TEST(GeometryTest, BigGraphsAreCheap) {
