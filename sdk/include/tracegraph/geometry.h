@@ -35,6 +35,19 @@
 // hold for finitely many n: evaluation continues until every such
 // difference has kept its sign for a whole period, and `finite` says so.
 //
+// Crops computed at run time: numbers made of sizes (aten::size and
+// aten.sym_size.int with a dim, or the size list through __getitem__ or
+// prim::ListUnpack; prim::NumToTensor, aten::Int, ScalarImplicit and Float;
+// add, sub, rsub, mul by a constant, floor_divide / floordiv, div rounding to
+// floor or trunc and remainder by a positive constant, neg; Python's
+// operator-module spellings; constants of one element) are evaluated at each n
+// with the sizes and are quasi-affine with them. A slice or narrow whose
+// start/end/length (its schema's arguments) are such numbers takes the
+// start at the example size as its voxel offset; an accepted n that starts
+// elsewhere, or a start that grows while infinitely many sizes are accepted,
+// makes the axis unknown, naming the slice. A number off the axis (batch,
+// channels, another axis' size) is its static size.
+//
 // Anything else on a spatial path (a reshape, a permute, a resize to a fixed
 // size or with align_corners, an adaptive pooling to more than one voxel, an
 // op the analysis does not read) makes that axis unknown, naming the node:
