@@ -1,8 +1,8 @@
 #include "tracegraph/module_tree.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "support/json_util.h"
@@ -26,7 +26,11 @@ class Hasher {
     for (int i = 0; i < 8; ++i) byte(static_cast<std::uint8_t>(x >> (8 * i)));
   }
   void i64(std::int64_t x) { u64(static_cast<std::uint64_t>(x)); }
-  void f64(double x) { u64(std::bit_cast<std::uint64_t>(x)); }
+  void f64(double x) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);  // (libc++ 14 has no std::bit_cast)
+    u64(bits);
+  }
   void str(std::string_view s) {
     u64(s.size());
     for (char c : s) byte(static_cast<std::uint8_t>(c));
