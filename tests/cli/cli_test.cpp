@@ -23,6 +23,11 @@ TEST(CliTest, InspectPrintsNodesValuesParametersAndActivation) {
   EXPECT_NE(r.out.find("float32[1, 1, 28, 28, 28]  ->  sigmoid"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("aten::_convolution"), std::string::npos);
   EXPECT_NE(r.out.find("nodes (in execution order)"), std::string::npos);
+  // The traced valid 3D UNet crops its skip by sizes computed at run time:
+  // a = n - 4, pooled to a // 2, b = a // 2 - 4, up to 2b, and 2b - 4 >= 1 out
+  // (n >= 18); the output's first voxel at 2 (two 3x3x3 convolutions) + 1/2
+  // (the pooling) + 4 (two at stride 2) - 1/2 (the transposed one) + 2 = 8.
+  EXPECT_NE(r.out.find("%137 from %input.3, dim 2: sizes n >= 18, offset 8, stride 1"), std::string::npos) << r.out;
 }
 
 TEST(CliTest, InspectJsonIsTheModuleGraphView) {
@@ -33,6 +38,8 @@ TEST(CliTest, InspectJsonIsTheModuleGraphView) {
   EXPECT_EQ(j["nodes"].back()["min"], -0.5);
   EXPECT_EQ(j["output"], j["nodes"].back()["outputs"][0]);
   EXPECT_EQ(j["activation"][0]["kind"], "clip");
+  ASSERT_EQ(j["geometry"].size(), 1u) << r.out;
+  EXPECT_EQ(j["geometry"][0]["axes"].size(), 3u);
 }
 
 TEST(CliTest, CheckRunsEveryBackendAgainstTheModulesForward) {
