@@ -128,27 +128,8 @@ nb::object shape_to_python(const std::optional<tg::SymbolicShape>& shape) {
 
 // The node's FLOPs at its values' shapes where they are all known and static
 // (the core's rule, tracegraph/flops.h); None otherwise.
-nb::object flops_of(const tg::Graph& g, const tg::Node& n) {
-  auto shapes = [&](const std::vector<tg::ValueId>& ids) -> std::optional<std::vector<tg::Shape>> {
-    std::vector<tg::Shape> out;
-    for (tg::ValueId id : ids) {
-      tg::Shape s;
-      if (id.valid()) {
-        const auto& shape = g.value(id).shape;
-        if (!shape) return std::nullopt;
-        for (const auto& d : *shape) {
-          if (!d.is_static()) return std::nullopt;
-          s.push_back(d.size);
-        }
-      }
-      out.push_back(std::move(s));
-    }
-    return out;
-  };
-  const auto in = shapes(n.inputs);
-  const auto out = shapes(n.outputs);
-  if (!in || !out) return nb::none();
-  const auto flops = tg::node_flops(n, *in, *out);
+nb::object flops_of(const tg::Graph& g, tg::NodeId id) {
+  const auto flops = tg::node_flops(g, id);
   return flops ? nb::cast(*flops) : nb::none();
 }
 
@@ -170,7 +151,7 @@ nb::list nodes_of(const tg::Graph& g) {
     nb::dict attrs;
     for (const auto& [key, value] : n.attributes) attrs[key.c_str()] = attribute_to_python(value);
     d["attributes"] = attrs;
-    d["flops"] = flops_of(g, n);
+    d["flops"] = flops_of(g, id);
     // The innermost module's path (None: the root's own node, or not known),
     // and the frames from the outermost as (path, type).
     nb::list frames;

@@ -44,12 +44,14 @@ std::optional<double> node_flops(const Graph& graph, NodeId id) {
   auto shapes = [&](const std::vector<ValueId>& values) -> std::optional<std::vector<Shape>> {
     std::vector<Shape> out;
     for (ValueId v : values) {
-      const auto& shape = graph.value(v).shape;
-      if (!shape) return std::nullopt;
-      Shape s;
-      for (const Dim& d : *shape) {
-        if (!d.is_static()) return std::nullopt;
-        s.push_back(d.size);
+      Shape s;  // empty for an optional input left out
+      if (v.valid()) {
+        const auto& shape = graph.value(v).shape;
+        if (!shape) return std::nullopt;
+        for (const Dim& d : *shape) {
+          if (!d.is_static()) return std::nullopt;
+          s.push_back(d.size);
+        }
       }
       out.push_back(std::move(s));
     }
