@@ -13,10 +13,13 @@ const { loadGraph, TracegraphError } = api;
 // archives itself (the zip reader and inflater, the unpickler, the two
 // readers and LibTorch's schema table: about 250 KB, compiled -Os); 2.5 MiB
 // until the portable kernels of PyTorch's op set (scatters, index_put,
-// einsum, pooling with indices: 2.50 MiB with them, December 2026).
-test('the single-threaded wasm stays under 2.75 MiB', () => {
+// einsum, pooling with indices: 2.50 MiB with them, December 2026); 2.75 MiB
+// until the geometry, the module tree, the activation's range reasoning and
+// the TorchScript reader's lists (2.77 MiB with them and the whole core, the
+// C API and the planning built for size, December 2026).
+test('the single-threaded wasm stays under 2.875 MiB', () => {
   const bytes = statSync(join(jsDir, 'tracegraph.wasm')).size;
-  assert.ok(bytes < 2.75 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
+  assert.ok(bytes < 2.875 * 1024 * 1024, `tracegraph.wasm is ${bytes} bytes`);
 });
 
 test('the single-threaded build runs one thread whatever is asked', async () => {
