@@ -271,6 +271,7 @@ class AxisAnalysis {
   // ka * a + kb * b + k0; a number that does not vary is computed here.
   AxisValue linear(const Node& n, const AxisValue& a, i64 ka, const AxisValue* b, i64 kb, i64 k0);
   AxisValue divide(const Node& n, const AxisValue& a, const AxisValue& c, Step::Arith arith);
+  AxisValue varying_number(const Node& n, AxisValue out, Step step, i64 period, i64 growth);
   // Reads a number op (aten::size, prim::NumToTensor, aten::Int, the
   // arithmetic); false when `op` is none.
   bool visit_number(const Node& n, std::string_view op);
@@ -542,6 +543,19 @@ AxisValue AxisAnalysis::size_of(const Node& n, ValueId tensor, i64 d) const {
   return out;
 }
 
+// A number that varies with n, made by `step` from its operands' slots: a
+// slot of its own, with its period and growth (unknown past kMaxPeriod).
+AxisValue AxisAnalysis::varying_number(const Node& n, AxisValue out, Step step, i64 period, i64 growth) {
+  if (period > kMaxPeriod) return unknown(n, "the sizes repeat with a period past " + std::to_string(kMaxPeriod));
+  out.state = State::kNumber;
+  out.period = period;
+  out.growth = growth;
+  out.slot = slots_++;
+  step.out = out.slot;
+  steps_.push_back(std::move(step));
+  return out;
+}
+
 AxisValue AxisAnalysis::linear(const Node& n, const AxisValue& a, i64 ka, const AxisValue* b, i64 kb, i64 k0) {
   const bool varies = a.state == State::kNumber || (b && b->state == State::kNumber);
   if (!is_number(a) || (b && !is_number(*b))) {
@@ -564,7 +578,6 @@ AxisValue AxisAnalysis::linear(const Node& n, const AxisValue& a, i64 ka, const 
   for (const AxisValue* x : {&a, b}) {
     if (x && x->state == State::kNumber) period = std::lcm(period, x->period);
   }
-  if (period > kMaxPeriod) return unknown(n, "the sizes repeat with a period past " + std::to_string(kMaxPeriod));
   i64 growth = 0;
   for (auto [x, k] : {std::pair{&a, ka}, std::pair{b, kb}}) {
     if (!x) continue;
@@ -576,13 +589,7 @@ AxisValue AxisAnalysis::linear(const Node& n, const AxisValue& a, i64 ka, const 
     if (step.a < 0) step.a = x->slot, step.ka = k;
     else step.b = x->slot, step.kb = k;
   }
-  out.state = State::kNumber;
-  out.period = period;
-  out.growth = growth;
-  out.slot = slots_++;
-  step.out = out.slot;
-  steps_.push_back(std::move(step));
-  return out;
+  return varying_number(n, std::move(out), std::move(step), period, growth);
 }
 
 AxisValue AxisAnalysis::divide(const Node& n, const AxisValue& a, const AxisValue& c, Step::Arith arith) {
@@ -611,14 +618,7 @@ AxisValue AxisAnalysis::divide(const Node& n, const AxisValue& a, const AxisValu
   step.a_sign = a.growth > 0 ? 1 : a.growth < 0 ? -1 : 0;
   auto [period, growth] = divided(a.period, a.growth, d);
   if (arith == Step::Arith::kRemainder) growth = 0;
-  if (period > kMaxPeriod) return unknown(n, "the sizes repeat with a period past " + std::to_string(kMaxPeriod));
-  out.state = State::kNumber;
-  out.period = period;
-  out.growth = growth;
-  out.slot = slots_++;
-  step.out = out.slot;
-  steps_.push_back(std::move(step));
-  return out;
+  return varying_number(n, std::move(out), std::move(step), period, growth);
 }
 
 bool AxisAnalysis::visit_number(const Node& n, std::string_view op) {
