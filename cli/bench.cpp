@@ -176,10 +176,13 @@ int bench(const BenchOptions& o) {
   const c10::Device device(o.device);
   std::vector<at::Tensor> inputs;
   // A .pt2 program or an exported graph says its inputs' dtypes (token ids, masks).
-  std::vector<std::optional<DType>> dtypes(o.input_shapes.size());
+  std::vector<std::optional<DType>> dtypes = o.input_dtypes;
+  dtypes.resize(o.input_shapes.size());
   if (is_pt2_file(o.model) || std::filesystem::path(o.model).extension() == ".json") {
     const ExportedGraph probe = native::read_model(o.model, {});
-    for (std::size_t i = 0; i < dtypes.size() && i < probe.graph.inputs().size(); ++i) dtypes[i] = probe.graph.value(probe.graph.inputs()[i]).dtype;
+    for (std::size_t i = 0; i < dtypes.size() && i < probe.graph.inputs().size(); ++i) {
+      if (!dtypes[i]) dtypes[i] = probe.graph.value(probe.graph.inputs()[i]).dtype;
+    }
   }
   at::manual_seed(0);
   for (std::size_t i = 0; i < o.input_shapes.size(); ++i) inputs.push_back(native::to_aten(random_input(o.input_shapes[i], dtypes[i])).to(device));

@@ -12,6 +12,7 @@ namespace tracegraph::cli {
 struct BenchOptions {
   std::string model;             // a TorchScript file
   std::vector<Shape> input_shapes;
+  std::vector<std::optional<DType>> input_dtypes;  // per input where --input-shape named one (int64:1,77)
   int warmup = 3;
   int runs = 20;
   int threads = 0;               // 0: LibTorch's default

@@ -75,8 +75,8 @@ int check(const CheckOptions& o) {
   std::vector<Tensor> sdk_inputs;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     // An exported graph's inputs of their own dtypes (token ids, masks).
-    std::optional<DType> dtype;
-    if (loaded && i < loaded->graph.inputs().size()) dtype = loaded->graph.value(loaded->graph.inputs()[i]).dtype;
+    std::optional<DType> dtype = i < o.input_dtypes.size() ? o.input_dtypes[i] : std::nullopt;
+    if (!dtype && loaded && i < loaded->graph.inputs().size()) dtype = loaded->graph.value(loaded->graph.inputs()[i]).dtype;
     sdk_inputs.push_back(random_input(shapes[i], dtype));
     inputs.push_back(native::to_aten(sdk_inputs.back()));
   }

@@ -14,6 +14,7 @@ namespace tracegraph::cli {
 struct CheckOptions {
   std::string model;  // a TorchScript file, or an exported graph (.json) whose inputs have static shapes
   std::vector<Shape> input_shapes;
+  std::vector<std::optional<DType>> input_dtypes;  // per input where --input-shape named one (int64:1,77)
   int threads = 1;
   double tolerance = 1e-4;  // max |got - want| / max |want|
 };

@@ -14,9 +14,11 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends.h"
@@ -26,6 +28,7 @@
 #include "ops.h"
 #include "run.h"
 #include "tracegraph/activation.h"
+#include "tracegraph/dtype.h"
 #include "tracegraph/exported_graph.h"
 #include "tracegraph/geometry.h"
 #include "tracegraph/module_graph.h"
@@ -54,7 +57,9 @@ std::string usage() {
     "MODEL: a TorchScript file (.ts/.pt), a torch.export archive (.pt2, told by its content)\n"
     "       or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
-    "               with it, every value gets its dtype and shape.\n";
+    "               with it, every value gets its dtype and shape. A dtype may come\n"
+    "               first (int64:1,77 for token ids; float32 when none is named),\n"
+    "               as in --random.\n";
 }
 
 struct UsageError : std::runtime_error {
@@ -67,6 +72,7 @@ struct Args {
   std::string out_dir;
   bool json = false;
   std::vector<tg::Shape> shapes;
+  std::vector<std::optional<tg::DType>> dtypes;  // per --input-shape: the dtype it names, if any
   tg::cli::BenchOptions bench;
   double tolerance = 1e-4;
   bool markdown = false;
@@ -84,7 +90,7 @@ int parse_count(const std::string& flag, const std::string& text) {
   throw UsageError(flag + " '" + text + "': expected a non-negative integer");
 }
 
-tg::Shape parse_shape(const std::string& text, const std::string& flag = "--input-shape") {
+tg::Shape parse_shape(const std::string& text, const std::string& flag) {
   tg::Shape shape;
   std::stringstream ss(text);
   std::string item;
@@ -100,6 +106,17 @@ tg::Shape parse_shape(const std::string& text, const std::string& flag = "--inpu
   }
   if (shape.empty()) throw UsageError(flag + " needs at least one dim");
   return shape;
+}
+
+// [DTYPE:]D,D,...: an input's dtype (a name dtype_name() gives: int64,
+// float32, bool, ...) if one is named, and its shape.
+std::pair<std::optional<tg::DType>, tg::Shape> parse_input(const std::string& text, const std::string& flag) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return {std::nullopt, parse_shape(text, flag)};
+  const std::string name = text.substr(0, colon);
+  const std::optional<tg::DType> dtype = tg::dtype_from_name(name);
+  if (!dtype) throw UsageError(flag + " '" + text + "': '" + name + "' is not a dtype (int64, int32, float32, float16, bool, ...)");
+  return {dtype, parse_shape(text.substr(colon + 1), flag)};
 }
 
 Args parse_args(int argc, char** argv) {
@@ -119,13 +136,21 @@ Args parse_args(int argc, char** argv) {
     };
     if (arg == "--json") a.json = true;
     else if (arg == "--markdown") a.markdown = true;
-    else if (arg == "--input-shape") a.shapes.push_back(parse_shape(value()));
+    else if (arg == "--input-shape") {
+      auto [dtype, shape] = parse_input(value(), arg);
+      a.dtypes.push_back(dtype);
+      a.shapes.push_back(std::move(shape));
+    }
     else if (arg == "-o" || arg == "--output") {
       a.out_dir = value();
       a.run.outputs.push_back(a.out_dir);
     }
     else if (arg == "-i" || arg == "--input") a.run.inputs.push_back(value());
-    else if (arg == "--random") a.run.random.push_back(parse_shape(value(), arg));
+    else if (arg == "--random") {
+      auto [dtype, shape] = parse_input(value(), arg);
+      a.run.random_dtypes.push_back(dtype);
+      a.run.random.push_back(std::move(shape));
+    }
     else if (arg == "--backend") a.run.backend = value();
     else if (arg == "--runs") a.bench.runs = std::max(1, parse_count(arg, value()));
     else if (arg == "--warmup") a.bench.warmup = parse_count(arg, value());
@@ -160,7 +185,7 @@ Args parse_args(int argc, char** argv) {
 
 tg::ExportedGraph read_model(const Args& a) {
   tg::native::TorchScriptOptions options;
-  for (const auto& s : a.shapes) options.signature.push_back({tg::DType::kFloat32, s});
+  for (std::size_t i = 0; i < a.shapes.size(); ++i) options.signature.push_back({a.dtypes[i].value_or(tg::DType::kFloat32), a.shapes[i]});
   return tg::native::read_model(a.model, options);
 }
 
@@ -170,6 +195,7 @@ int run(const Args& a) {
     tg::cli::BenchOptions options = a.bench;
     options.model = a.model;
     options.input_shapes = a.shapes;
+    options.input_dtypes = a.dtypes;
     return tg::cli::bench(options);
   }
   if (a.command == "run") {
@@ -183,6 +209,7 @@ int run(const Args& a) {
     tg::cli::CheckOptions options;
     options.model = a.model;
     options.input_shapes = a.shapes;
+    options.input_dtypes = a.dtypes;
     options.threads = a.bench.threads == 0 ? 1 : a.bench.threads;
     options.tolerance = a.tolerance;
     return tg::cli::check(options);

@@ -61,9 +61,13 @@ std::vector<GivenInput> gather_inputs(const RunOptions& o, const std::vector<std
     }
   }
   at::manual_seed(0);
-  for (const Shape& s : o.random) {
+  for (std::size_t k = 0; k < o.random.size(); ++k) {
+    const Shape& s = o.random[k];
     const auto position = static_cast<std::size_t>(std::count_if(out.begin(), out.end(), [](const GivenInput& g) { return g.name.empty(); }));
-    out.push_back({"", random_input(s, position < dtypes.size() ? dtypes[position] : std::nullopt), "--random " + shape_str(s)});
+    // The dtype --random names, else the graph's for that input, else float32.
+    std::optional<DType> dtype = k < o.random_dtypes.size() ? o.random_dtypes[k] : std::nullopt;
+    if (!dtype && position < dtypes.size()) dtype = dtypes[position];
+    out.push_back({"", random_input(s, dtype), "--random " + shape_str(s)});
   }
   return out;
 }

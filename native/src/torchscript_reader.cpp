@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/passes/loop_unrolling.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/passes/peephole_dict_idioms.h>
+#include <torch/csrc/jit/passes/peephole_list_idioms.h>
 #include <torch/csrc/jit/passes/remove_mutation.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/script.h>
@@ -21,9 +22,11 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "tracegraph/load_limits.h"
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/torchscript.h"
 #include "tracegraph/op_table.h"
+#include "tracegraph/torchscript_archive.h"
 #include "tracegraph/transforms/inplace_to_functional.h"
 
 namespace tracegraph::native {
@@ -31,7 +34,13 @@ namespace {
 
 namespace tj = torch::jit;
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+// The first line of a message that says something: LibTorch's script
+// errors start with a newline.
+std::string first_line(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \n\r\t");
+  if (begin == std::string::npos) return {};
+  return s.substr(begin, s.find('\n', begin) - begin);
+}
 
 // "prim::If (output %x.3) at model.py:42"
 std::string describe(const tj::Node* n) {
@@ -118,6 +127,46 @@ std::optional<AttributeValue> to_attribute(const c10::IValue& iv) {
   return std::nullopt;
 }
 
+// The graph a call node (prim::CallMethod, prim::CallFunction) would inline,
+// found as LibTorch's Inline finds it; nullptr for a call it leaves.
+const tj::Graph* callee_graph(const tj::Node* n) {
+  tj::Function* fn = nullptr;
+  if (n->kind() == c10::prim::CallMethod) {
+    if (auto type = n->input(0)->type()->cast<c10::ClassType>()) fn = &type->getMethod(n->s(c10::attr::name));
+  } else if (n->kind() == c10::prim::CallFunction && n->input(0)->node()->kind() == c10::prim::Constant) {
+    if (auto type = n->input(0)->type()->cast<c10::FunctionType>()) fn = type->function();
+  }
+  if (fn == nullptr) return nullptr;
+  tj::GraphFunction* graph_fn = tj::tryToGraphFunction(*fn);
+  return graph_fn == nullptr ? nullptr : graph_fn->graph().get();
+}
+
+// How many calls inlining `block` makes, each counted however deep it sits,
+// before Inline makes them: methods that each call the next twice are 2^N
+// calls from N methods (LibTorch's Inline would run for hours). Memoised per
+// callee graph, so the count is linear in the code; kLimitExceeded past
+// max_inlined_calls or max_call_depth, naming the file.
+std::uint64_t inlined_calls(const tj::Block* block, const std::string& source, const LoadLimits& limits,
+                            std::unordered_map<const tj::Graph*, std::uint64_t>& memo, std::uint64_t depth) {
+  std::uint64_t calls = 0;
+  for (const tj::Node* n : block->nodes()) {
+    for (const tj::Block* inner : n->blocks()) calls += inlined_calls(inner, source, limits, memo, depth);
+    const tj::Graph* callee = callee_graph(n);
+    if (callee == nullptr) continue;
+    if (depth + 1 > limits.max_call_depth) {
+      fail(ErrorCode::kLimitExceeded, source + ": calls nested deeper than max_call_depth (" + std::to_string(limits.max_call_depth) + ")");
+    }
+    auto [it, fresh] = memo.try_emplace(callee, 0);
+    if (fresh) it->second = inlined_calls(callee->block(), source, limits, memo, depth + 1);
+    calls += 1 + it->second;
+    if (calls > limits.max_inlined_calls) {
+      fail(ErrorCode::kLimitExceeded, source + ": forward would inline more than max_inlined_calls (" +
+                                          std::to_string(limits.max_inlined_calls) + ") calls of methods and functions");
+    }
+  }
+  return calls;
+}
+
 class Reader {
  public:
   Reader(std::string source, const TorchScriptOptions& options) : source_(std::move(source)), options_(options) {}
@@ -129,6 +178,8 @@ class Reader {
     // clone where that cannot see everything).
     tj::Module frozen = module;
     std::shared_ptr<tj::Graph> g = module.get_method("forward").graph()->copy();
+    std::unordered_map<const tj::Graph*, std::uint64_t> memo;
+    inlined_calls(g->block(), source_, LoadLimits{}, memo, 0);
     tj::Inline(*g);
     if (!read_attributes(g, module)) {
       frozen = module.clone();
@@ -147,6 +198,7 @@ class Reader {
     take_branches_that_do_not_raise(g->block());
     tj::ConstantPropagation(g);
     tj::EliminateDeadCode(g);
+    remove_list_mutation(g);
     std::vector<c10::IValue> probe_inputs = make_probe_inputs(*g);
     if (!probe_inputs.empty() && has_control_flow(g->block())) specialize(g, frozen, probe_inputs);
     check_static(g->block(), !probe_inputs.empty());
@@ -326,6 +378,19 @@ class Reader {
     return false;
   }
 
+  // A list filled by appends (encoders appending skips in a loop over a
+  // ModuleList, which scripting unrolls) is the list of its elements, and a
+  // read of it by a constant index is the element: no list op is left for a
+  // backend. Lists that escape or change under a loop LibTorch's pass leaves,
+  // and convert() names them.
+  static void remove_list_mutation(std::shared_ptr<tj::Graph>& g) {
+    if (!contains(g->block(), {c10::aten::append, c10::aten::insert, c10::aten::_set_item, c10::aten::pop})) return;
+    tj::RemoveListMutation(g);
+    tj::PeepholeOptimizeListIdioms(g, /*refine_list_len=*/true);
+    tj::ConstantPropagation(g);
+    tj::EliminateDeadCode(g);
+  }
+
   static bool has_control_flow(const tj::Block* block) {
     for (const tj::Node* n : block->nodes()) {
       if (n->kind() == c10::prim::If || n->kind() == c10::prim::Loop) return true;
@@ -347,7 +412,7 @@ class Reader {
         tj::ConstantPropagation(g);
         tj::UnrollConstantLoops(g);
         // An unrolled `[s for _ in range(dim)]` appends to a list: made a list of its elements.
-        tj::RemoveListMutation(g);
+        remove_list_mutation(g);
         tj::ConstantPropagation(g);
         tj::EliminateDeadCode(g);
       }
@@ -811,6 +876,15 @@ class Reader {
     fail(ErrorCode::kParse, path + ": not a TorchScript archive (no zip header at byte 0)");
   }
   const std::string m = first_line(torch_message);
+  // A custom op whose library (torchvision's C++ ops, a project's own) is not
+  // loaded in this process: LibTorch cannot compile the code that calls it.
+  constexpr std::string_view kUnknownOp = "Unknown builtin op: ";
+  if (m.starts_with(kUnknownOp)) {
+    std::string op = m.substr(kUnknownOp.size());
+    if (op.ends_with('.')) op.pop_back();
+    fail(ErrorCode::kUnsupported, path + ": calls " + op + ", an op LibTorch here does not have: it is registered by " +
+                                      "the library that defines it (" + op.substr(0, op.find("::")) + "), which this build does not load");
+  }
   if (m.find("central directory") != std::string::npos || m.find("truncated") != std::string::npos ||
       m.find("end of") != std::string::npos) {
     fail(ErrorCode::kTruncated, path + ": the zip archive ends early (" + m + ")");
@@ -830,6 +904,9 @@ torch::jit::Module load_torchscript_module(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) fail(ErrorCode::kIo, path + ": is a directory, not a TorchScript file");
   if (!std::filesystem::exists(path, ec)) fail(ErrorCode::kIo, path + ": no such file");
   if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::kIo, path + ": not a regular file");
+  // What LibTorch would parse is checked by the core's bounded readers first:
+  // its parser recurses per bracket, its unpickler trusts lengths.
+  screen_torchscript_archive(path);
   torch::jit::Module module;
   try {
     module = torch::jit::load(path, c10::Device(c10::kCPU));

@@ -48,7 +48,11 @@ def read_safetensors(path):
 
 
 def forward(model, *inputs):
-    module = torch.jit.load(os.path.join(MODELS, model)).eval()
+    return forward_file(os.path.join(MODELS, model), *inputs)
+
+
+def forward_file(path, *inputs):
+    module = torch.jit.load(path).eval()
     with torch.no_grad():
         out = module(*[torch.from_numpy(x) for x in inputs])
     if isinstance(out, dict):
@@ -140,6 +144,40 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("input  0", r.stdout)
         self.assertIn("->  sigmoid", r.stdout)
+
+    def test_token_ids_are_int64_where_the_shape_says_so(self):
+        # A scripted text encoder's token ids: forward's int64 input named by
+        # --input-shape int64:... and --random int64:... (float32 inputs would
+        # not index its embedding).
+        class Encoder(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.Embedding(10, 6)
+                self.proj = torch.nn.Linear(6, 3)
+
+            def forward(self, ids):
+                return torch.tanh(self.proj(self.embed(ids))).mean(1)
+
+        torch.manual_seed(0)
+        path = scratch("token_encoder.ts")
+        torch.jit.script(Encoder().eval()).save(path)
+        inspect = subprocess.run([TOOL, "inspect", path, "--input-shape", "int64:2,7"], capture_output=True, text=True)
+        self.assertEqual(inspect.returncode, 0, inspect.stderr)
+        self.assertIn("int64[2, 7]", inspect.stdout)
+        self.assertIn("float32[2, 3]", inspect.stdout)
+        ids = np.array([[1, 2, 3, 4, 5, 6, 7], [9, 8, 0, 0, 1, 1, 2]], dtype=np.int64)
+        np.save(scratch("ids.npy"), ids)
+        (want,) = forward_file(path, ids)
+        for backend in ["libtorch"] + (["xnnpack"] if XNNPACK else []):
+            with self.subTest(backend=backend):
+                r = tool(path, "-i", scratch("ids.npy"), "-o", scratch(f"enc_{backend}.npy"), "--backend", backend)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertLess(relative_error(np.load(scratch(f"enc_{backend}.npy")), want), 1e-4)
+        r = tool(path, "--random", "int64:2,7")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        bad = subprocess.run([TOOL, "inspect", path, "--input-shape", "tokens:2,7"], capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--input-shape 'tokens:2,7': 'tokens' is not a dtype", bad.stderr)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import os
 import struct
 import sys
 import warnings
+from typing import List
 
 import torch
 import torch.nn as nn
@@ -99,6 +100,34 @@ class UNet2d(nn.Module):
         u = self.reduce(self.up(f1))
         skip = crop2d(f0, u.shape)
         return self.head(self.up0(torch.cat([skip, u], 1)))
+
+
+class ListSkipsUNet2d(nn.Module):
+    """A scripted 2D UNet as bio-image libraries write it: the encoders, a
+    ModuleList looped over, append their outputs to a list of skips; the
+    decoders read them back from its end. Scripting unrolls the loops over
+    the ModuleLists and leaves the list's appends in the graph."""
+
+    def __init__(self, depth=3, c=4):
+        super().__init__()
+        self.encoders = nn.ModuleList(
+            [nn.Sequential(nn.Conv2d(1 if i == 0 else c, c, 3, padding=1), nn.ReLU()) for i in range(depth)])
+        self.pool = nn.MaxPool2d(2)
+        self.ups = nn.ModuleList([nn.ConvTranspose2d(c, c, 2, stride=2) for _ in range(depth - 1)])
+        self.decoders = nn.ModuleList(
+            [nn.Sequential(nn.Conv2d(2 * c, c, 3, padding=1), nn.ReLU()) for _ in range(depth - 1)])
+        self.head = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        skips: List[torch.Tensor] = []
+        for i, encoder in enumerate(self.encoders):
+            x = encoder(x)
+            if i < len(self.encoders) - 1:
+                skips.append(x)
+                x = self.pool(x)
+        for i, (up, decoder) in enumerate(zip(self.ups, self.decoders)):
+            x = decoder(torch.cat([up(x), skips[-i - 1]], 1))
+        return self.head(x)
 
 
 def unet3d_sigmoid():
@@ -272,6 +301,13 @@ def op_counts(module):
             node.destroy()
     torch._C._jit_pass_constant_propagation(graph)
     torch._C._jit_pass_dce(graph)
+    # A list filled by appends is the list of its elements, and a read of it
+    # by a constant index the element (the reader runs LibTorch's same passes).
+    if any(n.kind() == "aten::append" for n in graph.nodes()):
+        torch._C._jit_pass_remove_mutation(graph)
+        torch._C._jit_pass_peephole_list_idioms(graph, True)
+        torch._C._jit_pass_constant_propagation(graph)
+        torch._C._jit_pass_dce(graph)
     counts = {}
     constant_elements = 0
     for node in graph.nodes():
@@ -338,6 +374,7 @@ MODELS = {
     "unet3d_tuple_out": (TupleOut, UNET_IN, "trace", [SIGMOID, NONE]),
     "unet3d_dict_out": (DictOut, UNET_IN, "script", [SIGMOID, {"kind": "tanh"}]),
     "unet2d": (UNet2d, [(1, 3, 64, 64)], "trace", [NONE]),
+    "unet2d_list_skips_scripted": (ListSkipsUNet2d, [(1, 1, 32, 32)], "script", [NONE]),
     "mobilenet_v2_traced": (lambda: torchvision_model("mobilenet_v2"), [(1, 3, 224, 224)], "trace", [NONE]),
     "mobilenet_v2_scripted": (lambda: torchvision_model("mobilenet_v2"), [(1, 3, 224, 224)], "script", [NONE]),
     "resnet18_traced": (lambda: torchvision_model("resnet18"), [(1, 3, 224, 224)], "trace", [NONE]),
@@ -348,7 +385,7 @@ MODELS = {
 
 # Made again by torch 1.13 (--old) as NAME_torch113.
 OLD_FORMAT = ["unet3d_sigmoid_traced", "unet3d_sigmoid_scripted", "unet3d_dict_out", "unet2d",
-              "resnet18_traced", "mobilenet_v2_scripted"]
+              "resnet18_traced", "mobilenet_v2_scripted", "unet2d_list_skips_scripted"]
 OLD_SUFFIX = "_torch113"
 
 

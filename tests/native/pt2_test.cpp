@@ -237,7 +237,7 @@ TEST(Pt2Reader, BrokenArchivesAreTypedErrorsNamingTheEntry) {
   EXPECT_TG_ERROR(load_pt2(pt2_path("missing_weight.pt2")), ErrorCode::kNotFound, "no entry 'bad/data/weights/nowhere'");
   EXPECT_TG_ERROR(load_pt2(pt2_path("weight_past_storage.pt2")), ErrorCode::kOutOfRange, "(entry 'bad/data/weights/weight_0') needs 5400 bytes of its storage, which holds 540");
   EXPECT_TG_ERROR(load_pt2(pt2_path("higher_order.pt2")), ErrorCode::kUnsupported, "torch.ops.higher_order.cond");
-  EXPECT_TG_ERROR(load_pt2(pt2_path("truncated.pt2")), ErrorCode::kParse, "truncated.pt2");
+  EXPECT_TG_ERROR(load_pt2(pt2_path("truncated.pt2")), ErrorCode::kTruncated, "truncated.pt2: the zip archive ends early");
   EXPECT_TG_ERROR(load_pt2(testing::model_path("unet2d.ts")), ErrorCode::kUnsupported, "TorchScript or torch.save archive");
   EXPECT_FALSE(is_pt2_file(testing::model_path("unet2d.ts")));
   EXPECT_TRUE(is_pt2_file(pt2_path("dynamic_batch.pt2")));

@@ -29,9 +29,10 @@ inline const std::vector<std::string> kReadableModels = {
     "unet2d", "unet3d_clamp", "unet3d_dict_out", "unet3d_eval_sigmoid", "unet3d_hardtanh",
     "unet3d_none", "unet3d_sigmoid_inplace", "unet3d_sigmoid_inplace_scripted", "unet3d_sigmoid_scripted",
     "unet3d_sigmoid_traced", "unet3d_softmax", "unet3d_tanh", "unet3d_tuple_out", "unet3d_two_heads", "detection_head_scripted",
+    "unet2d_list_skips_scripted",
     // The same models saved by torch 1.13 (make_test_models.py --old): the older file format.
     "mobilenet_v2_scripted_torch113", "resnet18_traced_torch113", "unet2d_torch113", "unet3d_dict_out_torch113",
-    "unet3d_sigmoid_scripted_torch113", "unet3d_sigmoid_traced_torch113",
+    "unet3d_sigmoid_scripted_torch113", "unet3d_sigmoid_traced_torch113", "unet2d_list_skips_scripted_torch113",
 };
 // And those it must refuse.
 inline const std::vector<std::string> kRefusedModels = {"branch_on_values", "loop_on_values", "write_through_view"};

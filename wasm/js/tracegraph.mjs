@@ -138,21 +138,23 @@ class Core {
   get f32() { return this.view('HEAPF32', Float32Array); }
   check(result) {
     if (result === 0 || result === -1) {
-      const code = this.m.UTF8ToString(this.m._tg_error_code_name());
-      const message = this.m.UTF8ToString(this.m._tg_error_message());
+      const code = this.m.UTF8ToString(this.m._tg_error_code_name() >>> 0);
+      const message = this.m.UTF8ToString(this.m._tg_error_message() >>> 0);
       if (this.m._tg_error_code() !== 0) throw new TracegraphError(code, message);
     }
     return result;
   }
-  // A C string the core malloc'd, read and freed.
+  // A C string the core malloc'd, read and freed. Wasm returns pointers as
+  // signed 32-bit numbers: one past 2 GiB is negative until made unsigned
+  // (>>> 0), as every pointer and heap index here is.
   take(ptr) {
     this.check(ptr);
-    try { return this.m.UTF8ToString(ptr); } finally { this.m._tg_free(ptr); }
+    try { return this.m.UTF8ToString(ptr >>> 0); } finally { this.m._tg_free(ptr); }
   }
   // Wasm memory for `bytes` bytes (free with m._tg_free), or an
   // out_of_memory error naming `what`; never a null pointer written through.
   alloc(bytes, what) {
-    const p = bytes <= 0xffffffff ? this.m._tg_alloc(bytes) : 0;
+    const p = bytes <= 0xffffffff ? this.m._tg_alloc(bytes) >>> 0 : 0;
     if (!p) throw new TracegraphError('out_of_memory', `${what}: cannot allocate ${bytes} bytes in wasm memory`);
     return p;
   }
@@ -260,8 +262,8 @@ export async function loadModel(source, options = {}) {
     const dims = shapes.flat();
     rp = core.alloc(4 * Math.max(shapes.length, 1), 'loadModel');
     dp = core.alloc(4 * Math.max(dims.length, 1), 'loadModel');
-    shapes.forEach((s, i) => { core.i32[(rp >> 2) + i] = s.length; });
-    dims.forEach((d, i) => { core.i32[(dp >> 2) + i] = d; });
+    shapes.forEach((s, i) => { core.i32[(rp >>> 2) + i] = s.length; });
+    dims.forEach((d, i) => { core.i32[(dp >>> 2) + i] = d; });
     p = core.copyIn(bytes, name);
     n = core.cString(String(name));
     const owned = p;
@@ -583,8 +585,8 @@ export class TracedGraph {
     try {
       rp = this._core.alloc(4 * Math.max(shapes.length, 1), 'setInputShapes');
       dp = this._core.alloc(4 * Math.max(dims.length, 1), 'setInputShapes');
-      shapes.forEach((s, i) => { this._core.i32[(rp >> 2) + i] = s.length; });
-      dims.forEach((d, i) => { this._core.i32[(dp >> 2) + i] = d; });
+      shapes.forEach((s, i) => { this._core.i32[(rp >>> 2) + i] = s.length; });
+      dims.forEach((d, i) => { this._core.i32[(dp >>> 2) + i] = d; });
       ++this._version;
       this._core.check(m._tg_set_input_shapes(handle, shapes.length, rp, dp));
     } finally {
@@ -686,18 +688,18 @@ export class TracedGraph {
       list.forEach((t, i) => {
         const p = alloc(Math.max(t.data.byteLength, 1), `input ${i}`);
         core.u8.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), p);
-        core.u32[(dataPtrs >> 2) + i] = p;
-        core.i32[(rankPtr >> 2) + i] = ranks[i];
-        core.i32[(dtypePtr >> 2) + i] = DTYPES.indexOf(t.dtype);
+        core.u32[(dataPtrs >>> 2) + i] = p;
+        core.i32[(rankPtr >>> 2) + i] = ranks[i];
+        core.i32[(dtypePtr >>> 2) + i] = DTYPES.indexOf(t.dtype);
       });
-      dims.forEach((d, i) => { core.i32[(dimPtr >> 2) + i] = d; });
+      dims.forEach((d, i) => { core.i32[(dimPtr >>> 2) + i] = d; });
       const result = core.check(m._tg_run(handle, count, dataPtrs, rankPtr, dimPtr, dtypePtr));
       try {
         const outputs = [];
         for (let i = 0; i < m._tg_result_count(result); ++i) {
           const shape = Array.from({ length: m._tg_result_rank(result, i) }, (_, d) => m._tg_result_dim(result, i, d));
-          const dtype = m.UTF8ToString(m._tg_result_dtype(result, i));
-          const p = m._tg_result_data(result, i);
+          const dtype = m.UTF8ToString(m._tg_result_dtype(result, i) >>> 0);
+          const p = m._tg_result_data(result, i) >>> 0;
           const n = product(shape);
           let data;
           const buffer = core.u8.buffer;

@@ -33,6 +33,10 @@ struct LoadLimits {
   std::uint64_t max_trips_per_loop = 1u << 16;
   std::uint64_t max_call_depth = 64;
   std::uint64_t max_expression_depth = 200;
+  // One physical line of a code file, checked before LibTorch's parser sees
+  // it (screen_torchscript_archive): torch's printer writes short lines, and
+  // LibTorch's parser slows past linear on a line of megabytes.
+  std::uint64_t max_code_line_bytes = 1u << 20;
 };
 
 }  // namespace tracegraph

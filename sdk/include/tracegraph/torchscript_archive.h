@@ -49,6 +49,19 @@ ExportedGraph read_torchscript_archive(std::span<const std::byte> bytes, std::sh
                                        const LoadLimits& limits = {}, const std::vector<Shape>& input_shapes = {});
 ExportedGraph load_torchscript_archive(const std::string& path, const LoadLimits& limits = {}, const std::vector<Shape>& input_shapes = {});
 
+// What LibTorch's own loader (torch::jit::load) would parse of the archive,
+// checked by the core's bounded readers first (the native reader calls it
+// before LibTorch sees a file): the zip directory and the sizes its entries
+// inflate to, every pickle, and every code file's line lengths and expression
+// nesting (brackets and postfix links, max_expression_depth). A zip archive
+// is held to the core's zip reader whole (any of its errors); a pickle only
+// to what is hostile by the core's measure (kTruncated, kLimitExceeded,
+// kOutOfRange, kOverlap), what the core merely does not follow being left to
+// LibTorch. Errors name the entry and line or offset. Not a zip archive:
+// nothing to screen, LibTorch's own error says what it is.
+void screen_torchscript_archive(std::span<const std::byte> bytes, std::string_view source, const LoadLimits& limits = {});
+void screen_torchscript_archive(const std::string& path, const LoadLimits& limits = {});
+
 // True for a zip archive that holds data.pkl and code/ (torch.jit.save).
 bool is_torchscript_archive(std::span<const std::byte> bytes);
 

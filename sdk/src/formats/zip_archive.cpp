@@ -87,7 +87,12 @@ Directory find_directory(const Reader& r, const std::string& source) {
       break;
     }
   }
-  if (eocd == UINT64_MAX) fail(ErrorCode::kParse, source + ": not a zip archive (no end-of-central-directory record)");
+  if (eocd == UINT64_MAX) {
+    // A file that starts as a zip archive (a local header at byte 0) and has
+    // no end record was cut short: kTruncated, as LibTorch's reader says it.
+    if (r.base() == 0 && r.u32(0) == kLocalHeader) fail(ErrorCode::kTruncated, source + ": the zip archive ends early (no end-of-central-directory record)");
+    fail(ErrorCode::kParse, source + ": not a zip archive (no end-of-central-directory record)");
+  }
   if (r.u16(eocd + 4) != 0 || r.u16(eocd + 6) != 0) {
     fail(ErrorCode::kUnsupported, source + ": a multi-disk zip archive (end record at offset " + std::to_string(eocd) + ")");
   }

@@ -1,0 +1,170 @@
+// screen_torchscript_archive(): what LibTorch's own loader would parse of a
+// TorchScript archive, checked by the core's bounded readers before
+// torch::jit::load sees it. LibTorch parses every code file and unpickles
+// every pickle when it loads; its parser recurses once per bracket and per
+// postfix link, its unpickler trusts lengths, and its zip reader inflates
+// what the directory says. Those are the defects this guards against, so the
+// screen refuses only what is hostile by the core's measure (the codes of
+// kHostile below) and leaves every other doubt to LibTorch, whose reader knows
+// more than the core's. The archive itself is held to the core's zip
+// reader whole: torch never writes a zip that reader refuses, and one it
+// refuses (entries that disagree with the directory, a directory past the
+// end) is where LibTorch's zip reader would read something else.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracegraph/error.h"
+#include "tracegraph/file_io.h"
+#include "tracegraph/pickle.h"
+#include "tracegraph/torchscript_archive.h"
+#include "tracegraph/zip_archive.h"
+
+namespace tracegraph {
+namespace {
+
+// The codes that say a file is built to cost more than it can need, or
+// disagrees with itself; a code the core does not follow (kParse of a pickle
+// opcode the core does not know, kUnsupported) is left to LibTorch.
+bool hostile(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kTruncated:
+    case ErrorCode::kLimitExceeded:
+    case ErrorCode::kOutOfRange:
+    case ErrorCode::kOverlap:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ends_with(std::string_view s, std::string_view tail) { return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail; }
+
+// One code file's text: no physical line longer than max_code_line_bytes,
+// and no expression deeper than max_expression_depth, where each open
+// bracket and each postfix link (x.T, x[0], f(x) after a name or a closing
+// bracket) counts one level, as the core's parser counts them. Strings and
+// comments are skipped; the scan is one pass and needs no tokens, so no
+// character can hide what follows it.
+void screen_code(std::string_view text, const std::string& where, const LoadLimits& limits) {
+  enum class Prev { kNone, kName, kCloser, kDot, kOther };
+  std::vector<std::uint64_t> chains{0};  // the links of the chain open at each bracket depth
+  std::uint64_t level = 0;               // brackets open plus every open chain's links
+  Prev prev = Prev::kNone;
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  const auto deeper = [&](std::size_t i) {
+    if (++level > limits.max_expression_depth) {
+      fail(ErrorCode::kLimitExceeded, where + " line " + std::to_string(line) + " (byte " + std::to_string(i) +
+                                          "): an expression nested deeper than max_expression_depth (" +
+                                          std::to_string(limits.max_expression_depth) + ")");
+    }
+  };
+  const auto end_chain = [&] {
+    level -= chains.back();
+    chains.back() = 0;
+  };
+  const auto new_line = [&](std::size_t i) {
+    if (i - line_start > limits.max_code_line_bytes) {
+      fail(ErrorCode::kLimitExceeded, where + " line " + std::to_string(line) + " is " + std::to_string(i - line_start) +
+                                          " bytes, more than max_code_line_bytes (" + std::to_string(limits.max_code_line_bytes) + ")");
+    }
+    ++line;
+    line_start = i + 1;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      new_line(i);
+      if (chains.size() == 1) {
+        end_chain();
+        prev = Prev::kNone;
+      }
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      // A string, triple-quoted or not, to its closing quote; escapes skipped.
+      const bool triple = i + 2 < text.size() && text[i + 1] == c && text[i + 2] == c;
+      std::size_t j = i + (triple ? 3 : 1);
+      for (; j < text.size(); ++j) {
+        if (text[j] == '\\') {
+          ++j;
+        } else if (text[j] == '\n') {
+          new_line(j);
+          if (!triple) break;
+        } else if (text[j] == c && (!triple || (j + 2 < text.size() && text[j + 1] == c && text[j + 2] == c))) {
+          j += triple ? 2 : 0;
+          break;
+        }
+      }
+      i = std::min(j, text.size() - 1);
+      if (i < text.size() && text[i] == '\n') new_line(i);
+      prev = Prev::kName;
+    } else if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      if (prev != Prev::kName && prev != Prev::kDot) end_chain();
+      prev = Prev::kName;
+    } else if (c == '.') {
+      if (prev == Prev::kName || prev == Prev::kCloser) {
+        ++chains.back();
+        deeper(i);
+      }
+      prev = Prev::kDot;
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (prev == Prev::kName || prev == Prev::kCloser) {
+        ++chains.back();
+        deeper(i);
+      } else {
+        end_chain();
+      }
+      chains.push_back(0);
+      deeper(i);
+      prev = Prev::kOther;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (chains.size() > 1) {
+        end_chain();
+        chains.pop_back();
+        --level;
+      }
+      prev = Prev::kCloser;
+    } else if (c != ' ' && c != '\t' && c != '\r') {
+      end_chain();
+      prev = Prev::kOther;
+    }
+  }
+  new_line(text.size());
+}
+
+}  // namespace
+
+void screen_torchscript_archive(std::span<const std::byte> bytes, std::string_view source, const LoadLimits& limits) {
+  if (!looks_like_zip(bytes)) return;  // not a zip archive: LibTorch's own message says why
+  const ZipArchive zip = ZipArchive::open(bytes, nullptr, std::string(source), limits);
+  for (const ZipEntry& entry : zip.entries()) {
+    const std::string_view name = entry.name;
+    const bool pickle = ends_with(name, ".pkl") || ends_with(name, ".debug_pkl");
+    const bool code = name_in_root(name).substr(0, 5) == "code/" && ends_with(name, ".py");
+    if (!pickle && !code) continue;
+    const ZipData data = zip.read(entry);
+    const std::string where = std::string(source) + ":" + entry.name;
+    if (code) {
+      screen_code(data.text(), where, limits);
+      continue;
+    }
+    // A pickle the core does not follow (an opcode it does not know) leaves
+    // the other entries screened; one that is hostile stops here.
+    try {
+      read_pickle(data.bytes, where, limits);
+    } catch (const Error& e) {
+      if (hostile(e.code())) throw;
+    }
+  }
+}
+
+void screen_torchscript_archive(const std::string& path, const LoadLimits& limits) {
+  const auto bytes = read_file_bytes(path, limits.max_file_bytes);
+  screen_torchscript_archive(std::span<const std::byte>(bytes->data(), bytes->size()), path, limits);
+}
+
+}  // namespace tracegraph
