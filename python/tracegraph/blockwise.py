@@ -15,6 +15,7 @@ python/README.md ("Blockwise prediction").
 """
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
 import hashlib
@@ -69,7 +70,7 @@ class AxisPlan:
     halo: int            # input voxels read before and after a block beyond its context
     offset: Fraction
     stride: Fraction
-    unit: int            # every window start and shift is a multiple of it (the lattice's step, the stride's numerator)
+    unit: int            # window starts move by multiples of it (the size rule's period, the lattice's step, the stride's numerator)
     out_start: int       # the output array's first voxel on the whole-volume grid
     out_size: int
     shift_limit: int     # windows are moved inside [0, shift_limit) when the block allows it
@@ -197,8 +198,10 @@ def plan(model: Any, input_shape: Sequence[int], *, block_shape: Sequence[int] |
             raise _core.UnsupportedError(f"{what} depends on the whole axis (node {a.nonlocal_nodes[0]}): "
                                          "it cannot be cut in blocks")
         off, stride = _frac(a.offset), _frac(a.stride)
+        # The size rule's period (a pooling by 2 twice: 4) is the shift that keeps the network's pooling grid;
+        # the accepted sizes' step and the stride's numerator too.
         step = int(a.lattice.step) if a.lattice is not None else 1
-        unit = math.lcm(step, stride.numerator)
+        unit = math.lcm(max(int(a.period), 1), step, stride.numerator)
         halo_i = -(-halos[i] // unit) * unit
         # Block sizes B whose shift B * stride is a whole multiple of the unit keep the pooling grid in place.
         quantum = next(q for q in range(1, unit * stride.denominator + 1)
@@ -462,6 +465,7 @@ def _activate(y: np.ndarray, activation) -> np.ndarray:
 # Per worker process: the loaded models, by model key and plan.
 _WORKERS: dict = {}
 _WORKERS_LOCK = threading.Lock()
+atexit.register(_WORKERS.clear)  # the graphs go before the interpreter does (nanobind reports what outlives it)
 
 
 def _worker_for(spec: _Spec) -> _Worker:
@@ -537,7 +541,7 @@ class _Reporter:
         self.thread = None
 
     def snapshot(self) -> Progress:
-        names = set(os.listdir(self.done_dir))
+        names = {n for n in os.listdir(self.done_dir) if not n.startswith(".")}
         new = names - self.before
         voxels = sum(_block_voxels(self.plan, tuple(map(int, n.split("_")))) for n in new)
         return Progress(len(names), self.total, self.skipped, voxels, time.perf_counter() - self.start)
@@ -683,8 +687,6 @@ def predict(model: Any, input: Any, output: str | os.PathLike, *, block_shape: S
                 try:
                     for b in todo:
                         _worker_for(spec).process(b)
-                        if progress:
-                            reporter.report()
                 finally:
                     _WORKERS.pop((spec.settings_key, spec.output_path), None)
             elif scheduler == "daisy":
