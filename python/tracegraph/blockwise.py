@@ -57,7 +57,8 @@ class AxisPlan:
     ``offset + stride * I``; the output array holds ``I`` in
     ``[out_start, out_start + out_size)``, cut in blocks of ``block`` output
     voxels (the zarr chunk). A block whose first output voxel is ``I0`` runs the
-    model on ``input_size`` input voxels starting at ``stride * I0 - before``,
+    model on ``input_size`` input voxels starting at ``stride * I0 - before``
+    (``I0`` taken down to a multiple of the stride's denominator),
     where ``before`` is ``halo`` unless the window is moved to stay inside
     ``[0, shift_limit)`` (a multiple of ``unit``, so the network's pooling
     grid never moves) and takes the run's output voxels from ``before / stride`` on.
@@ -83,15 +84,17 @@ class AxisPlan:
         """Block k: (window start in input voxels, the run's first output voxel to keep, output voxels kept)."""
         first = self.out_start + k * self.block
         kept = min(self.block, self.out_size - k * self.block)
-        start = int(self.stride * first)
+        base = first - first % self.stride.denominator  # a window starts on a whole input voxel
+        skip = first - base
+        start = int(self.stride * base)
         before = self.halo
-        most = int((self.output_size - kept) * self.stride) // self.unit * self.unit
+        most = int((self.output_size - kept - skip) * self.stride) // self.unit * self.unit
         if start - before + self.input_size > self.shift_limit:  # near the far end: move the window back
             before = max(before, -(-(start + self.input_size - self.shift_limit) // self.unit) * self.unit)
         before = min(before, most)
         if start - before < 0:  # near the start: move it forward (this side wins when both apply)
             before = max(0, start // self.unit * self.unit)
-        return start - before, int(before / self.stride), kept
+        return start - before, int(before / self.stride) + skip, kept
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,7 +209,7 @@ def plan(model: Any, input_shape: Sequence[int], *, block_shape: Sequence[int] |
         # Block sizes B whose shift B * stride is a whole multiple of the unit keep the pooling grid in place.
         quantum = next(q for q in range(1, unit * stride.denominator + 1)
                        if (q * stride).denominator == 1 and int(q * stride) % unit == 0)
-        extra = int(Fraction(2 * halo_i) / stride)
+        extra = int(Fraction(2 * halo_i) / stride) + stride.denominator - 1  # the halo, and a fractional start
         if blocks is None:
             n = _accepted_from(a, max(64, a.smallest() or 1), what)
             while a.output_size(n) - extra < quantum:
@@ -228,7 +231,6 @@ def plan(model: Any, input_shape: Sequence[int], *, block_shape: Sequence[int] |
         lo = math.ceil((Fraction(2 * r0 - 1, 2) + stride / 2 - off) / stride)
         hi = math.floor((Fraction(2 * r1 - 1, 2) - stride / 2 - off) / stride)
         ref = math.ceil((Fraction(-1, 2) + stride / 2 - off) / stride)  # the whole volume's first output voxel
-        ref -= ref % stride.denominator
         if (lo - ref) % quantum:
             if roi is None:
                 lo -= (lo - ref) % quantum
@@ -240,7 +242,7 @@ def plan(model: Any, input_shape: Sequence[int], *, block_shape: Sequence[int] |
                     f"sizes {a.valid_sizes_str()}): start it at one of {fits[:4]}")
         if hi < lo:
             raise _core.InvalidArgumentError(f"{what}: the region of interest ({r1 - r0} voxels) holds no output voxel")
-        start_ref = int(stride * ref)
+        start_ref = int(stride * (ref - ref % stride.denominator))
         limit = start_ref + -(-(shape[i] - start_ref) // unit) * unit
         plans.append(AxisPlan(dim=int(a.dim), size=int(shape[i]), input_size=int(n), output_size=int(m), block=int(b),
                               halo=halo_i, offset=off, stride=stride, unit=unit, out_start=int(lo),
