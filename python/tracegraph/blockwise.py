@@ -367,7 +367,6 @@ class _Spec:
     normalize: Any
     activation: str | Callable | None
     padding: str
-    output_index: int
 
 
 class _Worker:
@@ -675,8 +674,7 @@ def predict(model: Any, input: Any, output: str | os.PathLike, *, block_shape: S
     spec = _Spec(model_path=model_path, model_document=document, model_weights=weights, model_key=key,
                  settings_key=hashlib.sha256(settings.encode()).hexdigest(), input_path=os.fspath(input) if isinstance(input, (str, os.PathLike)) else None,
                  input_array=None if isinstance(input, (str, os.PathLike)) else array, output_path=output, plan=p,
-                 backend=backend, threads=threads, normalize=normalize, activation=activation, padding=padding,
-                 output_index=0)
+                 backend=backend, threads=threads, normalize=normalize, activation=activation, padding=padding)
     blocks = list(p.block_indices())
     finished = {n for n in os.listdir(done) if not n.startswith(".")}
     todo = [b for b in blocks if _block_name(b) not in finished]
