@@ -13,6 +13,7 @@ The surface the seeds define, in their names::
 
     g = tracegraph.trace(module, (x,))              # a live torch module (torch.export, else an fx trace)
     nodes, output = tracegraph.module_graph(model)  # the (nodes, output) view an inference server reads
+    tracegraph.blockwise.predict(g, "raw.zarr", "pred.zarr", scheduler="daisy", num_workers=2)  # block by block
 
 Running needs numpy only; ``trace``, ``module_graph`` of a live module and
 ``tracegraph.export`` need torch. Errors are :class:`Error` subclasses
@@ -52,11 +53,13 @@ _LAZY = {
     "transform_names": "._core",
 }
 
-__all__ = sorted(_LAZY) + ["Error", "export"]
+__all__ = sorted(_LAZY) + ["Error", "blockwise", "export"]
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
+    if name == "blockwise":  # a module of its own: tracegraph.blockwise.predict
+        value = importlib.import_module(".blockwise", __name__)
+    elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
     elif name == "Error" or name.endswith("Error"):
         core = importlib.import_module("._core", __name__)
