@@ -17,9 +17,12 @@ const sameShapes = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const exportShapes = (g) => g.document.graph.inputs.map((i) => g.document.graph.values[i].shape ?? null);
 
 function describe() {
+  const nodes = graph.nodes;
   return {
     document: graph.document,
-    canonical: graph.nodes.map((n) => n.canonical),
+    canonical: nodes.map((n) => n.canonical),
+    flops: nodes.map((n) => n.flops ?? null),  // the core's node_flops (an older module has none: null)
+    moduleTree: graph.moduleTree(),
     activation: graph.outputActivation(),
     moduleGraph: graph.moduleGraph(),
     weightStats: graph.weightStats(),
