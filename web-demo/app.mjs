@@ -89,6 +89,7 @@ class App {
     // the test input's shapes, or those typed in the Run panel's shape field.
     const inputShapes = this.inputShapesFor(testIo);
     let described;
+    const tw = performance.now();
     try {
       described = await this.worker.call('load', { json, weights, jsonName, weightsName, inputShapes }, [json, weights].filter(Boolean));
     } catch (e) {
@@ -97,6 +98,7 @@ class App {
       }
       throw e;
     }
+    const workerMs = performance.now() - tw;
     state.loaded = null;  // set again once the new graph is drawn
     state.name = jsonName.replace(/\.(json|pt2|ts|pt)$/, '');
     state.sample = sample;
@@ -112,6 +114,8 @@ class App {
     const drawn = state.lastLayout;
     // From the bytes in hand to the graph fitted on the screen (the end-to-end test reads it).
     state.openMs = performance.now() - t;
+    const { readMs = 0, describeMs = 0 } = described.timings ?? {};
+    state.openTimes = { readMs, describeMs, transferMs: workerMs - readMs - describeMs, layoutMs: drawn.layoutMs, drawMs: drawn.drawMs };
     this.status(`Read ${state.name} and fitted it in ${state.openMs.toFixed(0)} ms: ${described.document.graph.nodes.length} nodes${drawn.groups ? ` (${drawn.groups} folded modules shown)` : ''}, laid out in ${drawn.layoutMs.toFixed(0)} ms, drawn in ${drawn.drawMs.toFixed(0)} ms.`);
     state.loaded = state.name;
   }

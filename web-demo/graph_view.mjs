@@ -69,6 +69,9 @@ export class GraphView {
     this.times = null;
     // ELK in its own worker: the page stays responsive while a graph is laid out.
     this.elk = new globalThis.ELK({ workerUrl: LAYOUT_WORKER, workerFactory: (url) => new Worker(url) });
+    // Warmed up while the page starts: the first model's layout pays no start-up.
+    this.elk.layout({ id: 'warm', children: [{ id: 'a', width: 10, height: 10 }, { id: 'b', width: 10, height: 10 }],
+      edges: [{ id: 'e', sources: ['a'], targets: ['b'] }] }).catch(() => {});
     this.pending = Promise.resolve();
     this.installPanZoom();
   }

@@ -9,16 +9,18 @@
 export const FOLD_ABOVE = 300;
 
 export class Hierarchy {
-  // `tree`: moduleTree()'s { groups }; without one (a file with no module
-  // paths) the root holds every node.
+  // `tree`: moduleTree()'s { groups } (their `nodes` lists not needed);
+  // without one (a file with no module paths) the root holds every node.
   constructor(doc, tree) {
     const nodes = doc.graph.nodes;
-    this.groups = tree?.groups?.length ? tree.groups : [{ index: 0, path: '', type: '', parent: null, children: [], nodes: nodes.map((n) => n.name),
+    this.groups = tree?.groups?.length ? tree.groups : [{ index: 0, path: '', type: '', parent: null, children: [],
       nodeCount: nodes.length, parameters: null, flops: null, repeatOf: null, repeats: 1 }];
-    const idOf = new Map(nodes.map((n) => [n.name, n.id]));
+    // A node's group is its innermost module's (the document's modules table, by path); the root's where it has none.
+    const byPath = new Map(this.groups.map((g) => [g.path, g.index]));
+    const modules = doc.graph.modules ?? [];
+    const groupOfModule = modules.map((m) => byPath.get(m.path) ?? 0);
     this.groupOf = new Map();  // node id -> the index of its innermost group
-    for (const g of this.groups) for (const name of g.nodes) this.groupOf.set(idOf.get(name), g.index);
-    for (const n of nodes) if (!this.groupOf.has(n.id)) this.groupOf.set(n.id, 0);
+    for (const n of nodes) this.groupOf.set(n.id, n.module === undefined || n.module === null ? 0 : groupOfModule[n.module] ?? 0);
     this.open = new Set([0]);
     if (nodes.length <= FOLD_ABOVE) {
       for (const g of this.groups) this.open.add(g.index);

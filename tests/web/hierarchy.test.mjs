@@ -77,8 +77,9 @@ async function open(file) {
   await page.setInputFiles('#file', join(modelsDir, file));
   await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, name, { timeout: 120000 });
   const ms = Date.now() - t;
-  const pageMs = await page.evaluate(() => window.__tracegraph.state.openMs);
-  console.log(`${file}: open to fitted ${ms} ms (the page's count from the bytes read: ${pageMs.toFixed(0)} ms); status: ${await page.textContent('#status')}`);
+  const [pageMs, parts] = await page.evaluate(() => [window.__tracegraph.state.openMs, window.__tracegraph.state.openTimes]);
+  console.log(`${file}: open to fitted ${ms} ms (the page's count from the bytes read: ${pageMs.toFixed(0)} ms: ` +
+              `${Object.entries(parts).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); status: ${await page.textContent('#status')}`);
   return { ms, pageMs };
 }
 
