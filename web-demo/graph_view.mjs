@@ -177,10 +177,14 @@ export class GraphView {
     const frameOf = (g) => {
       if (frames.has(g)) return frames.get(g);
       const parent = frameOf(h.groups[g].parent);
-      const frame = { id: `c:${g}`, children: [], layoutOptions: { 'elk.padding': '[top=30,left=12,bottom=12,right=12]' } };
+      const label = this.groupTitle(g);
+      // As wide as its title line at least.
+      const wide = Math.round(textWidth(`▾ ${label}`, 12.5) + textWidth(this.groupNumbers(g), 10.5) + 40);
+      const frame = { id: `c:${g}`, children: [], layoutOptions: { 'elk.padding': '[top=30,left=12,bottom=12,right=12]',
+        'elk.nodeSize.constraints': '[MINIMUM_SIZE]', 'elk.nodeSize.minimum': `(${wide},40)` } };
       parent.children.push(frame);
       frames.set(g, frame);
-      info.set(frame.id, { kind: 'frame', group: g, label: this.groupTitle(g) });
+      info.set(frame.id, { kind: 'frame', group: g, label });
       return frame;
     };
     // The closed group each group is folded into (null: drawn open), computed once per group.

@@ -36,7 +36,7 @@ export class SummaryPanel {
       ${top.length ? `<h3>Modules</h3>
       <table class="kv" id="summary-modules"><tr><th>module</th><th class="num">nodes</th><th class="num">FLOPs</th><th class="num">params</th></tr>
         ${top.map((g) => `<tr data-path="${escapeXml(g.path)}"><td><code>${escapeXml(g.path)}</code> <span class="muted">${escapeXml(g.type)}</span>${repeat(g) ? `<br><span class="muted">${repeat(g)}</span>` : ''}</td>
-          <td class="num">${g.nodeCount}</td><td class="num">${human(g.flops, 'FLOP')}</td><td class="num">${human(g.parameters)}</td></tr>`).join('')}
+          <td class="num">${g.nodeCount}</td><td class="num">${counted ? human(g.flops, 'FLOP') : '—'}</td><td class="num">${human(g.parameters)}</td></tr>`).join('')}
       </table>` : ''}
       <h3>Ops</h3>
       <table class="kv">${Object.entries(ops).sort((a, b) => b[1] - a[1]).map(([op, n]) => `<tr><th><code>${escapeXml(op)}</code></th><td class="num">${n}</td></tr>`).join('')}</table>`;
