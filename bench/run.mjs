@@ -20,9 +20,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { nodeCost } from '../web-demo/model_stats.mjs';
 import { serve } from '../web-demo/serve.mjs';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -39,11 +38,16 @@ const browser = !process.argv.includes('--no-browser');
 const native = !process.argv.includes('--no-native');
 const threadedWasm = existsSync(join(jsDir, 'tracegraph_threads_core.mjs'));
 
-// FLOPs of convolutions and linear layers (2 per multiply-add), from the
-// export, by the page's own per-node count.
-function flops(model) {
-  const doc = JSON.parse(readFileSync(join(benchDir, model, `${model}.json`), 'utf8'));
-  return doc.graph.nodes.filter((n) => /conv|linear/.test(n.op)).reduce((total, n) => total + nodeCost(doc, n).flops, 0);
+// FLOPs of convolutions, linear layers and matrix products (2 per
+// multiply-add): the core's node_flops, summed by its module tree, as the page counts them.
+async function flops(model) {
+  const { loadModel } = await import(pathToFileURL(join(jsDir, 'tracegraph.mjs')).href);
+  const g = await loadModel(join(benchDir, model, `${model}.json`));
+  try {
+    return g.moduleTree().groups[0].flops;
+  } finally {
+    g.dispose();
+  }
 }
 
 // ExecuTorch's XNNPACK delegate (bench/executorch_bench.py) in the venv
@@ -155,7 +159,7 @@ const report = { runs, warmup, rounds, models: {}, targets: [] };
 const targets = [];
 
 for (const model of names) {
-  const gflop = flops(model) / 1e9;
+  const gflop = (await flops(model)) / 1e9;
   const r = {};
   console.log(`\n== ${model} ${JSON.stringify(models[model].input_shape)}, ${gflop.toFixed(2)} GFLOP ==`);
   console.log(`${'engine'.padEnd(40)} ${'load ms'.padStart(7)} ${'first ms'.padStart(9)} ${'median ms'.padStart(9)} ${'p10..p90 ms'.padStart(17)}`);

@@ -5,7 +5,11 @@
 // A finalized graph is fixed (as in C++), so the worker keeps the file's
 // bytes and reads the graph again when a run wants another thread count,
 // profiling, or input shapes other than the export's.
-import { loadGraph, loadModel, threadsAvailable } from '/js/tracegraph.mjs';
+import { init, loadGraph, loadModel, threadsAvailable } from '/js/tracegraph.mjs';
+
+// The wasm module compiled while the page starts, not when the first model opens
+// (a failure here is the first load's to report).
+init().catch(() => {});
 
 let source = null;     // { json, weights, jsonName, weightsName }: the bytes as opened (weights null: a .pt2 in `json`)
 let graph = null;
@@ -16,10 +20,15 @@ let threadsUsed = 1;
 const sameShapes = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const exportShapes = (g) => g.document.graph.inputs.map((i) => g.document.graph.values[i].shape ?? null);
 
+// `moduleTree`'s groups go without their lists of node names: the page
+// finds a node's group by its module's path (the document's modules table).
 function describe() {
+  const nodes = graph.nodes;
   return {
     document: graph.document,
-    canonical: graph.nodes.map((n) => n.canonical),
+    canonical: nodes.map((n) => n.canonical),
+    flops: nodes.map((n) => n.flops ?? null),  // the core's node_flops (an older module has none: null)
+    moduleTree: { groups: graph.moduleTree().groups.map(({ nodes: _, ...g }) => g) },
     activation: graph.outputActivation(),
     moduleGraph: graph.moduleGraph(),
     weightStats: graph.weightStats(),
@@ -45,6 +54,7 @@ const handlers = {
   async load(args) {
     const previous = source;
     source = args;
+    const t = performance.now();
     try {
       optimized = false;
       await fresh();  // a bad file throws here and leaves the graph shown before in place
@@ -52,7 +62,9 @@ const handlers = {
       source = previous;
       throw e;
     }
-    return describe();
+    const t1 = performance.now();
+    const described = describe();
+    return { ...described, timings: { readMs: t1 - t, describeMs: performance.now() - t1 } };
   },
   async optimize() {
     const report = await fresh({ optimize: true });

@@ -169,3 +169,16 @@ test('each node says its module and the path to it', async () => {
     g.dispose();
   }
 });
+
+test("each node's FLOPs are the core's, which the module tree sums", async () => {
+  const g = await loadModel(nestedBlocks);
+  try {
+    const nodes = Object.fromEntries(g.nodes.map((n) => [n.name, n]));
+    assert.equal(nodes.linear_6.flops, 32);  // the head (its group says 32 too)
+    assert.equal(nodes.sigmoid.flops, null);  // pointwise: not counted
+    const { groups } = g.moduleTree();
+    assert.equal(g.nodes.reduce((a, n) => a + (n.flops ?? 0), 0), groups[0].flops);
+  } finally {
+    g.dispose();
+  }
+});

@@ -18,6 +18,7 @@
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
 #include "tracegraph/exported_graph.h"
+#include "tracegraph/flops.h"
 #include "tracegraph/geometry.h"
 #include "tracegraph/module_graph.h"
 #include "tracegraph/module_tree.h"
@@ -69,6 +70,17 @@ std::string canonical_ops(const tg::Graph& g) {
   for (std::size_t i = 0; i < g.nodes().size(); ++i) {
     const auto c = tg::canonical_op(g.node(g.nodes()[i]));
     out += (i ? "," : "") + (c ? quote(c->name) : std::string("null"));
+  }
+  return out + "]";
+}
+
+// Each node's FLOPs (node_flops at the graph's shapes) or null where it counts
+// none, in node order: the page's per-node numbers, one rule with module_tree's.
+std::string node_flops_list(const tg::Graph& g) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+    const auto f = tg::node_flops(g, g.nodes()[i]);
+    out += (i ? "," : "") + (f ? nlohmann::json(*f).dump() : std::string("null"));
   }
   return out + "]";
 }
@@ -163,6 +175,7 @@ EMSCRIPTEN_KEEPALIVE char* tg_describe(Handle* h) {
                           ",\"activation\":" + tg::output_activation_json(tg::output_activation(h->graph.graph())) +
                           ",\"module_graph\":" + tg::module_graph_json(tg::module_graph(h->graph.graph())) +
                           ",\"canonical\":" + canonical_ops(h->graph.graph()) +
+                          ",\"flops\":" + node_flops_list(h->graph.graph()) +
                           ",\"finalized\":" + (h->graph.is_finalized() ? "true" : "false") + "}";
         return copy_string(out);
       },

@@ -98,6 +98,9 @@ export interface NodeInfo {
   module: string | null;
   /** That module's path from the outermost frame: [{ path: 'encoder', type: 'Encoder' }, ...]; [] when module is null. */
   modulePath: Array<{ path: string; type: string }>;
+  /** Floating-point operations (a multiply-add counts two) by the core's node_flops at the graph's shapes, as
+   *  moduleTree() sums them; null for the ops it does not count or where a shape is not known. */
+  flops: number | null;
 }
 
 /** A PyTorch tree spec, protocol 1, as parsed JSON: [1, spec]. */

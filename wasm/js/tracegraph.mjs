@@ -405,13 +405,15 @@ export class TracedGraph {
   get values() { return this.document.graph.values; }
 
   // Nodes in order: { id, name, op, canonical, inputs: [value names], outputs: [value names], attributes,
-  // module, modulePath }; `canonical` is the op's meaning across spellings ("conv", "clip", ...), or null;
+  // module, modulePath, flops }; `canonical` is the op's meaning across spellings ("conv", "clip", ...), or null;
   // `module` the path of the innermost module whose forward made the node ("encoder.blocks.0.attn"), null
   // for the root's own nodes or where the file says none; `modulePath` its frames from the outermost,
-  // [{ path, type }] (the document's modules table, each module's parent before it).
+  // [{ path, type }] (the document's modules table, each module's parent before it); `flops` the core's
+  // node_flops at the graph's shapes (what moduleTree() sums), null where it counts none.
   get nodes() {
     const values = this.values;
     const canonical = this._describe().canonical;
+    const flops = this._describe().flops;
     const modules = this.document.graph.modules ?? [];
     const paths = [];
     modules.forEach((m, i) => {
@@ -428,6 +430,7 @@ export class TracedGraph {
       attributes: Object.fromEntries(Object.entries(n.attributes).map(([k, a]) => [k, a.value])),
       module: n.module === undefined ? null : modules[n.module].path,
       modulePath: n.module === undefined ? [] : paths[n.module].map((f) => ({ ...f })),
+      flops: flops[i],
     }));
   }
 

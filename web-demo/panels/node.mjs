@@ -1,22 +1,38 @@
-// The Node panel: a graph input or output, or a node's op, cost, values,
-// attributes and weights (with their statistics).
+// The Node panel: a graph input or output, a module (its path, class, node
+// count, FLOPs, parameters, what it repeats), or a node's op, cost, module,
+// values, attributes and weights (with their statistics).
 import { $, escapeXml, fmt, shapeStr } from '../format.mjs';
-import { human, nodeCost } from '../model_stats.mjs';
+import { human, nodeParameters } from '../model_stats.mjs';
 
 export class NodePanel {
-  show(meta, described) {
+  show(meta, described, hierarchy) {
     const doc = described.document;
     const values = doc.graph.values;
     const valueRow = (vid) => {
       const v = values[vid];
       return `<tr><th><code>${escapeXml(v.name)}</code></th><td>${v.dtype ?? '?'} ${shapeStr(v.shape)}${v.constant ? ' <span class="pill">weight</span>' : ''}</td></tr>`;
     };
+    if (meta.kind === 'group' || meta.kind === 'frame') {
+      const g = hierarchy.groups[meta.group];
+      const rep = hierarchy.repeatText(meta.group);
+      $('tab-node').innerHTML = `<h2 id="node-title">Module <code>${escapeXml(g.path)}</code></h2>
+        <table class="kv">
+          <tr><th>class</th><td><code id="module-type">${escapeXml(g.type)}</code></td></tr>
+          <tr><th>nodes</th><td class="num" id="module-nodes">${g.nodeCount.toLocaleString('en-US')}</td></tr>
+          <tr><th>FLOPs</th><td class="num">${human(g.flops, 'FLOP')}</td></tr>
+          <tr><th>parameters</th><td class="num">${(g.parameters ?? 0).toLocaleString('en-US')}</td></tr>
+          ${rep ? `<tr><th>repeats</th><td id="module-repeats">${escapeXml(rep)}</td></tr>` : ''}
+          <tr><th>submodules</th><td>${g.children.map((c) => `<code>${escapeXml(hierarchy.label(c))}</code>`).join(', ') || '<span class="muted">none</span>'}</td></tr>
+        </table>
+        <p class="muted">${hierarchy.open.has(meta.group) ? 'Open: click its frame\'s title to fold it.' : 'Folded: click it to unfold.'}</p>`;
+      return;
+    }
     if (!meta.node) {
       $('tab-node').innerHTML = `<h2>${meta.kind === 'input' ? 'Graph input' : 'Graph output'}</h2><table class="kv">${valueRow(meta.value)}</table>`;
       return;
     }
     const n = meta.node;
-    const cost = nodeCost(doc, n);
+    const params = nodeParameters(doc, n);
     const attrs = Object.entries(n.attributes).filter(([k]) => k !== 'arg_names');
     const argNames = n.attributes.arg_names?.value ?? [];
     const weights = n.inputs.map((vid, i) => [vid, argNames[i]]).filter(([vid]) => values[vid].constant);
@@ -34,8 +50,9 @@ export class NodePanel {
       <table class="kv">
         <tr><th>op</th><td><code id="node-op">${escapeXml(n.op)}</code></td></tr>
         <tr><th>canonical op</th><td><code>${escapeXml(meta.canonical ?? '—')}</code></td></tr>
-        <tr><th>FLOPs</th><td class="num">${human(cost.flops, 'FLOP')}</td></tr>
-        <tr><th>parameters</th><td class="num">${cost.params.toLocaleString('en-US')}</td></tr>
+        <tr><th>FLOPs</th><td class="num">${meta.flops === null || meta.flops === undefined ? '<span class="muted">not counted</span>' : human(meta.flops, 'FLOP')}</td></tr>
+        <tr><th>parameters</th><td class="num">${params.toLocaleString('en-US')}</td></tr>
+        <tr><th>module</th><td><code id="node-module">${escapeXml(hierarchy?.groups[hierarchy.groupOf.get(n.id)]?.path || '—')}</code></td></tr>
       </table>
       <h3>Inputs</h3><table class="kv">${n.inputs.filter((vid) => !values[vid].constant).map(valueRow).join('') || '<tr><td class="muted">none</td></tr>'}</table>
       <h3>Outputs</h3><table class="kv" id="node-outputs">${n.outputs.map(valueRow).join('')}</table>

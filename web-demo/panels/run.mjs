@@ -103,6 +103,9 @@ export class RunPanel {
     $('run-input').addEventListener('change', (e) => { if (e.target.value === 'image') $('run-image').click(); });
     $('run-image').addEventListener('change', () => { if ($('run-image').files.length) app.status(`Image: ${$('run-image').files[0].name}`); });
     $('run').onclick = () => this.run();
+    // Shapes a person typed (not those reset() wrote from the model before) are what the next model is read for.
+    this.typedShapes = false;
+    $('run-shape').addEventListener('input', () => { this.typedShapes = true; });
   }
 
   // A model was opened: its input shapes, and the test input when it has one
@@ -111,6 +114,7 @@ export class RunPanel {
     $('run-result').replaceChildren();
     const shapes = described.document.graph.inputs.map((i) => described.document.graph.values[i].shape);
     $('run-shape').value = shapes.map((s) => (s ? s.join(',') : '')).join(' ; ');
+    this.typedShapes = false;
     $('run-input').querySelector('[value=test]').disabled = !sample;
     $('run-input').value = sample ? 'test' : 'random';
   }

@@ -1,12 +1,18 @@
-// The Model panel: counts, cost, inputs, tree specs, each output's activation, ops.
-import { CATEGORIES } from '../graph_view.mjs';
+// The Model panel: counts, cost, inputs, tree specs, each output's
+// activation, the top-level modules, ops. FLOPs are the core's (the module
+// tree's root: node_flops summed), as every front end counts them.
 import { $, activationPill, escapeXml, shapeStr, specStr } from '../format.mjs';
-import { human, modelCost } from '../model_stats.mjs';
+import { human, modelParameters } from '../model_stats.mjs';
 
 export class SummaryPanel {
   show(described, name) {
     const doc = described.document;
-    const cost = modelCost(doc);
+    const params = modelParameters(doc);
+    const groups = described.moduleTree?.groups ?? [];
+    const flops = groups[0]?.flops;
+    const counted = (described.flops ?? []).some((f) => f !== null);  // some node's FLOPs are known
+    const top = (groups[0]?.children ?? []).map((i) => groups[i]);
+    const repeat = (g) => (g.repeatOf !== null ? `same as <code>${escapeXml(groups[g.repeatOf].path)}</code>` : g.repeats > 1 ? `first of ${g.repeats}` : '');
     const ops = {};
     for (const n of doc.graph.nodes) ops[n.op] = (ops[n.op] ?? 0) + 1;
     const values = doc.graph.values;
@@ -15,8 +21,8 @@ export class SummaryPanel {
       <h2>${escapeXml(name)}</h2>
       <table class="kv">
         <tr><th>nodes</th><td class="num" id="summary-nodes">${doc.graph.nodes.length}</td></tr>
-        <tr><th title="every constant: weights, biases, and buffers such as a batch norm's running statistics">parameters</th><td class="num">${cost.params.toLocaleString('en-US')} (${human(cost.params * 4, 'B')})</td></tr>
-        <tr><th>FLOPs</th><td class="num">${human(cost.flops, 'FLOP')}</td></tr>
+        <tr><th title="every constant: weights, biases, and buffers such as a batch norm's running statistics">parameters</th><td class="num">${params.toLocaleString('en-US')} (${human(params * 4, 'B')})</td></tr>
+        <tr><th title="convolutions, linear layers and matrix products, two per multiply-add (the core's node_flops)">FLOPs</th><td class="num" id="summary-flops">${flops === undefined || (!flops && !counted) ? '<span class="muted" title="no node it counts has known shapes (a TorchScript file gives none inside its graph)">not known</span>' : human(flops, 'FLOP')}</td></tr>
         <tr><th>inputs</th><td>${doc.graph.inputs.map((i) => `<code>${escapeXml(values[i].name)}</code> ${values[i].dtype ?? ''} ${shapeStr(values[i].shape)}`).join('<br>')}</td></tr>
         <tr><th>in spec</th><td>${specStr(doc.in_spec)}</td></tr>
         <tr><th>out spec</th><td>${specStr(doc.out_spec)}</td></tr>
@@ -27,8 +33,12 @@ export class SummaryPanel {
           <td>${activationPill(activation[i])}<br><span class="muted">${activation[i].node ? `by <code>${escapeXml(activation[i].node)}</code>` : ''}</span></td></tr>`).join('')}
       </table>
       <p class="muted">${activation.some((a) => a.kind === 'sigmoid') ? 'It already ends in a sigmoid: do not apply another.' : activation.every((a) => a.kind === 'none') ? 'It returns raw values (logits): apply the activation yourself if you need one.' : ''}</p>
+      ${top.length ? `<h3>Modules</h3>
+      <table class="kv" id="summary-modules"><tr><th>module</th><th class="num">nodes</th><th class="num">FLOPs</th><th class="num">params</th></tr>
+        ${top.map((g) => `<tr data-path="${escapeXml(g.path)}"><td><code>${escapeXml(g.path)}</code> <span class="muted">${escapeXml(g.type)}</span>${repeat(g) ? `<br><span class="muted">${repeat(g)}</span>` : ''}</td>
+          <td class="num">${g.nodeCount}</td><td class="num">${counted ? human(g.flops, 'FLOP') : '—'}</td><td class="num">${human(g.parameters)}</td></tr>`).join('')}
+      </table>` : ''}
       <h3>Ops</h3>
       <table class="kv">${Object.entries(ops).sort((a, b) => b[1] - a[1]).map(([op, n]) => `<tr><th><code>${escapeXml(op)}</code></th><td class="num">${n}</td></tr>`).join('')}</table>`;
-    $('legend').innerHTML = CATEGORIES.map((c) => `<span><i style="background:${c.fill};border:1px solid ${c.stroke}"></i>${c.name}</span>`).join('');
   }
 }
