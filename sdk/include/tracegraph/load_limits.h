@@ -28,7 +28,10 @@ struct LoadLimits {
   // is one, however deep), loop trips unrolled in all, trips of one loop,
   // and nesting of one expression (parentheses, brackets, and postfix chains
   // such as x[0][0]... or x.T.T...).
-  std::uint64_t max_inlined_calls = 1u << 20;
+  // 65,536 inlined calls: a model makes one per module call and function
+  // call (hundreds to a few thousand); a hostile file's then cost about a
+  // second in wasm, where 2^20 took twenty.
+  std::uint64_t max_inlined_calls = 1u << 16;
   std::uint64_t max_loop_trips = 1u << 20;
   std::uint64_t max_trips_per_loop = 1u << 16;
   std::uint64_t max_call_depth = 64;
