@@ -11,13 +11,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { test } from 'node:test';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { chromium } = await import(join(root, 'web-demo', 'node_modules', 'playwright-core', 'index.mjs'));
-const { serve } = await import(join(root, 'web-demo', 'serve.mjs'));
+import { pageUnderTest, root } from './browser.mjs';
+
 const shots = resolve(process.env.TRACEGRAPH_SCREENSHOTS ?? join(root, 'build', 'web-screenshots'));
 const modelsDir = resolve(process.env.TRACEGRAPH_PAGE_MODELS_DIR ?? join(root, 'build', 'page_models'));
 // scripts/env.sh's rule for the venv's Python.
@@ -49,24 +47,8 @@ function torchModules(name) {
   return { children: (path) => called.filter((m) => owner(m.path) === path), type: (path) => modules.find((m) => m.path === path)?.type };
 }
 
-let server;
-let browser;
 let page;
-const errors = [];
-before(async () => {
-  server = await serve({ port: 0, quiet: true });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => window.__tracegraph?.ready);
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const errors = pageUnderTest((p) => { page = p; });
 
 // Opens a file by the picker; returns the milliseconds from handing the file
 // to the page to the graph drawn and fitted (as the test sees it), and the page's own count.

@@ -6,37 +6,19 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { test } from 'node:test';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { chromium } = await import(join(root, 'web-demo', 'node_modules', 'playwright-core', 'index.mjs'));
-const { serve } = await import(join(root, 'web-demo', 'serve.mjs'));
+import { pageUnderTest, root } from './browser.mjs';
+
 const exportedDir = resolve(process.env.TRACEGRAPH_EXPORTED_DIR ?? join(root, 'build', 'native', 'exported'));
 const shots = resolve(process.env.TRACEGRAPH_SCREENSHOTS ?? join(root, 'build', 'web-screenshots'));
 mkdirSync(shots, { recursive: true });
 
 const doc = (name) => JSON.parse(readFileSync(join(exportedDir, name, `${name}.json`), 'utf8'));
 
-let server;
-let browser;
 let page;
-const errors = [];
-before(async () => {
-  server = await serve({ port: 0, quiet: true });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => window.__tracegraph?.ready);
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const errors = pageUnderTest((p) => { page = p; });
 
 async function openSample(name) {
   await page.selectOption('#samples', name);
