@@ -32,7 +32,24 @@ function describe() {
     activation: graph.outputActivation(),
     moduleGraph: graph.moduleGraph(),
     weightStats: graph.weightStats(),
+    geometry: geometryRows(),
   };
+}
+
+// The network's geometry per output and spatial axis, as plain rows (the
+// functions geometry() gives stay here): what a blockwise run needs.
+function geometryRows() {
+  try {
+    return graph.geometry().map((o) => ({
+      output: o.output,
+      input: o.input,
+      axes: o.axes.map((a) => (a.known
+        ? { dim: a.dim, valid: a.valid, offset: a.offset, stride: a.stride, contextBefore: a.contextBefore }
+        : { dim: a.dim, unknown: `${a.unknown.op} (${a.unknown.node}): ${a.unknown.reason}` })),
+    }));
+  } catch (e) {
+    return [];  // an older module without geometry()
+  }
 }
 
 async function fresh({ shapes = null, optimize = optimized, threads = 1 } = {}) {

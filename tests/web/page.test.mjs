@@ -36,6 +36,9 @@ test('a 3D UNet sample: its graph, summary and a node panel', async () => {
   assert.equal(drawn, d.graph.nodes.length + d.graph.inputs.length + d.graph.outputs.length);
   assert.equal(await page.textContent('#summary-nodes'), String(d.graph.nodes.length));
   assert.match(await page.textContent('#summary-activation'), /sigmoid/);
+  // The geometry a blockwise run needs, per spatial axis (the core's network_geometry).
+  const geometry = await page.textContent('#summary-geometry');
+  for (const dim of [2, 3, 4]) assert.match(geometry, new RegExp(`dim ${dim}\\s*sizes [^,]+, offset 8, stride 1`), geometry);
   await page.screenshot({ path: join(shots, 'unet3d-summary.png') });
 
   const conv = d.graph.nodes.find((n) => n.op === 'aten::_convolution');

@@ -4,6 +4,18 @@
 import { $, activationPill, escapeXml, shapeStr, specStr } from '../format.mjs';
 import { human, modelParameters } from '../model_stats.mjs';
 
+// Per output and spatial axis of its input: the input sizes the network
+// accepts, where output voxel i lies (offset + stride * i, in input voxels)
+// and the context cut before it; none where no input is spatial.
+function geometryTable(geometry) {
+  if (!geometry.length) return '';
+  const row = (o, a) => `<tr><th><code>${escapeXml(o.output)}</code> from <code>${escapeXml(o.input)}</code>, dim ${a.dim}</th><td>${a.unknown
+    ? `<span class="muted">unknown: ${escapeXml(a.unknown)}</span>`
+    : `sizes ${escapeXml(a.valid)}, offset ${escapeXml(a.offset)}, stride ${escapeXml(a.stride)}`}</td></tr>`;
+  return `<h3 title="what a blockwise run needs: the input sizes the network takes, and where each output voxel lies in the input">Geometry (per spatial axis)</h3>
+      <table class="kv" id="summary-geometry">${geometry.flatMap((o) => o.axes.map((a) => row(o, a))).join('')}</table>`;
+}
+
 export class SummaryPanel {
   show(described, name) {
     const doc = described.document;
@@ -33,6 +45,7 @@ export class SummaryPanel {
           <td>${activationPill(activation[i])}<br><span class="muted">${activation[i].node ? `by <code>${escapeXml(activation[i].node)}</code>` : ''}</span></td></tr>`).join('')}
       </table>
       <p class="muted">${activation.some((a) => a.kind === 'sigmoid') ? 'It already ends in a sigmoid: do not apply another.' : activation.every((a) => a.kind === 'none') ? 'It returns raw values (logits): apply the activation yourself if you need one.' : ''}</p>
+      ${geometryTable(described.geometry ?? [])}
       ${top.length ? `<h3>Modules</h3>
       <table class="kv" id="summary-modules"><tr><th>module</th><th class="num">nodes</th><th class="num">FLOPs</th><th class="num">params</th></tr>
         ${top.map((g) => `<tr data-path="${escapeXml(g.path)}"><td><code>${escapeXml(g.path)}</code> <span class="muted">${escapeXml(g.type)}</span>${repeat(g) ? `<br><span class="muted">${repeat(g)}</span>` : ''}</td>
