@@ -45,7 +45,7 @@ def nets():
             f0 = self.enc0(x)
             return self.head(self.dec(torch.cat([f0, self.up(self.enc1(self.pool(f0)))], 1)))
 
-    return {"valid UNet": (ValidUNet, 0), "same UNet": (SameUNet, 8)}
+    return {"valid UNet": (ValidUNet, None), "same UNet": (SameUNet, None)}  # halo: the network's own
 
 
 def torch_loop(net, raw, plan, padding="zero"):

@@ -448,6 +448,12 @@ NB_MODULE(_core, m) {
       .def_ro("lattice", &tg::AxisGeometry::lattice, "the accepted sizes as first + step * k when exactly that; else None")
       .def_ro("offset", &tg::AxisGeometry::offset, "output voxel i's centre lies at input coordinate offset + stride * i")
       .def_ro("stride", &tg::AxisGeometry::stride)
+      .def_ro("reach", &tg::AxisGeometry::reach,
+              "output voxel i depends on the input voxels within reach of its centre (the receptive field's radius)")
+      .def_ro("edge_effects", &tg::AxisGeometry::edge_effects,
+              "an op on the way pads or clamps at an edge: output voxels near it differ from a run on a larger input")
+      .def("halo", &tg::AxisGeometry::halo,
+           "input voxels a block reads beyond its context per side for outputs equal to the whole run's (0: valid)")
       .def_ro("nonlocal_nodes", &tg::AxisGeometry::nonlocal,
               "nodes whose values depend on the whole axis (C++'s nonlocal, a keyword in Python)")
       .def("accepts", &tg::AxisGeometry::accepts, "n"_a)

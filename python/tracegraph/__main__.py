@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="threads per worker")
     p.add_argument("--normalize", type=_normalize, help="SCALE,SHIFT or dtype (an integer range to [0, 1])")
     p.add_argument("--activation", choices=("sigmoid", "tanh", "relu", "softmax"))
-    p.add_argument("--halo", type=_ints, default=[0], help="input voxels read beyond the context, per side")
+    p.add_argument("--halo", type=_ints, default=None,
+                   help="input voxels read beyond the context, per side (default: the network's own, from its geometry)")
     p.add_argument("--padding", choices=("zero", "reflect"), default="zero")
     p.add_argument("--roi", type=_roi, help="START:SIZE in input voxels, e.g. 0,0,0:64,64,64")
     p.add_argument("--voxel-size", type=_floats)
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import blockwise
     block = None if args.block is None else (args.block[0] if len(args.block) == 1 else args.block)
-    halo = args.halo[0] if len(args.halo) == 1 else args.halo
+    halo = None if args.halo is None else args.halo[0] if len(args.halo) == 1 else args.halo
     result = blockwise.predict(args.model, args.input, args.output, block_shape=block, scheduler=args.scheduler,
                                num_workers=args.workers, backend=args.backend, threads=args.threads,
                                normalize=args.normalize, activation=args.activation, halo=halo, padding=args.padding,

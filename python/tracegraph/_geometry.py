@@ -28,6 +28,11 @@ def network_geometry(model: Any) -> list:
       (``Rational``: exact, ``str()`` "1/4", ``float()``, ``== 8``);
       ``context_before()`` and ``context_after(n)``: the input voxels cut
       before the output's first voxel and after its last;
+    - ``reach`` (``Rational``): output voxel i depends on the input voxels
+      within it of its centre (the receptive field's radius); ``edge_effects``:
+      an op on the way pads or clamps at an edge; ``halo()``: the input voxels a
+      block reads beyond its context per side for outputs equal to the whole
+      run's (0 for a valid network; what ``tracegraph.blockwise`` reads);
     - ``nonlocal_nodes``: nodes whose values depend on the whole axis.
 
     ``tracegraph.geometry_json(geometry)`` writes what ``tracegraph inspect --json``

@@ -161,7 +161,7 @@ def _accepted_from(axis, lowest: int, name: str) -> int:
 
 
 def plan(model: Any, input_shape: Sequence[int], *, block_shape: Sequence[int] | int | None = None,
-         halo: Sequence[int] | int = 0, roi: Any = None, voxel_size: Sequence[float] | None = None,
+         halo: Sequence[int] | int | None = None, roi: Any = None, voxel_size: Sequence[float] | None = None,
          offset: Sequence[float] | None = None, output: int | str = 0) -> Plan:
     """The blocks of a run of ``model`` over an input of ``input_shape`` (its
     spatial axes, channels first where the model takes several), from the
@@ -186,7 +186,9 @@ def plan(model: Any, input_shape: Sequence[int], *, block_shape: Sequence[int] |
         raise _core.ShapeMismatchError(f"{name}: input %{geometry.input} has {nsp} spatial axes and {input_channels} "
                                        f"channel(s): the array's shape {tuple(input_shape)} is neither")
     blocks = _per_axis(block_shape, nsp, "block_shape")
-    halos = [int(h) for h in _per_axis(halo, nsp, "halo")]
+    # The network's own (AxisGeometry.halo(): how far a padding's effects
+    # reach past the context), unless the caller says otherwise.
+    halos = [a.halo() if a.known else 0 for a in axes] if halo is None else [int(h) for h in _per_axis(halo, nsp, "halo")]
     vsize = [float(v) for v in (_per_axis(voxel_size, nsp, "voxel_size") or [1.0] * nsp)]
     vorigin = [float(v) for v in (_per_axis(offset, nsp, "offset") or [0.0] * nsp)]
     roi_start, roi_size = _roi_of(roi, shape, name)
@@ -594,7 +596,7 @@ class PredictResult:
 
 def predict(model: Any, input: Any, output: str | os.PathLike, *, block_shape: Sequence[int] | int | None = None,
             scheduler: str = "daisy", num_workers: int = 1, client: Any = None, backend: str = "xnnpack",
-            threads: int = 1, normalize: Any = None, activation: str | Callable | None = None, halo: Any = 0,
+            threads: int = 1, normalize: Any = None, activation: str | Callable | None = None, halo: Any = None,
             padding: str = "zero", roi: Any = None, voxel_size: Sequence[float] | None = None,
             offset: Sequence[float] | None = None, output_index: int | str = 0, zarr_format: int = 3,
             dtype: Any = np.float32, progress: bool | Callable[[Progress], None] = True) -> PredictResult:
@@ -617,10 +619,11 @@ def predict(model: Any, input: Any, output: str | os.PathLike, *, block_shape: S
     - ``block_shape``: output voxels per block and axis (the chunks); a
       multiple of the network's grid (a valid UNet's lattice step, an
       upsampling's 2); None chooses blocks of about 64 input voxels.
-    - ``halo``: input voxels read beyond a block's own context, per side: a
-      same-padding network cuts no context but sees zeros at its window's
-      edge, so give its receptive field's radius for outputs equal to a
-      whole-volume run.
+    - ``halo``: input voxels read beyond a block's own context, per side.
+      None (the default) takes the network's own (the geometry's ``halo()``:
+      a same-padded network cuts no context but sees zeros at its window's
+      edge, as far as its receptive field reaches; a valid one needs none),
+      so that every output equals the whole-volume run's; 0 reads none.
     - ``padding``: the input beyond the volume: "zero" (zeros of the
       normalised input) or "reflect" (numpy's). A window is moved inside the
       volume where the block allows it (by whole steps of the network's

@@ -39,6 +39,12 @@ test('a valid UNet with a fixed crop takes 44 or 45 and says its context', async
       assert.equal(a.offset, '8');
       assert.equal(a.stride, '1');
       assert.equal(a.contextBefore, '8');
+      // Valid convolutions only: no edge effects, no halo; the receptive
+      // field reaches at least as far as the context cut.
+      assert.equal(a.edgeEffects, false);
+      assert.equal(a.halo, 0);
+      const [num, den = '1'] = a.reach.split('/');
+      assert.ok(Number(num) / Number(den) >= 8, a.reach);
       assert.deepEqual(a.nonlocal, []);
       assert.equal(a.outputSize(44), f.expected.output_shapes[0][a.dim]);  // what torch gave at 44
       assert.equal(a.outputSize(44), 28);

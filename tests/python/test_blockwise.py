@@ -156,13 +156,17 @@ def test_a_same_padded_unet_through_a_dask_cluster_equals_the_whole_volume(model
     out = str(tmp_path / "pred.zarr")
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        r = tracegraph.blockwise.predict(path, raw, out, block_shape=16, halo=16, scheduler="dask", client=client,
+        r = tracegraph.blockwise.predict(path, raw, out, block_shape=16, scheduler="dask", client=client,
                                          normalize=(1 / 255, -0.5), progress=False)
         # One model load per worker process, whatever the number of blocks.
         loads = client.run(lambda: len(__import__("tracegraph.blockwise").blockwise._WORKERS))
     assert max(loads.values()) == 1 and len(loads) == 2
     p = r.plan
-    assert [(a.input_size, a.halo, a.unit) for a in p.axes] == [(48, 16, 4)] * 3
+    # The halo is the network's own: how far its paddings' effects reach (its
+    # receptive field, no context being cut), in whole steps of its grid.
+    geometry = tracegraph.network_geometry(path)[0].axes
+    assert all(g.edge_effects and g.halo() > 0 for g in geometry)
+    assert [(a.halo, a.unit) for a in p.axes] == [(-(-g.halo() // 4) * 4, 4) for g in geometry]
     _, y = _read(out)
     ref = _whole_volume(net, path, data * np.float32(1 / 255) - np.float32(0.5), p)
     assert y.shape == ref.shape == (1, 61, 53, 50)
@@ -174,11 +178,11 @@ def test_a_same_padded_unet_through_a_dask_cluster_equals_the_whole_volume(model
 def test_without_a_halo_a_same_padded_unet_differs_at_the_block_borders(models, tmp_path):
     net, path = models["same"]
     data, raw = _volume(tmp_path, (32, 32, 32), zarr_format=3)
-    r = tracegraph.blockwise.predict(path, data, str(tmp_path / "p.zarr"), block_shape=16, scheduler="local",
+    r = tracegraph.blockwise.predict(path, data, str(tmp_path / "p.zarr"), block_shape=16, halo=0, scheduler="local",
                                      progress=False)
     _, y = _read(str(tmp_path / "p.zarr"))
     ref = _whole_volume(net, path, data.astype(np.float32), r.plan)
-    assert np.abs(y - ref).max() > 1e-3  # why predict's doc asks for a halo
+    assert np.abs(y - ref).max() > 1e-3  # why the network's halo is the default
 
 
 def test_an_upsampling_model_with_three_channels_and_mirrored_edges(models, tmp_path):

@@ -58,6 +58,7 @@ def test_a_valid_unet_with_a_fixed_crop_takes_two_sizes():
         assert a.context_after(44) == 8 and a.context_after(45) == 9
         assert a.context_after(46) is None
         assert a.nonlocal_nodes == []
+        assert not a.edge_effects and a.halo() == 0 and float(a.reach) >= 8  # valid convolutions: no halo
         assert str(a) == "sizes 44 or 45, offset 8, stride 1"
 
 
@@ -66,8 +67,10 @@ def test_the_cli_says_the_same_geometry():
     ours = json.loads(tracegraph.geometry_json(tracegraph.network_geometry(g)))
     cli = _cli_json(UNET3D_EXPORT)["geometry"]
     assert ours == cli
-    assert cli[0]["axes"][0] == {"dim": 2, "valid": "44 or 45", "smallest": 44, "output_size": 28,
-                                 "context": ["8", "8"], "offset": "8", "stride": "1"}
+    axis = dict(cli[0]["axes"][0])
+    assert str(tracegraph.network_geometry(g)[0].axes[0].reach) == axis.pop("reach")
+    assert axis == {"dim": 2, "valid": "44 or 45", "smallest": 44, "output_size": 28,
+                    "context": ["8", "8"], "offset": "8", "stride": "1", "edge_effects": False, "halo": 0}
     # One entry's own JSON is that entry.
     assert json.loads(tracegraph.network_geometry(g)[0].json()) == cli
 

@@ -148,6 +148,12 @@ export interface KnownAxisGeometry {
   stride: string;
   /** The input voxels cut before the output's first voxel (an exact fraction); null when no size is accepted. */
   contextBefore: string | null;
+  /** The receptive field's radius: output voxel i depends on the input voxels within it of its centre ("9", "23/2"). */
+  reach: string;
+  /** An op on the way pads or clamps at an edge (output voxels near it differ from a run on a larger input). */
+  edgeEffects: boolean;
+  /** Input voxels a block reads beyond its context per side for outputs equal to the whole run's (0 for a valid network). */
+  halo: number;
   /** Nodes whose values depend on the whole axis (instance norms, a spatial softmax): a blockwise output differs there. */
   nonlocal: string[];
   /** The output size for input size n; null where the network refuses n. Code 'invalid_argument' once the graph

@@ -457,7 +457,11 @@ export class TracedGraph {
   // { first, step } when they are exactly first + step * k (else null);
   // `smallest` the smallest accepted size (null: none). Output voxel i's
   // centre lies at input coordinate offset + stride * i: `offset`, `stride`
-  // and the contexts are exact fractions as strings ("8", "-1/4").
+  // and the contexts are exact fractions as strings ("8", "-1/4"); `reach`
+  // likewise (an output voxel depends on the input voxels within it of its
+  // centre: the receptive field's radius), and `halo` the input voxels a
+  // block reads beyond its context per side for outputs equal to the whole
+  // run's (0 for a valid network; the core's AxisGeometry::halo()).
   // `outputSize(n)` is the output size for input size n, null where n is
   // refused; `contextAfter(n)` the input voxels after the output's last, null
   // likewise. Those ask the core, for this graph as it was when geometry()
@@ -489,6 +493,9 @@ export class TracedGraph {
           offset: a.offset,
           stride: a.stride,
           contextBefore: a.context ? a.context[0] : null,
+          reach: a.reach,
+          edgeEffects: a.edge_effects,
+          halo: a.halo,
           nonlocal: a.nonlocal ?? [],
           outputSize: (n) => at(oi, ai, n, 'outputSize')?.output_size ?? null,
           contextAfter: (n) => at(oi, ai, n, 'contextAfter')?.context_after ?? null,

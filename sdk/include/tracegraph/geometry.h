@@ -114,6 +114,15 @@ struct AxisGeometry {
   Rational offset;
   Rational stride = Rational::of(1);
 
+  // Output voxel i depends on the input voxels within `reach` of its centre
+  // (its receptive field's radius: an upper bound, the deepest path's), and
+  // `edge_effects` says whether an op on the way pads or clamps at an edge
+  // (a same-padded convolution, a linear resize, a padding, a transposed
+  // convolution whose windows overlap), so that output voxels near the edge
+  // differ from a run on a larger input.
+  Rational reach;
+  bool edge_effects = false;
+
   std::vector<std::string> nonlocal;  // nodes whose values depend on the whole axis
 
   bool accepts(std::int64_t n) const { return output_size(n).has_value(); }
@@ -121,6 +130,10 @@ struct AxisGeometry {
   std::optional<std::int64_t> output_size(std::int64_t n) const;
   // The smallest accepted size; nullopt when none.
   std::optional<std::int64_t> smallest() const;
+  // The input voxels a block must read on each side beyond its context for its
+  // output to equal the run on the whole input: ceil(reach - context_before())
+  // where there are edge effects, else 0 (a valid network needs none).
+  std::int64_t halo() const;
   // The input voxels cut before the output's first voxel: offset + (1 - stride)/2.
   Rational context_before() const;
   // The input voxels after the output's last voxel, for input size n:

@@ -69,6 +69,13 @@ std::optional<std::int64_t> AxisGeometry::smallest() const {
   return std::nullopt;
 }
 
+std::int64_t AxisGeometry::halo() const {
+  if (!edge_effects) return 0;
+  const Rational extra = reach - context_before();
+  if (extra.num <= 0) return 0;
+  return (extra.num + extra.den - 1) / extra.den;
+}
+
 Rational AxisGeometry::context_before() const { return offset + (Rational::of(1) - stride) / Rational::of(2); }
 
 std::optional<Rational> AxisGeometry::context_after(std::int64_t n) const {
@@ -114,6 +121,7 @@ std::string AxisGeometry::valid_sizes_str() const {
 std::string AxisGeometry::str() const {
   if (!known()) return "unknown at '" + unknown_node + "' (" + unknown_op + "): " + unknown_reason;
   std::string s = "sizes " + valid_sizes_str() + ", offset " + offset.str() + ", stride " + stride.str();
+  if (halo() > 0) s += ", halo " + std::to_string(halo()) + " (edge effects within " + reach.str() + ")";
   if (!nonlocal.empty()) {
     s += ", nonlocal:";
     for (const auto& n : nonlocal) s += " " + n;
@@ -134,6 +142,12 @@ struct AxisValue {
   // size's period and growth (size(n + period) = size(n) + growth).
   // kNumber: its slot, period and growth alike (numbers may shrink: growth < 0).
   Rational offset, stride = Rational::of(1);
+  // kSpatial: the half-extent of the input voxels each voxel depends on,
+  // around its centre, in input voxels (its receptive field's radius, an
+  // upper bound); and whether any op on its way pads or clamps at an edge,
+  // so that voxels near its edge differ from a run on a larger input.
+  Rational reach;
+  bool edge_effects = false;
   int slot = -1;
   i64 period = 1, growth = 1;
   std::int64_t rank = 0;
@@ -247,8 +261,10 @@ class AxisAnalysis {
   void visit(const Node& n);
   // A new spatial value from `in` through a size step whose voxel map is
   // (local_offset, local_stride) and whose size has the given period and growth.
+  // `local_reach`: how far (in `in`'s voxels) from an output voxel's centre
+  // the input voxels it reads lie; `edge`: the op pads or clamps at an edge.
   AxisValue derive(const AxisValue& in, Step step, Rational local_offset, Rational local_stride, i64 period,
-                   i64 growth, const Node& n);
+                   i64 growth, const Node& n, Rational local_reach = {}, bool edge = false);
   // The period and growth after a division by `s` of a size with (period, growth).
   static std::pair<i64, i64> divided(i64 period, i64 growth, i64 s) {
     const i64 j = growth == 0 ? 1 : s / std::gcd(growth, s);
@@ -287,13 +303,15 @@ class AxisAnalysis {
 };
 
 AxisValue AxisAnalysis::derive(const AxisValue& in, Step step, Rational local_offset, Rational local_stride, i64 period,
-                               i64 growth, const Node& n) {
+                               i64 growth, const Node& n, Rational local_reach, bool edge) {
   if (period > kMaxPeriod || in.stride.den > kMaxPeriod || in.stride.num > kMaxPeriod) {
     return unknown(n, "the sizes repeat with a period past " + std::to_string(kMaxPeriod));
   }
   AxisValue out = in;
   out.offset = in.offset + in.stride * local_offset;
   out.stride = in.stride * local_stride;
+  out.reach = in.reach + in.stride * local_reach;
+  out.edge_effects = in.edge_effects || edge;
   out.period = period;
   out.growth = growth;
   out.slot = slots_++;
@@ -378,9 +396,13 @@ std::optional<AxisValue> AxisAnalysis::window(const Node& n, const AxisValue& x,
     step.kind = Step::Kind::kTransposed;
     step.padding = (*padding)[idx];
     step.output_padding = (*out_pad)[idx];
-    // Input voxel j reaches outputs j*s - p + t*d, centred on j*s + reach/2 - p.
+    // Input voxel j reaches outputs j*s - p + t*d, centred on j*s + reach/2 - p;
+    // an output reads the inputs within reach/(2s) of its centre. Where the
+    // windows overlap (reach >= s), an output near an edge that the padding
+    // does not cut gets fewer of them.
+    const bool edge = reach >= step.stride && step.padding < reach;
     return derive(x, step, Rational::of(2 * step.padding - reach, 2 * step.stride), Rational::of(1, step.stride),
-                  x.period, x.growth * step.stride, n);
+                  x.period, x.growth * step.stride, n, Rational::of(reach, 2 * step.stride), edge);
   }
   step.kind = Step::Kind::kWindow;
   Rational local = Rational::of(reach, 2);
@@ -390,7 +412,8 @@ std::optional<AxisValue> AxisAnalysis::window(const Node& n, const AxisValue& x,
     step.padding = 0;
     step.kind = Step::Kind::kPad;
     step.before = step.after = 0;
-    return derive(x, step, Rational::of(reach - 2 * (reach / 2), 2), Rational::of(1), x.period, x.growth, n);
+    return derive(x, step, Rational::of(reach - 2 * (reach / 2), 2), Rational::of(1), x.period, x.growth, n,
+                  Rational::of(reach, 2), reach > 0);
   }
   if (mode && mode != "valid") return unknown(n, "padding '" + *mode + "'");
   if (!mode) {
@@ -400,7 +423,8 @@ std::optional<AxisValue> AxisAnalysis::window(const Node& n, const AxisValue& x,
   }
   local = local - Rational::of(step.padding);
   const auto [period, growth] = divided(x.period, x.growth, step.stride);
-  return derive(x, step, local, Rational::of(step.stride), period, growth, n);
+  return derive(x, step, local, Rational::of(step.stride), period, growth, n, Rational::of(reach, 2),
+                step.padding > 0 || step.ceil_mode);
 }
 
 std::optional<AxisValue> AxisAnalysis::resize(const Node& n, const AxisValue& x) {
@@ -450,8 +474,11 @@ std::optional<AxisValue> AxisAnalysis::resize(const Node& n, const AxisValue& x)
   const Rational scale = Rational::of(frac->first, frac->second);
   // floor(size * a / q): the period grows until the growth times a divides by q.
   const auto [period, growth_times_q] = divided(x.period, x.growth * frac->first, frac->second);
+  // Nearest reads the input voxel within 1/2 of an output's centre; linear
+  // modes the two within 1, clamped at the edges (an edge effect).
+  const bool nearest = base.find("nearest") != std::string_view::npos;
   return derive(x, step, (Rational::of(1) / scale - Rational::of(1)) / Rational::of(2), Rational::of(1) / scale, period,
-                growth_times_q, n);
+                growth_times_q, n, nearest ? Rational::of(1, 2) : Rational::of(1), !nearest);
 }
 
 // ---- numbers computed from sizes -------------------------------------------------
@@ -899,7 +926,8 @@ void AxisAnalysis::visit(const Node& n) {
         if (2 * q + 1 < pad->size()) step.before = (*pad)[2 * q], step.after = (*pad)[2 * q + 1];
         out = step.before == 0 && step.after == 0
                   ? x
-                  : derive(x, step, Rational::of(-step.before), Rational::of(1), x.period, x.growth, n);
+                  : derive(x, step, Rational::of(-step.before), Rational::of(1), x.period, x.growth, n, {},
+                           step.before > 0 || step.after > 0);
       }
     }
   } else if (op == "slice" && first_is_data && spatial.size() == 1) {
@@ -954,6 +982,8 @@ void AxisAnalysis::visit(const Node& n) {
           break;
         }
         step.others.push_back(y.slot);
+        if ((y.reach - joined.reach).num > 0) joined.reach = y.reach;
+        joined.edge_effects = joined.edge_effects || y.edge_effects;
         // Rates growth/period compared exactly.
         const wide lhs = static_cast<wide>(x.growth) * y.period, rhs = static_cast<wide>(y.growth) * x.period;
         step.same_rate.push_back(lhs == rhs);
@@ -1119,6 +1149,8 @@ AxisGeometry AxisAnalysis::run(ValueId output) {
   }
   geo.offset = o.offset;
   geo.stride = o.stride;
+  geo.reach = o.reach;
+  geo.edge_effects = o.edge_effects;
   geo.nonlocal = o.nonlocal;
   // The period of everything evaluated: each size's, so that joins and the output repeat.
   i64 period = 1;
@@ -1279,6 +1311,9 @@ std::string geometry_json(const std::vector<OutputGeometry>& geometry, int inden
         aj["context"] = {a.context_before().str(), a.context_after(*n)->str()};
       }
       aj["offset"] = a.offset.str();
+      aj["reach"] = a.reach.str();
+      aj["edge_effects"] = a.edge_effects;
+      aj["halo"] = a.halo();
       aj["stride"] = a.stride.str();
       if (!a.nonlocal.empty()) aj["nonlocal"] = a.nonlocal;
       axes.push_back(std::move(aj));

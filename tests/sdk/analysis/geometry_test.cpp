@@ -266,6 +266,12 @@ TEST(GeometryTest, ValidUnet3dOneLevel) {
     EXPECT_EQ(a.stride, Rational::of(1));
     EXPECT_EQ(a.context_before(), Rational::of(8));
     EXPECT_EQ(a.context_after(100), Rational::of(8));
+    // Its receptive field: 1 + 1 (convs), +1/2 (pool), +2*2 (convs at stride
+    // 2), +1/4*2 (the up conv reads the voxel within 1/4 of its own), +1 + 1:
+    // 9. No op pads: a block needs no halo beyond the context.
+    EXPECT_EQ(a.reach, Rational::of(9));
+    EXPECT_FALSE(a.edge_effects);
+    EXPECT_EQ(a.halo(), 0);
   }
   check_against_shape_rules(net, geo[0].axes[0], {1, 1, 28, 28, 28}, {16, 17, 18, 19, 20, 28, 29, 30, 64});
 }
@@ -344,6 +350,15 @@ TEST(GeometryTest, SamePaddedUnet2dFourLevels) {
     EXPECT_EQ(a.stride, Rational::of(1));
     EXPECT_EQ(a.context_before(), Rational::of(0));
     EXPECT_EQ(a.context_after(512), Rational::of(0));
+    // The padding's effects reach as far as the receptive field: level l (at
+    // stride 2^l) adds 2 * 2^l (two convs) and 2^l / 2 (its pooling), the
+    // bottom conv 16, each up conv a quarter of its input stride and the conv
+    // after it its output stride: 2.5 + 5 + 10 + 20 + 16 + (4 + 8) + (2 + 4) +
+    // (1 + 2) + (1/2 + 1) = 76, all of it a halo (no context is cut).
+    EXPECT_EQ(a.reach, Rational::of(76));
+    EXPECT_TRUE(a.edge_effects);
+    EXPECT_EQ(a.halo(), 76);
+    EXPECT_NE(a.str().find("halo 76"), std::string::npos) << a.str();
     check_against_shape_rules(net, a, {1, 3, 64, 80}, {8, 16, 24, 32, 40, 48});
   }
 }
