@@ -85,9 +85,13 @@ test('the CLI says the same geometry', { skip: !existsSync(cli) && `no CLI at ${
         assert.deepEqual([a.contextBefore, a.contextAfter(ca.smallest)], ca.context);
         assert.equal(a.offset, ca.offset);
         assert.equal(a.stride, ca.stride);
+        assert.equal(a.reach, ca.reach);
+        assert.equal(a.edgeEffects, ca.edge_effects);
+        assert.equal(a.halo, ca.halo);
       });
     });
-    assert.deepEqual(doc.geometry[0].axes[0], { dim: 2, valid: '44 or 45', smallest: 44, output_size: 28, context: ['8', '8'], offset: '8', stride: '1' });
+    assert.deepEqual(doc.geometry[0].axes[0], { dim: 2, valid: '44 or 45', smallest: 44, output_size: 28, context: ['8', '8'], offset: '8',
+      reach: '9', edge_effects: false, halo: 0, stride: '1' });
   } finally {
     g.dispose();
   }
