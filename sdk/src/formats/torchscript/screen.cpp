@@ -4,8 +4,8 @@
 // every pickle when it loads; its parser recurses once per bracket and per
 // postfix link, its unpickler trusts lengths, and its zip reader inflates
 // what the directory says. Those are the defects this guards against, so the
-// screen refuses only what is hostile by the core's measure (the codes of
-// kHostile below) and leaves every other doubt to LibTorch, whose reader knows
+// screen refuses only what is hostile by the core's measure (hostile()
+// below) and leaves every other doubt to LibTorch, whose reader knows
 // more than the core's. The archive itself is held to the core's zip
 // reader whole: torch never writes a zip that reader refuses, and one it
 // refuses (entries that disagree with the directory, a directory past the
@@ -39,8 +39,6 @@ bool hostile(ErrorCode code) {
       return false;
   }
 }
-
-bool ends_with(std::string_view s, std::string_view tail) { return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail; }
 
 // One code file's text: no physical line longer than max_code_line_bytes,
 // and no expression deeper than max_expression_depth, where each open
@@ -85,22 +83,24 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
     } else if (c == '#') {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
     } else if (c == '"' || c == '\'') {
-      // A string, triple-quoted or not, to its closing quote; escapes skipped.
+      // A string, triple-quoted or not, to its closing quote; escapes
+      // skipped. One not closed on its line ends there, and the newline is
+      // read as any other.
       const bool triple = i + 2 < text.size() && text[i + 1] == c && text[i + 2] == c;
       std::size_t j = i + (triple ? 3 : 1);
       for (; j < text.size(); ++j) {
         if (text[j] == '\\') {
+          if (j + 1 < text.size() && text[j + 1] == '\n') new_line(j + 1);
           ++j;
         } else if (text[j] == '\n') {
-          new_line(j);
           if (!triple) break;
+          new_line(j);
         } else if (text[j] == c && (!triple || (j + 2 < text.size() && text[j + 1] == c && text[j + 2] == c))) {
           j += triple ? 2 : 0;
           break;
         }
       }
-      i = std::min(j, text.size() - 1);
-      if (i < text.size() && text[i] == '\n') new_line(i);
+      i = j < text.size() && text[j] == '\n' ? j - 1 : std::min(j, text.size() - 1);
       prev = Prev::kName;
     } else if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
       if (prev != Prev::kName && prev != Prev::kDot) end_chain();
@@ -143,8 +143,8 @@ void screen_torchscript_archive(std::span<const std::byte> bytes, std::string_vi
   const ZipArchive zip = ZipArchive::open(bytes, nullptr, std::string(source), limits);
   for (const ZipEntry& entry : zip.entries()) {
     const std::string_view name = entry.name;
-    const bool pickle = ends_with(name, ".pkl") || ends_with(name, ".debug_pkl");
-    const bool code = name_in_root(name).substr(0, 5) == "code/" && ends_with(name, ".py");
+    const bool pickle = name.ends_with(".pkl") || name.ends_with(".debug_pkl");
+    const bool code = name_in_root(name).starts_with("code/") && name.ends_with(".py");
     if (!pickle && !code) continue;
     const ZipData data = zip.read(entry);
     const std::string where = std::string(source) + ":" + entry.name;

@@ -108,3 +108,33 @@ TEST(TorchScriptHostileTest, OneArchiveReadTwiceGivesTheSameGraph) {
 
 }  // namespace
 }  // namespace tracegraph
+
+namespace tracegraph {
+namespace {
+
+// The screen before LibTorch's loader (screen_torchscript_archive): brackets
+// inside strings and comments do not count, and the line it names is the
+// physical line, after triple-quoted strings that span several.
+TEST(TorchScriptScreenTest, CountsBracketsOutsideStringsAndCommentsAndNamesTheLine) {
+  const std::string opened(10000, '(');
+  const std::string code = "class M(Module):\n"
+                           "  \"\"\"a docstring\n  over lines " + opened + "\n  \"\"\"\n"
+                           "  s = \"" + opened + "\"  # " + opened + "\n"
+                           "  t = '\\'' + \"\\\"\"\n";
+  const auto ok = test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code}});
+  EXPECT_NO_THROW(screen_torchscript_archive(ok, "strings.pt"));
+  const auto deep = test::scripted_archive(test::module_object("__torch__.M"),
+                                           {{"__torch__.py", code + "  u = " + std::string(300, '[') + std::string(300, ']') + "\n"}});
+  EXPECT_TG_ERROR(screen_torchscript_archive(deep, "deep.pt"), ErrorCode::kLimitExceeded,
+                  "deep.pt:m/code/__torch__.py line 7 (byte ");
+  std::string chain = "  v = x";
+  for (int i = 0; i < 150; ++i) chain += ".T[0]";
+  const auto linked = test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code + chain + "\n"}});
+  EXPECT_TG_ERROR(screen_torchscript_archive(linked, "chain.pt"), ErrorCode::kLimitExceeded, "line 7 (byte ");
+  // Not a zip archive: nothing to screen; LibTorch's own error says what it is.
+  const std::string text = "not a zip";
+  EXPECT_NO_THROW(screen_torchscript_archive(std::as_bytes(std::span(text.data(), text.size())), "text.pt"));
+}
+
+}  // namespace
+}  // namespace tracegraph
