@@ -5,6 +5,7 @@
 // of the module's own forward, as read and optimized.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <torch/script.h>
 
 #include <chrono>
 #include <fstream>
@@ -14,6 +15,8 @@
 #include "zoo_models.h"
 #include "tracegraph/activation.h"
 #include "tracegraph/error.h"
+#include "tracegraph/geometry.h"
+#include "tracegraph/native/aten_interop.h"
 #include "tracegraph/module_graph.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
@@ -85,6 +88,70 @@ TEST_P(ZooModel, ReadsNamesItsActivationAndRunsOnLibTorch) {
       EXPECT_LE(max_relative_error(out[i], io.outputs[i]), 1e-4) << "output " << i;
     }
   }
+}
+
+// The tensors of a forward's result (a tensor, or tuples, lists and dicts of them), in order.
+void flatten_outputs(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) out.push_back(v.toTensor());
+  else if (v.isTuple()) for (const auto& e : v.toTupleRef().elements()) flatten_outputs(e, out);
+  else if (v.isList()) for (const auto& e : v.toListRef()) flatten_outputs(e, out);
+  else if (v.isGenericDict()) for (const auto& kv : v.toGenericDict()) flatten_outputs(kv.value(), out);
+}
+
+// The geometry read from the graph says, for input sizes other than the
+// example's, the output sizes the module's own forward gives: along each
+// known axis, the next two accepted sizes above the example's, one axis at a
+// time (the others as in the example).
+TEST_P(ZooModel, ItsGeometryGivesTheOutputSizesLibTorchGivesAtOtherSizes) {
+  const std::string name = GetParam();
+  const testing::ModelIo io = testing::read_model_io(zoo_path(name + ".io.safetensors"));
+  native::TorchScriptOptions options;
+  options.example_inputs = io.inputs;
+  const ExportedGraph read = native::read_torchscript(zoo_path(name + ".ts"), options);
+  // A graph specialized to the example's sizes holds for those only.
+  if (read.metadata.count("specialized_to_input_shapes")) return;
+  torch::jit::Module module = native::load_torchscript_module(zoo_path(name + ".ts"));
+  module.eval();
+  const Graph& g = read.graph;
+  auto position = [](const std::vector<ValueId>& ids, const Graph& graph, const std::string& value) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (graph.value(ids[i]).name == value) return i;
+    }
+    return ids.size();
+  };
+  int checked = 0;
+  for (const OutputGeometry& o : network_geometry(g)) {
+    const std::size_t in = position(g.inputs(), g, o.input), out = position(g.outputs(), g, o.output);
+    ASSERT_LT(in, io.inputs.size()) << o.input;
+    for (const AxisGeometry& a : o.axes) {
+      if (!a.known()) continue;  // a nonlocal op keeps the sizes: checked too
+      const std::int64_t example = io.inputs[in].shape()[static_cast<std::size_t>(a.dim)];
+      int sizes = 0;
+      for (std::int64_t n = example + 1; n <= example + 64 && sizes < 2; ++n) {
+        const auto want = a.output_size(n);
+        if (!want) continue;
+        ++sizes;
+        SCOPED_TRACE(o.output + " from " + o.input + ", dim " + std::to_string(a.dim) + ", n = " + std::to_string(n) + ": " + a.str());
+        std::vector<c10::IValue> args;
+        for (std::size_t k = 0; k < io.inputs.size(); ++k) {
+          at::Tensor t = native::to_aten(io.inputs[k]);
+          if (k == in) {
+            std::vector<std::int64_t> shape = t.sizes().vec();
+            shape[static_cast<std::size_t>(a.dim)] = n;
+            t = at::randn(shape, t.options());
+          }
+          args.emplace_back(t);
+        }
+        c10::InferenceMode inference;
+        std::vector<at::Tensor> outputs;
+        flatten_outputs(module.forward(args), outputs);
+        ASSERT_LT(out, outputs.size());
+        EXPECT_EQ(outputs[out].size(a.dim), *want);
+        ++checked;
+      }
+    }
+  }
+  std::printf("[zoo] %s: geometry checked against LibTorch at %d sizes\n", name.c_str(), checked);
 }
 
 #ifndef TRACEGRAPH_ZOO_LARGE
