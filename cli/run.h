@@ -13,8 +13,8 @@ struct RunOptions {
   // -i: FILE.npy (the next input in order), NAME=FILE.npy (the input by
   // name), or FILE.safetensors (inputs by name, as many as it holds).
   std::vector<std::string> inputs;
-  std::vector<Shape> random;
-  std::vector<std::optional<DType>> random_dtypes;  // per --random where it names one (--random int64:1,77)        // --random SHAPE: seeded inputs, in order (random_input(): of the input's dtype where the file says it)
+  std::vector<Shape> random;  // --random SHAPE: seeded inputs, in order (random_input(): of the input's dtype where the file says it)
+  std::vector<std::optional<DType>> random_dtypes;  // per --random, the dtype it names (--random int64:1,77), if any
   // -o: one FILE.npy per output in order, or one FILE.safetensors with every output by name.
   std::vector<std::string> outputs;
   std::string backend = "libtorch";  // a registered backend's name (backends.h)
