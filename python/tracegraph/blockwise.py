@@ -648,7 +648,8 @@ def predict(model: Any, input: Any, output: str | os.PathLike, *, block_shape: S
     g = _graph_of(model)
     name = g.graph.name or "model"
     array, meta_scale, meta_offset = open_input(input)
-    nsp = len(g._model.network_geometry()[0].axes) if g._model.network_geometry() else 0
+    geometry = g._model.network_geometry()
+    nsp = len(geometry[0].axes) if geometry else 0
     spatial_meta = lambda v: None if v is None else list(v)[-nsp:]  # noqa: E731 (NGFF lists the channel axis too)
     voxel_size = voxel_size if voxel_size is not None else spatial_meta(meta_scale)
     offset = offset if offset is not None else spatial_meta(meta_offset)
@@ -775,12 +776,13 @@ def _normalizer(normalize, dtype):
 def _model_key(model, g: TracedGraph) -> str:
     h = hashlib.sha256()
     if isinstance(model, (str, os.PathLike)):
-        with open(model, "rb") as f:
-            h.update(f.read())
-    else:
-        document, weights = g._model.serialize()
-        h.update(document.encode())
-        h.update(weights)
+        with open(model, "rb") as f:  # in chunks: a model of gigabytes is not held whole a second time
+            for chunk in iter(lambda: f.read(1 << 24), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    document, weights = g._model.serialize()
+    h.update(document.encode())
+    h.update(weights)
     return h.hexdigest()
 
 
