@@ -11,12 +11,24 @@
 # more. GCC says so (-Winvalid-pch, which CMake adds) if a source's flags
 # ever stop matching it.
 #
-#   tracegraph_torch_pch(TARGET): TARGET's sources start from the precompiled ATen.h.
-add_executable(tracegraph_torch_pch EXCLUDE_FROM_ALL ${CMAKE_CURRENT_LIST_DIR}/torch_pch_main.cpp)
-# tracegraph_warnings: -Wpedantic changes what GCC predefines (__cpp_runtime_arrays).
-target_link_libraries(tracegraph_torch_pch PRIVATE tracegraph::torch tracegraph_warnings)
-target_precompile_headers(tracegraph_torch_pch PRIVATE <ATen/ATen.h>)
+# Two of them: one with the programs' flags (the CLI, the read benchmark), one
+# with the test programs' (tracegraph_test_options: -Og -g1).
+#
+#   tracegraph_torch_pch(TARGET [TEST]): TARGET's sources start from the
+#   precompiled ATen.h; TEST for a test program.
+foreach(_kind program test)
+  add_executable(tracegraph_torch_${_kind}_pch EXCLUDE_FROM_ALL ${CMAKE_CURRENT_LIST_DIR}/torch_pch_main.cpp)
+  # tracegraph_warnings: -Wpedantic changes what GCC predefines (__cpp_runtime_arrays).
+  target_link_libraries(tracegraph_torch_${_kind}_pch PRIVATE tracegraph::torch tracegraph_warnings)
+  target_precompile_headers(tracegraph_torch_${_kind}_pch PRIVATE <ATen/ATen.h>)
+endforeach()
+target_link_libraries(tracegraph_torch_test_pch PRIVATE tracegraph_test_options)
 
 function(tracegraph_torch_pch target)
-  target_precompile_headers(${target} REUSE_FROM tracegraph_torch_pch)
+  cmake_parse_arguments(ARG "TEST" "" "" ${ARGN})
+  if(ARG_TEST)
+    target_precompile_headers(${target} REUSE_FROM tracegraph_torch_test_pch)
+  else()
+    target_precompile_headers(${target} REUSE_FROM tracegraph_torch_program_pch)
+  endif()
 endfunction()

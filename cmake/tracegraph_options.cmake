@@ -6,6 +6,25 @@ target_compile_options(tracegraph_warnings INTERFACE -Wall -Wextra -Wpedantic -W
 if(TRACEGRAPH_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+  # The sanitizers' own advice: -O1 (the Debug build type's -O0 made the
+  # instrumented suites 2-3 times slower), line tables for their reports.
+  # NDEBUG stays undefined: assert() checks too.
+  add_compile_options(-O1 -g1)
+endif()
+
+# The test programs' own sources (tracegraph_add_gtest), natively: what they
+# compute is in the libraries they test, compiled with the preset's flags;
+# their own code (GoogleTest's macros, the cases, LibTorch's templates for the
+# references) is compiled for debugging with line tables only, -Og -g1, which
+# GCC compiles 2-3 times as fast as -O2 -g (docs/design.md, "The test
+# command's time"). Line tables are what a failure's backtrace and the
+# sanitizers' reports need. Emscripten's -Og is its -O1 and -g1 means
+# something else there: -O1 alone (the preset's is -O3).
+add_library(tracegraph_test_options INTERFACE)
+if(EMSCRIPTEN)
+  target_compile_options(tracegraph_test_options INTERFACE -O1)
+else()
+  target_compile_options(tracegraph_test_options INTERFACE -Og -g1)
 endif()
 
 if(EMSCRIPTEN)

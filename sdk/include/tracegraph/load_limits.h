@@ -36,9 +36,11 @@ struct LoadLimits {
   std::uint64_t max_trips_per_loop = 1u << 16;
   std::uint64_t max_call_depth = 64;
   std::uint64_t max_expression_depth = 200;
-  // One physical line of a code file, checked before LibTorch's parser sees
-  // it (screen_torchscript_archive): torch's printer writes short lines, and
-  // LibTorch's parser slows past linear on a line of megabytes.
+  // One line of a code file: physical, checked before LibTorch's parser sees
+  // it (screen_torchscript_archive), and logical (physical lines a bracket
+  // joins) in the core's reader. Torch's printer writes short lines;
+  // LibTorch's parser slows past linear on a line of megabytes, and the core's
+  // tokens of a 10 MB line took 1.8 GB.
   std::uint64_t max_code_line_bytes = 1u << 20;
 };
 

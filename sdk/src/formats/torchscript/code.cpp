@@ -89,7 +89,7 @@ const Function& Reader::find_def(const std::string& module, const std::string& c
 
 const std::vector<Line>& Reader::file(const std::string& entry) {
   if (auto it = files_.find(entry); it != files_.end()) return it->second;
-  return files_.emplace(entry, logical_lines(zip_.read(entry).text())).first->second;
+  return files_.emplace(entry, logical_lines(zip_.read(entry).text(), entry, limits_.max_code_line_bytes)).first->second;
 }
 
 std::optional<Slot> Reader::class_constant(const std::string& qualified_class, const std::string& name, const Where& w) {

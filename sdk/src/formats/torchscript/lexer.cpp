@@ -7,7 +7,7 @@
 
 namespace tracegraph::torchscript {
 
-std::vector<Line> logical_lines(std::string_view src) {
+std::vector<Line> logical_lines(std::string_view src, const std::string& entry, std::uint64_t max_line_bytes) {
   std::vector<Line> out;
   Line cur;
   int depth = 0;
@@ -46,6 +46,10 @@ std::vector<Line> logical_lines(std::string_view src) {
         --depth;
       }
       cur.text += c;
+    }
+    if (cur.text.size() > max_line_bytes) {
+      fail(ErrorCode::kLimitExceeded, entry + " line " + std::to_string(cur.number) + ": a line of more than max_code_line_bytes (" +
+                                          std::to_string(max_line_bytes) + ") bytes");
     }
     if (depth == 0) out.push_back(std::move(cur));
   }

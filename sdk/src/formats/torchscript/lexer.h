@@ -18,8 +18,11 @@ struct Line {
   std::string text;
 };
 
-// Physical lines joined while a bracket is open, comments dropped.
-std::vector<Line> logical_lines(std::string_view src);
+// Physical lines joined while a bracket is open, comments dropped. A logical
+// line past `max_line_bytes` (LoadLimits::max_code_line_bytes) is
+// kLimitExceeded naming `entry` and the line, before it is joined further:
+// its tokens and expressions would take about 200 times its bytes.
+std::vector<Line> logical_lines(std::string_view src, const std::string& entry, std::uint64_t max_line_bytes);
 
 struct Tok {
   enum class T { kName, kInt, kFloat, kStr, kOp, kEnd } t = T::kEnd;
