@@ -7,6 +7,7 @@
 // hit, and colour overlays (FLOPs, parameters, output size, run time).
 // Constants are not drawn as nodes: a node's weights are listed in its panel,
 // as in the graph viewers people use.
+import { shortOp } from './diff.mjs';
 import { Hierarchy } from './hierarchy.mjs';
 import { human } from './model_stats.mjs';
 
@@ -25,8 +26,6 @@ const OUTPUT = { fill: '#fde7b0', stroke: '#b45309' };
 const GROUP = { fill: '#f4f6fb', stroke: '#55607a' };
 const NONE_FILL = '#eef0f3';
 
-// "aten::add" and torch.export's "aten.add.Tensor" alike: "add".
-const shortOp = (op) => op.replace(/^(aten|prim)::/, '').replace(/^(aten|prim)\.([^.]+)(\..*)?$/, '$2');
 const shapeText = (s) => (s ? s.join('×') : '');
 const textWidth = (s, px) => s.length * px * 0.6;
 
