@@ -46,13 +46,17 @@ export function rampColor(t) {
   const c = RAMP[0].map((a, i) => Math.round(a + (RAMP[1][i] - a) * t));
   return `rgb(${c.join(',')})`;
 }
-// Errors on their own scale: log10 from 1e-8 (light) to 1 (dark red), so
-// that float32's rounding (1e-7) and a real difference (1e-2) look apart.
-const ERROR_RAMP = [[236, 246, 238], [183, 28, 28]];
+// Errors on their own scale, log10 from 1e-8 to 1 (float32's rounding,
+// 1e-7, and a real difference, 1e-2, look apart), in two ramps that meet at
+// the tolerance: greens within it, orange to red past it.
 const ERROR_FLOOR = 1e-8;
-export function errorColor(e) {
-  const t = Math.min(1, Math.max(0, (Math.log10(Math.max(e, ERROR_FLOOR)) - Math.log10(ERROR_FLOOR)) / -Math.log10(ERROR_FLOOR)));
-  return `rgb(${ERROR_RAMP[0].map((a, i) => Math.round(a + (ERROR_RAMP[1][i] - a) * t)).join(',')})`;
+const WITHIN = [[240, 249, 242], [134, 199, 150]];
+const PAST = [[253, 208, 162], [229, 57, 53]];
+export function errorColor(e, tolerance) {
+  const at = (x) => (Math.log10(Math.max(x, ERROR_FLOOR)) - Math.log10(ERROR_FLOOR)) / -Math.log10(ERROR_FLOOR);
+  const [ramp, t] = !(e > tolerance) ? [WITHIN, at(e) / Math.max(at(tolerance), 1e-9)] : [PAST, (at(e) - at(tolerance)) / Math.max(1 - at(tolerance), 1e-9)];
+  const f = Math.min(1, Math.max(0, Number.isNaN(t) ? 1 : t));
+  return `rgb(${ramp[0].map((a, i) => Math.round(a + (ramp[1][i] - a) * f)).join(',')})`;
 }
 const numel = (shape) => (shape && shape.every((d) => typeof d === 'number') ? shape.reduce((a, b) => a * b, 1) : null);
 const LAYOUT_WORKER = '/vendor/elkjs/lib/elk-worker.min.js';
@@ -496,7 +500,7 @@ export class GraphView {
           : CATEGORIES.find((c) => c.test(shortOp(meta.node.op), meta.canonical));
         rect.setAttribute('fill', colors.fill);
       } else if (meta.kind === 'op' || meta.kind === 'group') {
-        const color = kind === 'error' ? errorColor : (v) => rampColor(Math.log1p(v) / top);
+        const color = kind === 'error' ? (v) => errorColor(v, this.tolerance) : (v) => rampColor(Math.log1p(v) / top);
         rect.setAttribute('fill', numbers.has(key) ? color(numbers.get(key)) : NONE_FILL);
       }
       g.classList.toggle('past', kind === 'error' && numbers.get(key) > this.tolerance);
@@ -576,9 +580,13 @@ export class GraphView {
   // The legend's HTML for the overlay: the op kinds, or the colour ramp with its largest number.
   legend() {
     if (this.overlay === 'error') {
-      const ramp = `linear-gradient(90deg, ${errorColor(1e-8)}, ${errorColor(1e-4)}, ${errorColor(1)})`;
-      return `<span id="legend-overlay"><b>${OVERLAYS.error.label}</b> ≤1e-8 <i class="ramp" style="background:${ramp}"></i> 1 (log scale)</span>` +
-        `<span><i class="past-swatch"></i>past the tolerance ${escapeXml(String(this.tolerance))}</span>` +
+      const tol = this.tolerance;
+      const tolText = escapeXml(Number(tol).toExponential());
+      const within = `linear-gradient(90deg, ${errorColor(0, tol)}, ${errorColor(tol, tol)})`;
+      const past = `linear-gradient(90deg, ${errorColor(tol * 1.0001, tol)}, ${errorColor(1, tol)})`;
+      return `<span id="legend-overlay"><b>${OVERLAYS.error.label}</b> ≤1e-8 <i class="ramp" style="background:${within}"></i> ${tolText} ` +
+        `<i class="ramp" style="background:${past}"></i> 1 (log scale)</span>` +
+        `<span><i class="past-swatch"></i>past the tolerance ${tolText}</span>` +
         `<span><i style="background:${NONE_FILL};border:1px solid #9aa3b2"></i>not compared</span>`;
     }
     if (this.overlay === 'op') {

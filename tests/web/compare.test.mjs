@@ -89,6 +89,7 @@ test('the numerics overlay names the node that reads the changed weight as the f
   await page.click('#numerics-first');
   await page.waitForSelector(`.node.selected[data-name="${first}"]`);
   assert.match(await page.textContent('#node-error'), /rel\. [1-9]/);
+  await page.locator('#canvas').screenshot({ path: join(shots, 'compare-numerics-first-node.png') });
 });
 
 test('two versions of a model side by side: added, removed and changed nodes as torch\'s modules say', async () => {
