@@ -129,6 +129,11 @@ test('two versions of a model side by side: added, removed and changed nodes as 
   assert.equal(await page.locator('#graph .node.diff-changed').count(), expected.changed);
   assert.equal(await page.locator('#graph-b .node.diff-changed').count(), expected.changed);
   await page.screenshot({ path: join(shots, 'compare-two-versions.png') });
+  // Both views at a readable size, on the blocks (README's picture).
+  await page.evaluate(() => {
+    for (const v of [window.__tracegraph.view, window.__tracegraph.viewB]) v.centerOnGroup(v.hierarchy.groups.find((g) => g.path === 'blocks.1').index);
+  });
+  await page.locator('#canvas').screenshot({ path: join(shots, 'compare-two-versions-blocks.png') });
   await page.click('#compare-close');
   assert.equal(await page.locator('#view-b').isHidden(), true);
 });
