@@ -612,7 +612,8 @@ export class TracedGraph {
   // (LibTorch's, from `tracegraph run --dump-nodes`) node by node. Returns
   // [{ key, node, output, index }] in node order: `key` the node's name
   // for its first output ("NAME:K" for output K), `index` where run()'s list
-  // holds it. Before finalize(); the outputs are flat after it.
+  // holds it. Before finalize(); the outputs are flat after it (outSpec a
+  // tuple of them all).
   keepNodeOutputs() {
     const handle = this._live();
     if (this.isFinalized()) throw new TracegraphError('invalid_argument', 'keepNodeOutputs: the graph is finalized; call it before finalize()');
