@@ -54,8 +54,10 @@ test('the numerics overlay names the node that reads the changed weight as the f
   assert.equal(await page.textContent('#numerics-compared'), `${nodeCount} of ${nodeCount}`);
   console.log(`the unchanged model against its reference: largest error ${await page.textContent('#numerics-worst')}`);
 
-  await open('numerics_perturbed.pt2');
-  await page.setInputFiles('#reference-file', reference);
+  // The changed model and the reference picked together (as they may be dropped together).
+  await page.evaluate(() => { window.__tracegraph.state.loaded = null; });
+  await page.setInputFiles('#file', [join(modelsDir, 'numerics_perturbed.pt2'), reference]);
+  await page.waitForFunction(() => window.__tracegraph.state.loaded === 'numerics_perturbed', null, { timeout: 120000 });
   await page.waitForSelector('#numerics-first', { timeout: 120000 });
   const nodes = await modulesOf('view');
   // The node that reads the changed parameter: the one in its module with a weight among its inputs.
