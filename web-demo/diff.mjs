@@ -6,7 +6,7 @@
 // model's structure, which both files of one model share), by op, in order:
 // the longest common subsequence of the two op sequences (Myers' diff, so a
 // 10,000-node module with a few edits costs little). A matched pair whose
-// signature differs (output shapes, weight shapes, attributes) is changed;
+// shapes (outputs', weights') or attributes differ (sameNode) is changed;
 // between two matched pairs, the nodes left on both sides are paired in
 // order as changed (an op swapped for another: relu for gelu), and what is
 // left over is removed (only in the first graph) or added (only in the
@@ -20,23 +20,41 @@ export const shortOp = (op) => op.replace(/^(aten|prim)::/, '').replace(/^(aten|
 
 // A graph's nodes as the matching reads them, from a described graph
 // (the exported format's document and the canonical op of each node):
-// [{ id, name, module, op, signature }] in execution order.
+// [{ id, name, module, op, shapes, attributes }] in execution order; `shapes`
+// the outputs' and then the weights' shapes (null where the file does not
+// say: a TorchScript file read without input shapes), each as a string.
 export function diffNodes(doc, canonical = []) {
   const { values, nodes, modules = [] } = doc.graph;
   return nodes.map((n, i) => {
-    const shapes = n.outputs.map((v) => values[v]?.shape ?? null);
+    const outputs = n.outputs.map((v) => values[v]?.shape ?? null);
     const weights = n.inputs.filter((v) => values[v]?.constant).map((v) => values[v].shape ?? null);
-    // arg_names says how the inputs were passed, and the fused activation is
-    // the optimizer's: both count, as attributes.
-    const attributes = Object.entries(n.attributes ?? {}).map(([k, a]) => [k, a?.value ?? a]).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    // arg_names says how the inputs were passed (a reader's spelling), not what the node computes.
+    const attributes = Object.fromEntries(Object.entries(n.attributes ?? {}).filter(([k]) => k !== 'arg_names')
+      .map(([k, a]) => [k, JSON.stringify(a?.value ?? a)]));
     return {
       id: n.id,
       name: n.name,
       module: n.module === undefined || n.module === null ? '' : modules[n.module]?.path ?? '',
       op: canonical[i] ?? shortOp(n.op),
-      signature: JSON.stringify([shapes, weights, attributes]),
+      shapes: [...outputs, null, ...weights].map((sh) => (sh ? JSON.stringify(sh) : null)),
+      attributes,
     };
   });
+}
+
+// Whether two matched nodes compute the same: the same shapes where both
+// files know them, and the same
+// value for each attribute both name (a TorchScript file spells out
+// arguments, cudnn_enabled, that a torch.export program leaves to the
+// schema's defaults; an attribute one side alone has, fused_activation
+// after Optimize, makes them differ).
+export function sameNode(x, y) {
+  // As many outputs and weights, each of the same shape where both files know it.
+  if (x.shapes.length !== y.shapes.length || x.shapes.some((sh, i) => sh && y.shapes[i] && sh !== y.shapes[i])) return false;
+  const fused = (n) => n.attributes.fused_activation ?? null;
+  if (fused(x) !== fused(y)) return false;
+  for (const [k, v] of Object.entries(x.attributes)) if (k in y.attributes && y.attributes[k] !== v) return false;
+  return true;
 }
 
 // The longest common subsequence of a and b under `same`, as pairs of
@@ -118,7 +136,7 @@ export function diffGraphs(a, b) {
     // Too different to align (commonSubsequence gave up): paired in order.
     for (const [pi, pj] of commonSubsequence(xs, ys, (x, y) => x.op === y.op) ?? []) {
       gap(xs.slice(i, pi), ys.slice(j, pj));
-      pair(xs[pi], ys[pj], xs[pi].signature === ys[pj].signature ? 'same' : 'changed');
+      pair(xs[pi], ys[pj], sameNode(xs[pi], ys[pj]) ? 'same' : 'changed');
       i = pi + 1;
       j = pj + 1;
     }

@@ -39,7 +39,7 @@ test('a long sequence with a few edits is matched whole, and two unrelated long 
 
 // A node record as diffNodes makes them.
 let nextId = 0;
-const node = (module, op, signature = '') => ({ id: nextId++, name: `${op}_${nextId}`, module, op, signature });
+const node = (module, op, shape = '[1]', attributes = {}) => ({ id: nextId++, name: `${op}_${nextId}`, module, op, shapes: [shape], attributes });
 
 test('nodes are matched within their module by op: same, changed, removed, added', () => {
   const a = [node('stem', 'conv', 's1'), node('stem', 'relu'), node('blocks.0', 'conv', 'w8'), node('blocks.0', 'relu'),
@@ -52,6 +52,15 @@ test('nodes are matched within their module by op: same, changed, removed, added
   assert.deepEqual(statuses(a, d.a), ['same', 'removed', 'changed', 'changed', 'same', 'removed']);
   assert.deepEqual(statuses(b, d.b), ['same', 'changed', 'changed', 'same', 'added', 'added', 'added']);
   assert.deepEqual(d.pairs, [[a[0].id, b[0].id], [a[2].id, b[1].id], [a[3].id, b[2].id], [a[4].id, b[3].id]]);
+});
+
+test('attributes differ where both name them, or where one alone has a fused activation', () => {
+  const a = [node('m', 'conv', 's', { stride: '[1,1]', cudnn_enabled: 'true' }), node('m', 'conv', 's', { stride: '[1,1]' }),
+    node('m', 'linear', 's', {})];
+  const b = [node('m', 'conv', 's', { stride: '[1,1]' }), node('m', 'conv', 's', { stride: '[2,2]' }),
+    node('m', 'linear', 's', { fused_activation: '"relu"' })];
+  const d = diffGraphs(a, b);
+  assert.deepEqual(a.map((n) => d.a.get(n.id)), ['same', 'changed', 'changed']);
 });
 
 test('a graph matched with itself is the same throughout', () => {
@@ -74,6 +83,13 @@ test('diffNodes reads a document: module paths, canonical ops, and signatures fr
   assert.equal(shortOp('aten.add.Tensor'), 'add');
   const wider = structuredClone(doc);
   wider.graph.values[1].shape = [5, 3];
-  assert.notEqual(diffNodes(wider, ['linear', null])[0].signature, lin.signature);
-  assert.equal(diffNodes(wider, ['linear', null])[1].signature, relu.signature);
+  assert.deepEqual(lin.shapes, ['[1,4]', null, '[4,3]']);
+  assert.deepEqual(diffNodes(wider, ['linear', null])[0].shapes, ['[1,4]', null, '[5,3]']);
+  // A shape one file does not know matches any.
+  const unknown = structuredClone(doc);
+  delete unknown.graph.values[2].shape;
+  const [x, y] = [diffNodes(unknown, ['linear', null]), diffNodes(wider, ['linear', null])];
+  assert.equal(diffGraphs(x, diffNodes(doc, ['linear', null])).counts.same, 2);
+  assert.equal(diffGraphs(x, y).counts.changed, 1);
+  assert.deepEqual(relu.attributes, { inplace: 'false' });
 });
