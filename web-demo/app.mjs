@@ -28,6 +28,7 @@ class App {
       onSelect: (meta) => {
         this.nodePanel.show(meta, this.state.current, this.view.hierarchy, this.numerics.errors);
         this.selectTab('node');
+        this.diffPanel.follow('a', meta);
         this.keepPlace();
       },
       onLocate: (chain) => this.breadcrumb.show(chain, this.view.hierarchy, this.state.name),
@@ -36,7 +37,12 @@ class App {
     });
     // The second graph of the side-by-side view (panels/diff.mjs).
     this.viewB = new GraphView($('graph-b'), {
-      onSelect: (meta) => { if (this.diffPanel.open) this.nodePanel.show(meta, this.diffPanel.other, this.viewB.hierarchy); this.selectTab('node'); },
+      onSelect: (meta) => {
+        if (!this.diffPanel.open) return;
+        this.nodePanel.show(meta, this.diffPanel.other, this.viewB.hierarchy);
+        this.selectTab('node');
+        this.diffPanel.follow('b', meta);
+      },
     });
     this.breadcrumb = new Breadcrumb((g) => this.view.centerOnGroup(g));
     this.summary = new SummaryPanel();

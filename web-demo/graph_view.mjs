@@ -365,12 +365,13 @@ export class GraphView {
     for (const p of this.viewport.querySelectorAll(`.edge[data-from="${key}"], .edge[data-to="${key}"]`)) p.classList.add('hot');
   }
 
-  select(key, { center = false } = {}) {
+  // `quiet`: no onSelect (a selection that follows another view's).
+  select(key, { center = false, quiet = false } = {}) {
     if (!this.elements.has(key)) return;
     this.selected = key;
     this.mark(key);
     if (center) this.centerOn(key);
-    this.onSelect(this.info.get(key), key);
+    if (!quiet) this.onSelect(this.info.get(key), key);
     this.onLocate(this.chainOf(key));
   }
 
@@ -422,11 +423,11 @@ export class GraphView {
   }
 
   // Opens the groups around a node (by name) and selects it.
-  async reveal(name) {
+  async reveal(name, options = {}) {
     const n = this.model.doc.graph.nodes.find((x) => x.name === name);
     if (!n) return false;
     if (this.hierarchy.reveal(n.id)) await this.relayout();
-    this.select(`n:${n.id}`, { center: true });
+    this.select(`n:${n.id}`, { center: true, ...options });
     return true;
   }
 

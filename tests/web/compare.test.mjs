@@ -130,12 +130,19 @@ test('two versions of a model side by side: added, removed and changed nodes as 
   assert.equal(await page.locator('#graph-b .node.diff-added').count(), expected.added);
   assert.equal(await page.locator('#graph .node.diff-changed').count(), expected.changed);
   assert.equal(await page.locator('#graph-b .node.diff-changed').count(), expected.changed);
+  // A node selected on one side selects its match on the other: the widened convolution.
+  const conv = (await modulesOf('view')).find((n) => n.module === 'blocks.1.0');
+  const match = (await modulesOf('viewB')).find((n) => n.module === 'blocks.1.0');
+  await page.click(`#graph .node[data-name="${conv.name}"]`);
+  await page.waitForSelector(`#graph-b .node.selected[data-name="${match.name}"]`);
+  assert.equal(await page.getAttribute(`#graph-b .node[data-name="${match.name}"]`, 'data-diff'), 'changed');
   await page.screenshot({ path: join(shots, 'compare-two-versions.png') });
   // Both views at a readable size, on the blocks (README's picture).
   await page.evaluate(() => {
     for (const v of [window.__tracegraph.view, window.__tracegraph.viewB]) v.centerOnGroup(v.hierarchy.groups.find((g) => g.path === 'blocks.1').index);
   });
   await page.locator('#canvas').screenshot({ path: join(shots, 'compare-two-versions-blocks.png') });
+  await page.click('[data-tab=compare]');
   await page.click('#compare-close');
   assert.equal(await page.locator('#view-b').isHidden(), true);
 });

@@ -57,6 +57,10 @@ export class DiffPanel {
     const d = diffGraphs(diffNodes(a.document, a.canonical), diffNodes(b.document, b.canonical));
     app.view.setDiff(d.a);
     app.viewB.setDiff(d.b);
+    // Node names by id on each side, and each matched node's partner: a selection on one side follows on the other.
+    const names = (desc) => new Map(desc.document.graph.nodes.map((n) => [n.id, n.name]));
+    const [na, nb] = [names(a), names(b)];
+    this.partner = { a: new Map(d.pairs.map(([x, y]) => [x, nb.get(y)])), b: new Map(d.pairs.map(([x, y]) => [y, na.get(x)])) };
     this.counts = d.counts;
     const pill = (kind, n, what) => `<span class="pill ${kind}" id="diff-${kind}" data-count="${n}">${n} ${what}</span>`;
     $('diff-result').innerHTML = `<table class="kv">
@@ -69,6 +73,13 @@ export class DiffPanel {
     <p class="muted">Matched within each module by op, in order; a pair whose shapes, weights or attributes differ, or whose op was swapped, is changed. A folded module says what changed inside it (+added −removed ~changed).</p>`;
     app.selectTab('compare');
     app.status(`Side by side: ${d.counts.added} added, ${d.counts.removed} removed, ${d.counts.changed} changed, ${d.counts.same} the same.`);
+  }
+
+  // A node was selected in view `side` ('a' or 'b'): its match is selected in the other view.
+  follow(side, meta) {
+    if (!this.open || meta?.kind !== 'op') return;
+    const name = this.partner?.[side].get(meta.node.id);
+    if (name !== undefined) (side === 'a' ? this.app.viewB : this.app.view).reveal(name, { quiet: true });
   }
 
   close() {
