@@ -213,6 +213,11 @@ export class GraphView {
       }
       return ownerMemo.get(g);
     };
+    // A module of one node and no submodules (a leaf module of one op: an
+    // nn.Conv2d, an nn.ReLU in a torch.export program) is drawn, open, as that
+    // node in its parent's frame, named under it: a frame around each op made
+    // such graphs several times taller (ELK gives every frame its own layers).
+    const single = (g) => g !== 0 && h.groups[g].nodeCount === 1 && !h.groups[g].children.length;
     const keyOf = (id) => {
       const o = owner(h.groupOf.get(id));
       return o === null ? `n:${id}` : `g:${o}`;
@@ -232,8 +237,9 @@ export class GraphView {
       }
       const fused = n.attributes.fused_activation?.value;
       const out = values[n.outputs[0]];
-      addLeaf(frameOf(h.groupOf.get(n.id)), key, { kind: 'op', node: n, canonical: canonical?.[i], flops: flops?.[i] ?? null,
-        label: shortOp(n.op) + (fused ? ` + ${fused}` : ''), sub: shapeText(out?.shape) });
+      const g = h.groupOf.get(n.id);
+      addLeaf(frameOf(single(g) ? h.groups[g].parent : g), key, { kind: 'op', node: n, canonical: canonical?.[i], flops: flops?.[i] ?? null,
+        label: shortOp(n.op) + (fused ? ` + ${fused}` : ''), sub: shapeText(out?.shape), more: single(g) ? this.groupTitle(g) : undefined });
     });
     doc.graph.outputs.forEach((vid, i) => addLeaf(root, `out:${i}`, { kind: 'output', value: vid, label: `output ${i}: ${values[vid].name}`, sub: shapeText(values[vid].shape) }));
     const seen = new Set();

@@ -137,7 +137,7 @@ test('two versions of a model side by side: added, removed and changed nodes as 
   await page.waitForSelector(`#graph-b .node.selected[data-name="${match.name}"]`);
   assert.equal(await page.getAttribute(`#graph-b .node[data-name="${match.name}"]`, 'data-diff'), 'changed');
   await page.screenshot({ path: join(shots, 'compare-two-versions.png') });
-  // Both views at a readable size, on the blocks (README's picture).
+  // Both views at a readable size, on the widened block.
   await page.evaluate(() => {
     for (const v of [window.__tracegraph.view, window.__tracegraph.viewB]) v.centerOnGroup(v.hierarchy.groups.find((g) => g.path === 'blocks.1').index);
   });
