@@ -24,6 +24,7 @@
 #include "tracegraph/npy.h"
 #include "tracegraph/pt2.h"
 #include "tracegraph/safetensors.h"
+#include "tracegraph/torchscript_archive.h"
 #include "tracegraph/traced_graph.h"
 
 namespace tracegraph::cli {
@@ -132,14 +133,15 @@ void write_outputs(const RunOptions& o, const std::vector<Tensor>& outputs, cons
   }
 }
 
-// The page's test-input file ("input.N", "output.N") with every node's value
-// beside them, by node_outputs.h's keys: what a run in the page (or another
-// backend) is compared with, node by node.
+// Every node's value by node_outputs.h's keys, and the run's inputs and
+// outputs as "@input.N" and "@output.N" ('@' is in no reader's node names; a
+// TorchScript file's nodes may well be named input.1, after its variables):
+// what a run in the page (or on another backend) is compared with, node by node.
 void write_node_dump(const std::string& path, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, std::size_t own,
                      const std::vector<NodeOutput>& nodes, const std::string& model, const std::string& backend) {
   std::vector<std::pair<std::string, Tensor>> named;
-  for (std::size_t i = 0; i < inputs.size(); ++i) named.emplace_back("input." + std::to_string(i), inputs[i]);
-  for (std::size_t i = 0; i < own; ++i) named.emplace_back("output." + std::to_string(i), outputs[i]);
+  for (std::size_t i = 0; i < inputs.size(); ++i) named.emplace_back("@input." + std::to_string(i), inputs[i]);
+  for (std::size_t i = 0; i < own; ++i) named.emplace_back("@output." + std::to_string(i), outputs[i]);
   for (const NodeOutput& n : nodes) named.emplace_back(n.key, outputs[n.graph_output]);
   write_file_bytes(path, write_safetensors(named, {{"tracegraph", "node outputs"}, {"model", model}, {"backend", backend}}));
   std::printf("wrote %s (%zu node values, the inputs and outputs)\n", path.c_str(), nodes.size());
@@ -199,6 +201,10 @@ int run_model(const RunOptions& o) {
     std::vector<Shape> shapes;
     for (const Tensor& t : inputs) shapes.push_back(t.shape());
     if (shapes.size() == names.size()) loaded->set_input_shapes(shapes);
+  } else if (o.reader == "core") {
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs) shapes.push_back(t.shape());
+    make(load_torchscript_archive(o.model, {}, shapes));
   } else {
     native::TorchScriptOptions options;
     options.example_inputs = inputs;

@@ -1,5 +1,5 @@
 // Each node's output against a reference run's (a dump that `tracegraph run
-// --dump-nodes` writes: the inputs and outputs as "input.N" / "output.N",
+// --dump-nodes` writes: the inputs and outputs as "@input.N" / "@output.N",
 // every node's value by its node name, "NAME:K" for a node's output K), for
 // the numerics overlay. Plain data in and out.
 

@@ -85,26 +85,28 @@ class RunCommandTest(unittest.TestCase):
                 self.assertLessEqual(relative_error(got, want), 1e-4)
 
     def test_dump_nodes_holds_every_node_value_and_the_backends_agree_node_by_node(self):
-        # The tool reads a model the same way for either backend, so the node names are the same.
-        for model, shape in [(os.path.join(MODELS, "unet2d.ts"), (1, 3, 64, 64))]:
+        # The tool reads a model the same way for either backend, so the node names are the same;
+        # with either reader of TorchScript.
+        for model, shape, reader in [(os.path.join(MODELS, "unet2d.ts"), (1, 3, 64, 64), "libtorch"),
+                                     (os.path.join(MODELS, "unet2d.ts"), (1, 3, 64, 64), "core")]:
             x = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
             np.save(scratch("dump_x.npy"), x)
             dumps = {}
             for backend in ["libtorch"] + (["xnnpack"] if XNNPACK else []):
-                with self.subTest(model=os.path.basename(model), backend=backend):
+                with self.subTest(model=os.path.basename(model), reader=reader, backend=backend):
                     dump, y = scratch(f"dump_{backend}.safetensors"), scratch(f"dump_y_{backend}.npy")
-                    r = tool(model, "-i", scratch("dump_x.npy"), "-o", y, "--dump-nodes", dump, "--backend", backend)
+                    r = tool(model, "-i", scratch("dump_x.npy"), "-o", y, "--dump-nodes", dump, "--backend", backend, "--reader", reader)
                     self.assertEqual(r.returncode, 0, r.stderr)
                     self.assertRegex(r.stdout, r"wrote \S+ \([1-9][0-9]* node values, the inputs and outputs\)")
                     self.assertEqual(len(re.findall(r"^output \d", r.stdout, re.M)), 1, "only the model's own outputs are printed")
                     values, meta = read_safetensors(dump, metadata=True)
                     self.assertEqual(meta["tracegraph"], "node outputs")
                     self.assertEqual(meta["backend"], backend)
-                    np.testing.assert_array_equal(values["input.0"], x)
-                    np.testing.assert_array_equal(values["output.0"], np.load(y))
-                    nodes = {k: v for k, v in values.items() if not k.startswith(("input.", "output."))}
+                    np.testing.assert_array_equal(values["@input.0"], x)
+                    np.testing.assert_array_equal(values["@output.0"], np.load(y))
+                    nodes = {k: v for k, v in values.items() if not k.startswith("@")}
                     # The value the output is is one of the nodes'.
-                    self.assertTrue(any(v.shape == values["output.0"].shape and np.array_equal(v, values["output.0"]) for v in nodes.values()))
+                    self.assertTrue(any(v.shape == values["@output.0"].shape and np.array_equal(v, values["@output.0"]) for v in nodes.values()))
                     dumps[backend] = nodes
             if len(dumps) == 2:
                 a, b = dumps["libtorch"], dumps["xnnpack"]

@@ -7,7 +7,7 @@ its module-hierarchy test (tests/web/hierarchy.test.mjs):
   OUT/wide10k.ts           10,000 nodes: 20 stages of 20 blocks of 25 ops each,
                            traced (TorchScript: the .pt2 reader takes 7 s over
                            the same 10,000 nodes in wasm, the TorchScript one 1 s)
-  OUT/numerics_ref.pt2     a small CNN (torch.export, as exported), and
+  OUT/numerics_ref.pt2     a small CNN (torch.export, as exported; .ts: traced), and
   OUT/numerics_perturbed.pt2  the same with one weight of one convolution
                            changed, for the numerics overlay: a reference dump
                            of the first (tracegraph run --dump-nodes) against a
@@ -222,11 +222,11 @@ def main():
 
     x = torch.randn(1, 3, 32, 32)
     cnn = SmallCnn().eval()
-    write(out, "numerics_ref", cnn, (x,), {"pt2": "as exported"})
+    write(out, "numerics_ref", cnn, (x,), {"pt2": "as exported", "ts": True})
     perturbed = "features.4.weight"  # the third convolution's
     with torch.no_grad():
         cnn.get_parameter(perturbed)[0, 0, 1, 1] += 0.5
-    write(out, "numerics_perturbed", cnn, (x,), {"pt2": "as exported"})
+    write(out, "numerics_perturbed", cnn, (x,), {"pt2": "as exported", "ts": True})
     with open(os.path.join(out, "numerics.json"), "w") as f:
         json.dump({"parameter": perturbed, "module": perturbed.rsplit(".", 1)[0]}, f)
     np.save(os.path.join(out, "numerics.input.npy"), x.numpy())

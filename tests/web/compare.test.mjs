@@ -5,7 +5,8 @@
 //   the CNN with one convolution's weight changed, on the reference's input,
 //   and must name that convolution as the first node where the runs part
 //   (every node before it within the tolerance), while the unchanged model
-//   parts nowhere;
+//   parts nowhere; as a .pt2, and as traced TorchScript (read by the core's
+//   reader on both sides: --reader core);
 // - two graphs side by side: two versions of a CNN, whose added, removed and
 //   changed nodes are counted from the leaf modules torch calls in each
 //   (class, output shape, parameter shapes) and the node count of each module
@@ -92,6 +93,29 @@ test('the numerics overlay names the node that reads the changed weight as the f
   await page.waitForSelector(`.node.selected[data-name="${first}"]`);
   assert.match(await page.textContent('#node-error'), /rel\. [1-9]/);
   await page.locator('#canvas').screenshot({ path: join(shots, 'compare-numerics-first-node.png') });
+});
+
+test('a TorchScript file against a dump of the core\'s reading of it (--reader core): the same node parts first', async () => {
+  const { module } = JSON.parse(readFileSync(join(modelsDir, 'numerics.json'), 'utf8'));
+  const reference = join(work, 'numerics_ref_ts.dump.safetensors');
+  execFileSync(cli, ['run', join(modelsDir, 'numerics_ref.ts'), '--reader', 'core', '-i', join(modelsDir, 'numerics.input.npy'), '--dump-nodes', reference], { stdio: 'inherit' });
+  await page.evaluate(() => { window.__tracegraph.state.loaded = null; });
+  await page.setInputFiles('#file', [join(modelsDir, 'numerics_perturbed.ts'), reference]);
+  await page.waitForFunction(() => window.__tracegraph.state.loaded === 'numerics_perturbed', null, { timeout: 120000 });
+  await page.waitForSelector('#numerics-first', { timeout: 120000 });
+  const nodes = await modulesOf('view');
+  const readers = await page.evaluate((m) => {
+    const { view } = window.__tracegraph;
+    const { graph } = view.model.doc;
+    return graph.nodes.filter((n) => view.hierarchy.groups[view.hierarchy.groupOf.get(n.id)].path === m && n.inputs.some((v) => graph.values[v].constant))
+      .map((n) => n.name);
+  }, module);
+  assert.equal(readers.length, 1, `one node in ${module} reads weights: ${readers}`);
+  const first = await page.getAttribute('#numerics-first', 'data-node');
+  console.log(`TorchScript: the first node past the tolerance: ${first}; compared ${await page.textContent('#numerics-compared')}`);
+  assert.equal(first, readers[0]);
+  const [compared, total] = (await page.textContent('#numerics-compared')).split(' of ').map(Number);
+  assert.ok(compared > nodes.length / 2 && total === nodes.length, 'the dump\'s keys are the page\'s node names');
 });
 
 test('two versions of a model side by side: added, removed and changed nodes as torch\'s modules say', async () => {

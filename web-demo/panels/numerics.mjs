@@ -39,8 +39,8 @@ export class NumericsPanel {
     if (!app.state.current) throw new Error('Open a model first, then its reference.');
     const reference = readSafetensors(bytes);
     const inputs = [];
-    for (let i = 0; `input.${i}` in reference; ++i) inputs.push(reference[`input.${i}`]);
-    if (!inputs.length) throw new Error(`${name} holds no inputs ("input.0", ...): write it with tracegraph run MODEL -i x.npy --dump-nodes ${name}`);
+    for (let i = 0; `@input.${i}` in reference; ++i) inputs.push(reference[`@input.${i}`]);
+    if (!inputs.length) throw new Error(`${name} holds no inputs ("@input.0", ...): write it with tracegraph run MODEL -i x.npy --dump-nodes ${name}`);
     app.status(`Running ${app.state.name} on ${name}'s input, keeping every node's value…`);
     const t = performance.now();
     const r = await app.worker.call('runNodes', { inputs });
