@@ -110,6 +110,7 @@ class App {
     this.pendingPlace = place;
     $('asks-for-text').textContent = `This link is to a place in ${place.file}, a file on your computer: open it to go there.`;
     $('asks-for').hidden = false;
+    $('empty').hidden = true;
   }
 
   // After a model opened: the link's place, when it is this file's.
