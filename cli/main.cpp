@@ -4,7 +4,7 @@
 //   tracegraph export MODEL -o DIR [--input-shape ...]...
 //   tracegraph ops [--markdown]
 //   tracegraph check MODEL --input-shape ... [--threads N] [--tolerance X]
-//   tracegraph run MODEL -i INPUT... [-o OUTPUT]... [--backend NAME] [--threads N] [--device cpu|cuda]
+//   tracegraph run MODEL -i INPUT... [-o OUTPUT]... [--dump-nodes FILE.safetensors] [--reader libtorch|core] [--backend NAME] [--threads N] [--device cpu|cuda]
 //
 // MODEL is a TorchScript file (.ts, .pt), a torch.export archive (.pt2) or an exported graph (.json).
 // Errors are one line on stderr and a non-zero exit: 1 for a model that
@@ -51,9 +51,11 @@ std::string usage() {
     "       tracegraph check MODEL --input-shape D,D,... [--threads N] [--tolerance X]\n"
     "       tracegraph bench MODEL --input-shape D,D,... [--runs N] [--warmup N] [--threads N] [--device cpu|cuda]\n"
     "       tracegraph run MODEL (-i INPUT | --random D,D,...)... [-o OUTPUT]... [--backend " + backends + "]\n"
-    "                      [--threads N] [--device cpu|cuda]\n"
+    "                      [--threads N] [--device cpu|cuda] [--dump-nodes FILE.safetensors] [--reader libtorch|core]\n"
     "INPUT: FILE.npy (inputs in order), NAME=FILE.npy, or FILE.safetensors (inputs by name).\n"
     "OUTPUT: FILE.npy per output, in order, or one FILE.safetensors (outputs by name).\n"
+    "--dump-nodes: every node's value too, by node name (with @input.N, @output.N); --reader core:\n"
+    "       a TorchScript file read by the core's reader, as the web page reads it (its node names).\n"
     "MODEL: a TorchScript file (.ts/.pt), a torch.export archive (.pt2, told by its content)\n"
     "       or an exported graph (.json).\n"
     "--input-shape: the shape of one forward input (repeat for each, in order);\n"
@@ -152,6 +154,8 @@ Args parse_args(int argc, char** argv) {
       a.run.random.push_back(std::move(shape));
     }
     else if (arg == "--backend") a.run.backend = value();
+    else if (arg == "--dump-nodes") a.run.dump_nodes = value();
+    else if (arg == "--reader") a.run.reader = value();
     else if (arg == "--runs") a.bench.runs = std::max(1, parse_count(arg, value()));
     else if (arg == "--warmup") a.bench.warmup = parse_count(arg, value());
     else if (arg == "--threads") a.bench.threads = parse_count(arg, value());
@@ -175,6 +179,10 @@ Args parse_args(int argc, char** argv) {
   if (a.command == "export" && a.out_dir.empty()) throw UsageError("export needs -o DIR");
   if (a.command == "bench" && a.shapes.empty()) throw UsageError("bench needs --input-shape for each input");
   if (a.command != "run" && (!a.run.inputs.empty() || !a.run.random.empty())) throw UsageError("-i and --random are for run");
+  if (a.command != "run" && !a.run.dump_nodes.empty()) throw UsageError("--dump-nodes is for run");
+  if (a.run.reader != "libtorch" && a.run.reader != "core") throw UsageError("--reader '" + a.run.reader + "': expected libtorch or core");
+  if (a.command != "run" && a.run.reader != "libtorch") throw UsageError("--reader is for run");
+  if (!a.run.dump_nodes.empty() && !a.run.dump_nodes.ends_with(".safetensors")) throw UsageError("--dump-nodes " + a.run.dump_nodes + ": expected FILE.safetensors");
   if (a.command == "run") {
     bool known = false;
     for (const auto& b : tg::cli::backends()) known = known || b.name == a.run.backend;

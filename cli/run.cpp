@@ -20,9 +20,11 @@
 #include "tracegraph/native/aten_interop.h"
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/native/torchscript.h"
+#include "tracegraph/node_outputs.h"
 #include "tracegraph/npy.h"
 #include "tracegraph/pt2.h"
 #include "tracegraph/safetensors.h"
+#include "tracegraph/torchscript_archive.h"
 #include "tracegraph/traced_graph.h"
 
 namespace tracegraph::cli {
@@ -131,6 +133,20 @@ void write_outputs(const RunOptions& o, const std::vector<Tensor>& outputs, cons
   }
 }
 
+// Every node's value by node_outputs.h's keys, and the run's inputs and
+// outputs as "@input.N" and "@output.N" ('@' is in no reader's node names; a
+// TorchScript file's nodes may well be named input.1, after its variables):
+// what a run in the page (or on another backend) is compared with, node by node.
+void write_node_dump(const std::string& path, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, std::size_t own,
+                     const std::vector<NodeOutput>& nodes, const std::string& model, const std::string& backend) {
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (std::size_t i = 0; i < inputs.size(); ++i) named.emplace_back("@input." + std::to_string(i), inputs[i]);
+  for (std::size_t i = 0; i < own; ++i) named.emplace_back("@output." + std::to_string(i), outputs[i]);
+  for (const NodeOutput& n : nodes) named.emplace_back(n.key, outputs[n.graph_output]);
+  write_file_bytes(path, write_safetensors(named, {{"tracegraph", "node outputs"}, {"model", model}, {"backend", backend}}));
+  std::printf("wrote %s (%zu node values, the inputs and outputs)\n", path.c_str(), nodes.size());
+}
+
 }  // namespace
 
 Tensor random_input(const Shape& shape, std::optional<DType> dtype) {
@@ -152,8 +168,20 @@ int run_model(const RunOptions& o) {
   std::optional<torch::jit::Module> module;
   std::vector<std::optional<DType>> dtypes;
   std::vector<std::string> names;
+  // With --dump-nodes, every node's value is made a graph output before the
+  // backend sees the graph (the model's own outputs stay first).
+  std::vector<NodeOutput> dumped;
+  std::size_t own = 0;  // the model's own outputs
+  const auto make = [&](ExportedGraph eg) {
+    own = eg.graph.outputs().size();
+    if (!o.dump_nodes.empty()) {
+      dumped = expose_node_outputs(eg.graph);
+      eg.out_spec.reset();  // the outputs are flat now
+    }
+    loaded.emplace(TracedGraph::from_exported(std::move(eg), backend.make({o.threads})));
+  };
   if (exported) {
-    loaded.emplace(TracedGraph::from_exported(native::read_model(o.model), backend.make({o.threads})));
+    make(native::read_model(o.model));
     for (ValueId v : loaded->graph().inputs()) dtypes.push_back(loaded->graph().value(v).dtype);
     names = loaded->input_names();
   } else {
@@ -173,14 +201,18 @@ int run_model(const RunOptions& o) {
     std::vector<Shape> shapes;
     for (const Tensor& t : inputs) shapes.push_back(t.shape());
     if (shapes.size() == names.size()) loaded->set_input_shapes(shapes);
+  } else if (o.reader == "core") {
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs) shapes.push_back(t.shape());
+    make(load_torchscript_archive(o.model, {}, shapes));
   } else {
     native::TorchScriptOptions options;
     options.example_inputs = inputs;
-    loaded.emplace(TracedGraph::from_exported(native::read_torchscript(*module, options, o.model), backend.make({o.threads})));
+    make(native::read_torchscript(*module, options, o.model));
   }
   TracedGraph& g = *loaded;
   const double read_ms = ms_since(start);
-  check_output_files(o, g.output_names().size());
+  check_output_files(o, own);
   g.to(o.device);
   start = Clock::now();
   g.finalize();
@@ -191,6 +223,8 @@ int run_model(const RunOptions& o) {
   for (Tensor& t : outputs) {
     if (t.device().type != DeviceType::kCPU) t = native::from_aten(native::to_aten(t).cpu());
   }
+  if (!o.dump_nodes.empty()) write_node_dump(o.dump_nodes, inputs, outputs, own, dumped, o.model, g.backend()->name());
+  outputs.resize(own);
 
   const Graph& graph = g.graph();
   const auto activations = output_activation(graph);
@@ -206,7 +240,9 @@ int run_model(const RunOptions& o) {
                 std::string(dtype_name(outputs[i].dtype())).c_str(), shape_str(outputs[i].shape()).c_str(), activations[i].str().c_str());
   }
   std::printf("run         %.2f ms\n", run_ms);
-  write_outputs(o, outputs, g.output_names());
+  std::vector<std::string> names_out = g.output_names();
+  names_out.resize(own);
+  write_outputs(o, outputs, names_out);
   return 0;
 }
 

@@ -17,6 +17,15 @@ struct RunOptions {
   std::vector<std::optional<DType>> random_dtypes;  // per --random, the dtype it names (--random int64:1,77), if any
   // -o: one FILE.npy per output in order, or one FILE.safetensors with every output by name.
   std::vector<std::string> outputs;
+  // --dump-nodes FILE.safetensors: every node's value of this run, by node
+  // name (node_outputs.h), beside the inputs and outputs as "@input.N" and
+  // "@output.N", for comparing runs node by node.
+  std::string dump_nodes;
+  // How a TorchScript file is read: "libtorch" (LibTorch's loader, then the
+  // native reader) or "core" (the core's own reader, as the web page, the JS
+  // API and the Python package read it: their node names, so that a dump
+  // lines up with a run in the page).
+  std::string reader = "libtorch";
   std::string backend = "libtorch";  // a registered backend's name (backends.h)
   int threads = 0;                   // 0: the backend's default
   std::string device = "cpu";

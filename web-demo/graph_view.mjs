@@ -7,6 +7,7 @@
 // hit, and colour overlays (FLOPs, parameters, output size, run time).
 // Constants are not drawn as nodes: a node's weights are listed in its panel,
 // as in the graph viewers people use.
+import { shortOp } from './diff.mjs';
 import { Hierarchy } from './hierarchy.mjs';
 import { human } from './model_stats.mjs';
 
@@ -25,8 +26,6 @@ const OUTPUT = { fill: '#fde7b0', stroke: '#b45309' };
 const GROUP = { fill: '#f4f6fb', stroke: '#55607a' };
 const NONE_FILL = '#eef0f3';
 
-// "aten::add" and torch.export's "aten.add.Tensor" alike: "add".
-const shortOp = (op) => op.replace(/^(aten|prim)::/, '').replace(/^(aten|prim)\.([^.]+)(\..*)?$/, '$2');
 const shapeText = (s) => (s ? s.join('×') : '');
 const textWidth = (s, px) => s.length * px * 0.6;
 
@@ -40,11 +39,24 @@ export const OVERLAYS = {
   params: { label: 'parameters', unit: '' },
   size: { label: 'output size', unit: ' elements' },
   time: { label: 'run time', unit: ' ms' },
+  error: { label: 'max relative error vs the reference' },
 };
 const RAMP = [[255, 247, 237], [234, 88, 12]];
 export function rampColor(t) {
   const c = RAMP[0].map((a, i) => Math.round(a + (RAMP[1][i] - a) * t));
   return `rgb(${c.join(',')})`;
+}
+// Errors on their own scale, log10 from 1e-8 to 1 (float32's rounding,
+// 1e-7, and a real difference, 1e-2, look apart), in two ramps that meet at
+// the tolerance: greens within it, orange to red past it.
+const ERROR_FLOOR = 1e-8;
+const WITHIN = [[240, 249, 242], [134, 199, 150]];
+const PAST = [[253, 208, 162], [229, 57, 53]];
+export function errorColor(e, tolerance) {
+  const at = (x) => (Math.log10(Math.max(x, ERROR_FLOOR)) - Math.log10(ERROR_FLOOR)) / -Math.log10(ERROR_FLOOR);
+  const [ramp, t] = !(e > tolerance) ? [WITHIN, at(e) / Math.max(at(tolerance), 1e-9)] : [PAST, (at(e) - at(tolerance)) / Math.max(1 - at(tolerance), 1e-9)];
+  const f = Math.min(1, Math.max(0, Number.isNaN(t) ? 1 : t));
+  return `rgb(${ramp[0].map((a, i) => Math.round(a + (ramp[1][i] - a) * f)).join(',')})`;
 }
 const numel = (shape) => (shape && shape.every((d) => typeof d === 'number') ? shape.reduce((a, b) => a * b, 1) : null);
 const LAYOUT_WORKER = '/vendor/elkjs/lib/elk-worker.min.js';
@@ -53,12 +65,13 @@ export class GraphView {
   // onSelect(meta, key): a box was selected; onLocate(chain): the groups
   // around the selection changed (the breadcrumb), [group index...] below the
   // root; onOverlay(kind, legendHtml): the overlay or its scale changed.
-  constructor(svg, { onSelect, onLocate, onOverlay } = {}) {
+  constructor(svg, { onSelect, onLocate, onOverlay, onLayout } = {}) {
     this.svg = svg;
-    this.viewport = svg.querySelector('#viewport');
+    this.viewport = svg.querySelector('.viewport');
     this.onSelect = onSelect ?? (() => {});
     this.onLocate = onLocate ?? (() => {});
     this.onOverlay = onOverlay ?? (() => {});
+    this.onLayout = onLayout ?? (() => {});  // after each layout: what is drawn changed
     this.t = { x: 0, y: 0, k: 1 };
     this.elements = new Map();  // drawn key -> <g>
     this.matches = [];          // keys of the items that match the search ("n:ID", "in:V", "out:I"), drawn or folded away
@@ -91,10 +104,12 @@ export class GraphView {
     this.matchIndex = -1;
     this.query = '';
     this.times = null;
+    this.errors = null;
+    this.diff = null;
     const drawn = await this.relayout();
     this.fit();
     this.onLocate([]);
-    this.setOverlay(this.overlay === 'time' ? 'op' : this.overlay);
+    this.setOverlay(this.overlay === 'time' || this.overlay === 'error' ? 'op' : this.overlay);
     return drawn;
   }
 
@@ -137,6 +152,7 @@ export class GraphView {
       this.apply();
       this.bringIntoView(keep.key);
     }
+    this.onLayout();
     return { nodes: leaves, edges: edgeCount, groups, layoutMs: t1 - t0, drawMs: performance.now() - t1 };
   }
 
@@ -197,6 +213,11 @@ export class GraphView {
       }
       return ownerMemo.get(g);
     };
+    // A module of one node and no submodules (a leaf module of one op: an
+    // nn.Conv2d, an nn.ReLU in a torch.export program) is drawn, open, as that
+    // node in its parent's frame, named under it: a frame around each op made
+    // such graphs several times taller (ELK gives every frame its own layers).
+    const single = (g) => g !== 0 && h.groups[g].nodeCount === 1 && !h.groups[g].children.length;
     const keyOf = (id) => {
       const o = owner(h.groupOf.get(id));
       return o === null ? `n:${id}` : `g:${o}`;
@@ -216,8 +237,9 @@ export class GraphView {
       }
       const fused = n.attributes.fused_activation?.value;
       const out = values[n.outputs[0]];
-      addLeaf(frameOf(h.groupOf.get(n.id)), key, { kind: 'op', node: n, canonical: canonical?.[i], flops: flops?.[i] ?? null,
-        label: shortOp(n.op) + (fused ? ` + ${fused}` : ''), sub: shapeText(out?.shape) });
+      const g = h.groupOf.get(n.id);
+      addLeaf(frameOf(single(g) ? h.groups[g].parent : g), key, { kind: 'op', node: n, canonical: canonical?.[i], flops: flops?.[i] ?? null,
+        label: shortOp(n.op) + (fused ? ` + ${fused}` : ''), sub: shapeText(out?.shape), more: single(g) ? this.groupTitle(g) : undefined });
     });
     doc.graph.outputs.forEach((vid, i) => addLeaf(root, `out:${i}`, { kind: 'output', value: vid, label: `output ${i}: ${values[vid].name}`, sub: shapeText(values[vid].shape) }));
     const seen = new Set();
@@ -349,12 +371,13 @@ export class GraphView {
     for (const p of this.viewport.querySelectorAll(`.edge[data-from="${key}"], .edge[data-to="${key}"]`)) p.classList.add('hot');
   }
 
-  select(key, { center = false } = {}) {
+  // `quiet`: no onSelect (a selection that follows another view's).
+  select(key, { center = false, quiet = false } = {}) {
     if (!this.elements.has(key)) return;
     this.selected = key;
     this.mark(key);
     if (center) this.centerOn(key);
-    this.onSelect(this.info.get(key), key);
+    if (!quiet) this.onSelect(this.info.get(key), key);
     this.onLocate(this.chainOf(key));
   }
 
@@ -406,11 +429,11 @@ export class GraphView {
   }
 
   // Opens the groups around a node (by name) and selects it.
-  async reveal(name) {
+  async reveal(name, options = {}) {
     const n = this.model.doc.graph.nodes.find((x) => x.name === name);
     if (!n) return false;
     if (this.hierarchy.reveal(n.id)) await this.relayout();
-    this.select(`n:${n.id}`, { center: true });
+    this.select(`n:${n.id}`, { center: true, ...options });
     return true;
   }
 
@@ -431,11 +454,12 @@ export class GraphView {
       if (kind === 'params') return n.inputs.reduce((a, v) => a + (values[v].constant ? numel(values[v].shape) ?? 0 : 0), 0);
       if (kind === 'size') return numel(values[n.outputs[0]]?.shape);
       if (kind === 'time') return this.timeByName?.get(n.name)?.ms ?? null;
+      if (kind === 'error') return this.errors?.get(n.name)?.rel ?? null;
     } else if (meta.kind === 'group') {
       const group = h.groups[meta.group];
       if (kind === 'flops') return group.flops;
       if (kind === 'params') return group.parameters;
-      if (kind === 'size' || kind === 'time') return this.groupSums?.get(meta.group) ?? null;
+      if (kind === 'size' || kind === 'time' || kind === 'error') return this.groupSums?.get(meta.group) ?? null;
     }
     return null;
   }
@@ -444,14 +468,15 @@ export class GraphView {
     this.overlay = kind;
     this.timeByName = this.times ? new Map(this.times.map((t) => [t.node, t])) : null;
     this.groupSums = null;
-    if (kind === 'size' || kind === 'time') {
-      // A closed group's output size or time: its nodes' sum.
+    if (kind === 'size' || kind === 'time' || kind === 'error') {
+      // A closed group's output size or time: its nodes' sum; its error: their largest.
       const h = this.hierarchy;
+      const join = kind === 'error' ? Math.max : (a, b) => a + b;
       this.groupSums = new Map();
       for (const n of this.model.doc.graph.nodes) {
         const v = this.overlayValue(kind, { kind: 'op', node: n });
         if (v === null) continue;
-        for (const g of h.chain(h.groupOf.get(n.id))) this.groupSums.set(g, (this.groupSums.get(g) ?? 0) + v);
+        for (const g of h.chain(h.groupOf.get(n.id))) this.groupSums.set(g, this.groupSums.has(g) ? join(this.groupSums.get(g), v) : v);
       }
     }
     this.recolor();
@@ -482,9 +507,12 @@ export class GraphView {
           : CATEGORIES.find((c) => c.test(shortOp(meta.node.op), meta.canonical));
         rect.setAttribute('fill', colors.fill);
       } else if (meta.kind === 'op' || meta.kind === 'group') {
-        rect.setAttribute('fill', numbers.has(key) ? rampColor(Math.log1p(numbers.get(key)) / top) : NONE_FILL);
+        const color = kind === 'error' ? (v) => errorColor(v, this.tolerance) : (v) => rampColor(Math.log1p(v) / top);
+        rect.setAttribute('fill', numbers.has(key) ? color(numbers.get(key)) : NONE_FILL);
       }
+      g.classList.toggle('past', kind === 'error' && numbers.get(key) > this.tolerance);
     }
+    this.markDiff();
     if (!this.timeByName) return;
     for (const [key, g] of this.elements) {
       const meta = this.info.get(key);
@@ -508,8 +536,66 @@ export class GraphView {
     }
   }
 
+  // Each node's error against a reference run (Map: node name -> { abs, rel }),
+  // and the tolerance past which a node is marked; shown as the error overlay.
+  setErrors(errors, tolerance) {
+    this.errors = errors;
+    this.tolerance = tolerance;
+    this.setOverlay(errors ? 'error' : this.overlay === 'error' ? 'op' : this.overlay);
+  }
+
+  // The side-by-side view's marks: Map(node id -> 'same' | 'changed' |
+  // 'removed' | 'added'), or null. A closed group is marked changed when
+  // anything inside it is not the same, and says how much.
+  setDiff(statusById) {
+    this.diff = statusById;
+    this.markDiff();
+  }
+
+  markDiff() {
+    for (const el of this.viewport.querySelectorAll('.diff-count')) el.remove();
+    const inGroup = new Map();  // group -> { added, removed, changed }
+    if (this.diff) {
+      const h = this.hierarchy;
+      for (const [id, status] of this.diff) {
+        if (status === 'same') continue;
+        for (const g of h.chain(h.groupOf.get(id) ?? 0)) {
+          if (!inGroup.has(g)) inGroup.set(g, { added: 0, removed: 0, changed: 0 });
+          ++inGroup.get(g)[status];
+        }
+      }
+    }
+    for (const [key, g] of this.elements) {
+      const meta = this.info.get(key);
+      let status = null;
+      if (this.diff && meta.kind === 'op') status = this.diff.get(meta.node.id) ?? null;
+      if (this.diff && meta.kind === 'group' && inGroup.has(meta.group)) status = 'changed';
+      for (const s of ['same', 'changed', 'removed', 'added']) g.classList.toggle(`diff-${s}`, status === s);
+      g.dataset.diff = status ?? '';
+      if (meta.kind === 'group' && inGroup.has(meta.group)) {
+        const c = inGroup.get(meta.group);
+        const t = document.createElementNS(SVG, 'text');
+        t.setAttribute('class', 'diff-count');
+        t.setAttribute('x', this.boxes.get(key).width + 6);
+        t.setAttribute('y', 14);
+        t.textContent = [c.added && `+${c.added}`, c.removed && `−${c.removed}`, c.changed && `~${c.changed}`].filter(Boolean).join(' ');
+        g.appendChild(t);
+      }
+    }
+  }
+
   // The legend's HTML for the overlay: the op kinds, or the colour ramp with its largest number.
   legend() {
+    if (this.overlay === 'error') {
+      const tol = this.tolerance;
+      const tolText = escapeXml(Number(tol).toExponential());
+      const within = `linear-gradient(90deg, ${errorColor(0, tol)}, ${errorColor(tol, tol)})`;
+      const past = `linear-gradient(90deg, ${errorColor(tol * 1.0001, tol)}, ${errorColor(1, tol)})`;
+      return `<span id="legend-overlay"><b>${OVERLAYS.error.label}</b> ≤1e-8 <i class="ramp" style="background:${within}"></i> ${tolText} ` +
+        `<i class="ramp" style="background:${past}"></i> 1 (log scale)</span>` +
+        `<span><i class="past-swatch"></i>past the tolerance ${tolText}</span>` +
+        `<span><i style="background:${NONE_FILL};border:1px solid #9aa3b2"></i>not compared</span>`;
+    }
     if (this.overlay === 'op') {
       return [...CATEGORIES, { name: 'module (click to unfold)', ...GROUP }]
         .map((c) => `<span><i style="background:${c.fill};border:1px solid ${c.stroke}"></i>${c.name}</span>`).join('');

@@ -35,29 +35,44 @@ export class ModelOpener {
   async openFiles(files) {
     await this.guarded(async () => {
       const list = [...files];
-      // A model in one file (a torch.export .pt2, a TorchScript .ts/.pt):
-      // read whole, told by its content.
-      // With it, a NAME.io.safetensors (inputs "input.N", outputs "output.N")
-      // becomes the Run panel's test input, its outputs what a run is checked against.
-      const archive = list.find((f) => !f.name.endsWith('.json') && !f.name.endsWith('.safetensors'));
-      if (archive) {
-        const io = list.find((f) => f.name.endsWith('.io.safetensors'));
-        const read = await this.readAll([archive, ...(io ? [io] : [])].map((f) => ({ stream: f.stream(), size: f.size })), `Reading ${archive.name}`);
-        await this.app.open(read[0], null, archive.name, null, null, read[1] ?? null);
-        return;
+      // A reference dump (tracegraph run --dump-nodes) dropped with the model,
+      // or alone onto the model shown: the numerics comparison's.
+      // (With a .json, a .safetensors is the graph's weights.)
+      const reference = list.some((f) => f.name.endsWith('.json')) ? null
+        : list.find((f) => f.name.endsWith('.safetensors') && !f.name.endsWith('.io.safetensors'));
+      const model = list.filter((f) => f !== reference);
+      if (model.length) {
+        const m = await this.readModel(model);
+        await this.app.open(m.json, m.weights, m.jsonName, m.weightsName, null, m.testIo);
       }
-      const json = list.find((f) => f.name.endsWith('.json'));
-      let weights = list.find((f) => f.name.endsWith('.safetensors'));
-      if (!json) throw new Error(`Open a .pt2 or .ts, or the graph's .json together with its .safetensors (got: ${list.map((f) => f.name).join(', ') || 'nothing'}).`);
-      if (!weights) {
-        let named = '';
-        try { named = JSON.parse(await json.text()).weights; } catch { /* reported by the loader */ }
-        if (named) throw new Error(`${json.name} keeps its weights in ${named}: open both files together.`);
-        weights = new File([new Uint8Array(0)], 'none.safetensors');
-      }
-      const [jb, wb] = await this.readAll([json, weights].map((f) => ({ stream: f.stream(), size: f.size })), `Reading ${json.name}`);
-      await this.app.open(jb, wb, json.name, weights.name);
+      if (reference) await this.app.numerics.compare(await reference.arrayBuffer(), reference.name);
     });
+  }
+
+  // A model's files as picked or dropped, read: { json, weights, jsonName,
+  // weightsName, testIo }: a model in one file (a torch.export .pt2, a
+  // TorchScript .ts/.pt) in `json` (weights null), told by its content,
+  // with its NAME.io.safetensors (inputs "input.N", outputs "output.N": the
+  // Run panel's test input, its outputs what a run is checked against); or
+  // an exported graph's .json with its .safetensors.
+  async readModel(list) {
+    const archive = list.find((f) => !f.name.endsWith('.json') && !f.name.endsWith('.safetensors'));
+    if (archive) {
+      const io = list.find((f) => f.name.endsWith('.io.safetensors'));
+      const read = await this.readAll([archive, ...(io ? [io] : [])].map((f) => ({ stream: f.stream(), size: f.size })), `Reading ${archive.name}`);
+      return { json: read[0], weights: null, jsonName: archive.name, weightsName: null, testIo: read[1] ?? null };
+    }
+    const json = list.find((f) => f.name.endsWith('.json'));
+    let weights = list.find((f) => f.name.endsWith('.safetensors'));
+    if (!json) throw new Error(`Open a .pt2 or .ts, or the graph's .json together with its .safetensors (got: ${list.map((f) => f.name).join(', ') || 'nothing'}).`);
+    if (!weights) {
+      let named = '';
+      try { named = JSON.parse(await json.text()).weights; } catch { /* reported by the loader */ }
+      if (named) throw new Error(`${json.name} keeps its weights in ${named}: open both files together.`);
+      weights = new File([new Uint8Array(0)], 'none.safetensors');
+    }
+    const [jb, wb] = await this.readAll([json, weights].map((f) => ({ stream: f.stream(), size: f.size })), `Reading ${json.name}`);
+    return { json: jb, weights: wb, jsonName: json.name, weightsName: weights.name, testIo: null };
   }
 
   async guarded(fn) {

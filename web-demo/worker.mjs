@@ -22,25 +22,25 @@ const exportShapes = (g) => g.document.graph.inputs.map((i) => g.document.graph.
 
 // `moduleTree`'s groups go without their lists of node names: the page
 // finds a node's group by its module's path (the document's modules table).
-function describe() {
-  const nodes = graph.nodes;
+function describe(g = graph) {
+  const nodes = g.nodes;
   return {
-    document: graph.document,
+    document: g.document,
     canonical: nodes.map((n) => n.canonical),
     flops: nodes.map((n) => n.flops ?? null),  // the core's node_flops (an older module has none: null)
-    moduleTree: { groups: graph.moduleTree().groups.map(({ nodes: _, ...g }) => g) },
-    activation: graph.outputActivation(),
-    moduleGraph: graph.moduleGraph(),
-    weightStats: graph.weightStats(),
-    geometry: geometryRows(),
+    moduleTree: { groups: g.moduleTree().groups.map(({ nodes: _, ...group }) => group) },
+    activation: g.outputActivation(),
+    moduleGraph: g.moduleGraph(),
+    weightStats: g.weightStats(),
+    geometry: geometryRows(g),
   };
 }
 
 // The network's geometry per output and spatial axis, as plain rows (the
 // functions geometry() gives stay here): what a blockwise run needs.
-function geometryRows() {
+function geometryRows(g) {
   try {
-    return graph.geometry().map((o) => ({
+    return g.geometry().map((o) => ({
       output: o.output,
       input: o.input,
       axes: o.axes.map((a) => (a.known
@@ -55,9 +55,7 @@ function geometryRows() {
 async function fresh({ shapes = null, optimize = optimized, threads = 1 } = {}) {
   // More than one thread: the threaded build, when the page is cross-origin isolated.
   const threaded = threads > 1 && threadsAvailable();
-  const next = source.weights
-    ? await loadGraph(source.json, source.weights, { jsonName: source.jsonName, weightsName: source.weightsName, threads: threaded })
-    : await loadModel(source.json, { name: source.jsonName, threads: threaded, inputShapes: shapes ?? source.inputShapes });
+  const next = await read(source, { shapes, threads: threaded });
   if (shapes && !sameShapes(shapes, exportShapes(next))) next.setInputShapes(shapes);
   let report = null;
   if (optimize) report = next.optimize();
@@ -66,6 +64,11 @@ async function fresh({ shapes = null, optimize = optimized, threads = 1 } = {}) 
   finalizedWith = null;
   return report;
 }
+
+// Reads a model's bytes as opened: { json, weights (null: a .pt2 or .ts in `json`), jsonName, weightsName, inputShapes }.
+const read = (s, { shapes = null, threads = false } = {}) => (s.weights
+  ? loadGraph(s.json, s.weights, { jsonName: s.jsonName, weightsName: s.weightsName, threads })
+  : loadModel(s.json, { name: s.jsonName, threads, inputShapes: shapes ?? s.inputShapes }));
 
 const handlers = {
   async load(args) {
@@ -101,6 +104,25 @@ const handlers = {
     finalizedWith = wanted;
     return { finalizeMs: performance.now() - t };
   },
+  // Runs the graph (as shown: optimized or not) keeping every node's value
+  // (keepNodeOutputs()), for the numerics overlay: { kept: [{ key, node,
+  // output, index }], outputs }. The next run reads the file again.
+  async runNodes({ inputs }) {
+    await fresh({ shapes: inputs.map((t) => t.shape) });
+    const kept = graph.keepNodeOutputs();
+    graph.finalize({ threads: 1 });
+    finalizedWith = 'every node kept';
+    return { kept, outputs: graph.run(inputs) };
+  },
+  // Describes another file, for the side-by-side view; the graph shown stays.
+  async describeOther(args) {
+    const other = await read(args);
+    try {
+      return describe(other);
+    } finally {
+      other.dispose();
+    }
+  },
   async run({ inputs, warm, threads, profile }) {
     const { finalizeMs } = await handlers.prepare({ shapes: inputs.map((t) => t.shape), threads, profile });
     let t = performance.now();
@@ -121,7 +143,7 @@ const handlers = {
 self.onmessage = async (e) => {
   const { id, type, ...args } = e.data;
   try {
-    if (type !== 'load' && !graph) throw Object.assign(new Error('no model is loaded'), { code: 'invalid_argument' });
+    if (type !== 'load' && type !== 'describeOther' && !graph) throw Object.assign(new Error('no model is loaded'), { code: 'invalid_argument' });
     const result = await handlers[type](args);
     const transfer = result && result.outputs ? result.outputs.map((o) => o.data.buffer) : [];
     self.postMessage({ id, ok: true, result }, transfer);

@@ -272,6 +272,7 @@ class LibTorchBackend final : public Backend {
       else if (v.isInt()) out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
       else if (v.isDouble()) out.push_back(at::scalar_tensor(v.toDouble(), at::kDouble));
       else if (v.isBool()) out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
+      else if (std::optional<std::vector<int64_t>> ints = int_list(v)) out.push_back(at::tensor(*ints, at::kLong));  // as XNNPACK returns one
       else fail(ErrorCode::kUnsupported, "a graph output is a " + v.tagKind() + ", not a tensor");
     }
     // Hold nothing of this run (inputs are the caller's, outputs now too);
@@ -279,6 +280,19 @@ class LibTorchBackend final : public Backend {
     for (int s : input_slots_) slots_[static_cast<std::size_t>(s)] = c10::IValue();
     for (int s : output_slots_) {
       if (!is_constant_[static_cast<std::size_t>(s)]) slots_[static_cast<std::size_t>(s)] = c10::IValue();
+    }
+    return out;
+  }
+
+  // A list of ints (sizes a graph computes: prim::ListConstruct), whether
+  // LibTorch holds it typed or generic; nullopt for anything else.
+  static std::optional<std::vector<int64_t>> int_list(const c10::IValue& v) {
+    if (v.isIntList()) return v.toIntVector();
+    if (!v.isList()) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const c10::IValue& e : v.toListRef()) {
+      if (!e.isInt()) return std::nullopt;
+      out.push_back(e.toInt());
     }
     return out;
   }

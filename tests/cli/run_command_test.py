@@ -6,6 +6,7 @@ usage: run_command_test.py TRACEGRAPH MODELS_DIR EXPORTED_DIR SCRATCH_DIR
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -31,8 +32,11 @@ def relative_error(got, want):
     return float(np.abs(got.astype(np.float64) - want).max() / max(np.abs(want).max(), 1e-12))
 
 
-def read_safetensors(path):
-    """{name: array} of a float32 safetensors file (8-byte header length, JSON header, data)."""
+SAFETENSORS_DTYPES = {"F32": "<f4", "F64": "<f8", "I64": "<i8", "I32": "<i4", "BOOL": "?"}
+
+
+def read_safetensors(path, metadata=False):
+    """{name: array} of a safetensors file (8-byte header length, JSON header, data); with its metadata too."""
     with open(path, "rb") as f:
         data = f.read()
     n = int.from_bytes(data[:8], "little")
@@ -41,10 +45,9 @@ def read_safetensors(path):
     for name, t in header.items():
         if name == "__metadata__":
             continue
-        assert t["dtype"] == "F32", t
         begin, end = t["data_offsets"]
-        out[name] = np.frombuffer(data[8 + n + begin : 8 + n + end], dtype="<f4").reshape(t["shape"])
-    return out
+        out[name] = np.frombuffer(data[8 + n + begin : 8 + n + end], dtype=SAFETENSORS_DTYPES[t["dtype"]]).reshape(t["shape"])
+    return (out, header.get("__metadata__", {})) if metadata else out
 
 
 def forward(model, *inputs):
@@ -80,6 +83,38 @@ class RunCommandTest(unittest.TestCase):
                 self.assertEqual(got.shape, want.shape)
                 self.assertEqual(got.dtype, np.float32)
                 self.assertLessEqual(relative_error(got, want), 1e-4)
+
+    def test_dump_nodes_holds_every_node_value_and_the_backends_agree_node_by_node(self):
+        # The tool reads a model the same way for either backend, so the node names are the same;
+        # with either reader of TorchScript.
+        for model, shape, reader in [(os.path.join(MODELS, "unet2d.ts"), (1, 3, 64, 64), "libtorch"),
+                                     (os.path.join(MODELS, "unet2d.ts"), (1, 3, 64, 64), "core")]:
+            x = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
+            np.save(scratch("dump_x.npy"), x)
+            dumps = {}
+            for backend in ["libtorch"] + (["xnnpack"] if XNNPACK else []):
+                with self.subTest(model=os.path.basename(model), reader=reader, backend=backend):
+                    dump, y = scratch(f"dump_{backend}.safetensors"), scratch(f"dump_y_{backend}.npy")
+                    r = tool(model, "-i", scratch("dump_x.npy"), "-o", y, "--dump-nodes", dump, "--backend", backend, "--reader", reader)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertRegex(r.stdout, r"wrote \S+ \([1-9][0-9]* node values, the inputs and outputs\)")
+                    self.assertEqual(len(re.findall(r"^output \d", r.stdout, re.M)), 1, "only the model's own outputs are printed")
+                    values, meta = read_safetensors(dump, metadata=True)
+                    self.assertEqual(meta["tracegraph"], "node outputs")
+                    self.assertEqual(meta["backend"], backend)
+                    np.testing.assert_array_equal(values["@input.0"], x)
+                    np.testing.assert_array_equal(values["@output.0"], np.load(y))
+                    nodes = {k: v for k, v in values.items() if not k.startswith("@")}
+                    # The value the output is is one of the nodes'.
+                    self.assertTrue(any(v.shape == values["@output.0"].shape and np.array_equal(v, values["@output.0"]) for v in nodes.values()))
+                    dumps[backend] = nodes
+            if len(dumps) == 2:
+                a, b = dumps["libtorch"], dumps["xnnpack"]
+                self.assertEqual(sorted(a), sorted(b))
+                for k in a:
+                    self.assertEqual(a[k].shape, b[k].shape, k)
+                    if a[k].dtype.kind == "f":
+                        self.assertLess(relative_error(b[k], a[k].astype(np.float64)), 1e-3, k)
 
     def test_several_outputs_by_name_into_safetensors_and_one_npy_each(self):
         x = np.random.default_rng(1).standard_normal((1, 1, 28, 28, 28), dtype=np.float32)

@@ -167,6 +167,39 @@ test('run by array, by name and the structured call agree', async () => {
   }
 });
 
+test('keepNodeOutputs makes every node\'s value a run output, after the model\'s own', async () => {
+  const f = modelFiles('unet3d_dict_out');
+  const g = await loadGraph(f.json, f.weights);
+  try {
+    const own = g.outputNames.length;
+    const nodes = g.nodes;
+    const kept = g.keepNodeOutputs();
+    // Each node whose value something reads, in node order; the model's outputs keep their places.
+    const read = new Set([...nodes.flatMap((n) => n.inputs), ...g.outputNames.slice(0, own)]);
+    assert.deepEqual(kept.map((k) => k.node), nodes.filter((n) => n.outputs.some((o) => read.has(o))).map((n) => n.name));
+    assert.ok(kept.every((k) => k.key === (k.output ? `${k.node}:${k.output}` : k.node)));
+    assert.equal(g.outputNames.length, own + kept.filter((k) => k.index >= own).length);
+    // The outputs are flat now: a tuple of them all.
+    assert.equal(g.outSpec[1].type, 'builtins.tuple');
+    assert.equal(g.outSpec[1].children_spec.length, g.outputNames.length);
+    g.finalize({ threads: 1 });
+    assert.throws(() => g.keepNodeOutputs(), (e) => e instanceof TracegraphError && e.code === 'invalid_argument' && /finalized/.test(e.message));
+    const out = g.run(inputsOf(f.io));
+    assert.equal(out.length, g.outputNames.length);
+    const want = outputsOf(f.io);
+    for (let i = 0; i < own; ++i) assert.ok(relativeError(out[i].data, want[i].data) <= 1e-4);
+    // Each kept value has its value's shape, and a model output's node holds that output.
+    const shapeOf = new Map(g.document.graph.values.map((v) => [v.name, v.shape]));
+    for (const k of kept) {
+      const node = nodes.find((n) => n.name === k.node);
+      assert.deepEqual(out[k.index].shape, shapeOf.get(node.outputs[k.output]), k.key);
+    }
+    assert.ok(kept.some((k) => k.index < own));
+  } finally {
+    g.dispose();
+  }
+});
+
 test('the structured call of a tuple output gives an array', async () => {
   const f = modelFiles('unet3d_tuple_out');
   const g = await loadGraph(f.json, f.weights);

@@ -9,27 +9,16 @@
 // around it; the FLOPs overlay colours the groups by the core's numbers.
 // Screenshots of each view go to build/web-screenshots/.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { pageUnderTest, root } from './browser.mjs';
+import { makePageModels, modelsDir, shots } from './page_models.mjs';
 
-const shots = resolve(process.env.TRACEGRAPH_SCREENSHOTS ?? join(root, 'build', 'web-screenshots'));
-const modelsDir = resolve(process.env.TRACEGRAPH_PAGE_MODELS_DIR ?? join(root, 'build', 'page_models'));
-// scripts/env.sh's rule for the venv's Python.
-const cache = process.env.TRACEGRAPH_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'tracegraph');
-const python = process.env.TRACEGRAPH_PYTHON ?? join(cache, 'venv', 'bin', 'python3');
 // The issue's bar: a 10,000-node model opened, laid out and fitted in under 3 s.
 const OPEN_LIMIT_MS = Number(process.env.TRACEGRAPH_OPEN_LIMIT_MS ?? 3000);
-mkdirSync(shots, { recursive: true });
-
-// The models, made once per content of tests/models (a second run copies them from the cache).
-const t0 = Date.now();
-execFileSync(python, [join(root, 'tests', 'models', 'fixture_cache.py'), 'page_models', modelsDir, '--',
-  python, join(root, 'tests', 'models', 'make_page_models.py'), '{out}'], { stdio: 'inherit' });
-console.log(`page models ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+makePageModels();
 
 // The top-level modules torch reports: the called modules with no called
 // module above them (an nn.ModuleList of blocks is not called: its blocks are

@@ -22,6 +22,7 @@
 #include "tracegraph/geometry.h"
 #include "tracegraph/module_graph.h"
 #include "tracegraph/module_tree.h"
+#include "tracegraph/node_outputs.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/optimizer.h"
 #include "tracegraph/pt2.h"
@@ -288,6 +289,30 @@ EMSCRIPTEN_KEEPALIVE int tg_set_input_shapes(Handle* h, int count, const int* ra
         return 1;
       },
       -1);
+}
+
+// Makes every node's value that the graph reads a graph output, after the
+// graph's own (the core's expose_node_outputs), so that a run returns each
+// node's value: [{"key", "node", "output", "index"}] in node order, `index`
+// the place among the outputs. Only before finalize; the outputs are flat
+// after it (a structured call() returns them as a list).
+EMSCRIPTEN_KEEPALIVE char* tg_expose_node_outputs(Handle* h) {
+  return guarded(
+      [&]() -> char* {
+        if (h->graph.is_finalized()) tg::fail(tg::ErrorCode::kInvalidArgument, "keepNodeOutputs: the graph is finalized; call it before finalize()");
+        tg::Graph graph = h->graph.graph();
+        const std::vector<tg::NodeOutput> exposed = tg::expose_node_outputs(graph);
+        h->graph = tg::TracedGraph(std::move(graph), h->graph.in_spec(), std::nullopt);
+        h->geometry.reset();
+        std::string out = "[";
+        for (std::size_t i = 0; i < exposed.size(); ++i) {
+          const tg::NodeOutput& e = exposed[i];
+          out += std::string(i ? "," : "") + "{\"key\":" + quote(e.key) + ",\"node\":" + quote(h->graph.graph().node(e.node).name) +
+                 ",\"output\":" + std::to_string(e.output) + ",\"index\":" + std::to_string(e.graph_output) + "}";
+        }
+        return copy_string(out + "]");
+      },
+      nullptr);
 }
 
 // memory_budget_mib: 0 for the platform's default (tg::xnnpack::Options::memory_budget).

@@ -271,6 +271,9 @@ export class TracedGraph {
   readonly backend: { name: 'xnnpack' };
   /** Other input shapes (before finalize); the shapes computed from them are forgotten. */
   setInputShapes(shapes: number[][]): void;
+  /** Makes every node's value the graph reads a graph output, after its own (before finalize()), so that
+   *  run() returns each node's value: where each is, in node order. `key`: the node's name, "NAME:K" for output K. */
+  keepNodeOutputs(): { key: string; node: string; output: number; index: number }[];
   /** Lowers to XNNPACK and packs the weights; returns the threads used. */
   /** memoryBudget: bytes the intermediates may take (default: what wasm can address); over it, code 'out_of_memory'. */
   finalize(options?: { threads?: number; profile?: boolean; memoryBudget?: number; convAlgorithm?: 'fastest' | 'direct' | 'winograd' | 'winograd4' }): number;

@@ -606,6 +606,22 @@ export class TracedGraph {
     this._described = null;
   }
 
+  // Makes every node's value that the graph reads a graph output, after the
+  // graph's own outputs (the core's expose_node_outputs), so that run()
+  // returns each node's value too: for comparing a run with another
+  // (LibTorch's, from `tracegraph run --dump-nodes`) node by node. Returns
+  // [{ key, node, output, index }] in node order: `key` the node's name
+  // for its first output ("NAME:K" for output K), `index` where run()'s list
+  // holds it. Before finalize(); the outputs are flat after it (outSpec a
+  // tuple of them all).
+  keepNodeOutputs() {
+    const handle = this._live();
+    if (this.isFinalized()) throw new TracegraphError('invalid_argument', 'keepNodeOutputs: the graph is finalized; call it before finalize()');
+    ++this._version;
+    this._described = null;
+    return JSON.parse(this._core.take(this._core.m._tg_expose_node_outputs(handle)));
+  }
+
   // Lowers the graph to XNNPACK and packs its weights. Returns the threads used.
   // Once only, as in C++: later calls change nothing (read the graph again
   // for other options); optimize() and setInputShapes() come before it.

@@ -5,7 +5,8 @@ import { $, escapeXml, fmt, shapeStr } from '../format.mjs';
 import { human, nodeParameters } from '../model_stats.mjs';
 
 export class NodePanel {
-  show(meta, described, hierarchy) {
+  // `errors`: each node's error against a reference run (panels/numerics.mjs), when there is one.
+  show(meta, described, hierarchy, errors = null) {
     const doc = described.document;
     const values = doc.graph.values;
     const valueRow = (vid) => {
@@ -52,6 +53,7 @@ export class NodePanel {
         <tr><th>canonical op</th><td><code>${escapeXml(meta.canonical ?? '—')}</code></td></tr>
         <tr><th>FLOPs</th><td class="num">${meta.flops === null || meta.flops === undefined ? '<span class="muted">not counted</span>' : human(meta.flops, 'FLOP')}</td></tr>
         <tr><th>parameters</th><td class="num">${params.toLocaleString('en-US')}</td></tr>
+        ${errors?.has(n.name) ? `<tr><th>vs reference</th><td class="num" id="node-error">max abs. ${errors.get(n.name).abs.toExponential(2)}, rel. ${errors.get(n.name).rel.toExponential(2)}</td></tr>` : ''}
         <tr><th>module</th><td><code id="node-module">${escapeXml(hierarchy?.groups[hierarchy.groupOf.get(n.id)]?.path || '—')}</code></td></tr>
       </table>
       <h3>Inputs</h3><table class="kv">${n.inputs.filter((vid) => !values[vid].constant).map(valueRow).join('') || '<tr><td class="muted">none</td></tr>'}</table>
