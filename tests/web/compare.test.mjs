@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { pageUnderTest, root } from './browser.mjs';
-import { makePageModels, modelsDir, shots } from './page_models.mjs';
+import { makePageModels, modelsDir, openFile, openModel, shots } from './page_models.mjs';
 
 makePageModels();
 // The native preset's command-line tool writes the reference (LibTorch).
@@ -30,11 +30,7 @@ const work = mkdtempSync(join(tmpdir(), 'tracegraph-compare-'));
 let page;
 const errors = pageUnderTest((p) => { page = p; });
 
-async function open(file) {
-  await page.evaluate(() => { window.__tracegraph.state.loaded = null; });
-  await page.setInputFiles('#file', join(modelsDir, file));
-  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, file.replace(/\.(pt2|ts)$/, ''), { timeout: 120000 });
-}
+const open = (file) => openFile(page, file);
 
 // Each node's module path in a view's graph (its innermost group's).
 const modulesOf = (view) => page.evaluate((v) => {
@@ -42,6 +38,14 @@ const modulesOf = (view) => page.evaluate((v) => {
   return g.model.doc.graph.nodes.map((n) => ({ id: n.id, name: n.name, op: n.op, module: g.hierarchy.groups[g.hierarchy.groupOf.get(n.id)].path }));
 }, view);
 
+
+// The nodes of module M in the view's graph that read a constant (a weight).
+const weightReaders = (m) => page.evaluate((path) => {
+  const { view } = window.__tracegraph;
+  const { graph } = view.model.doc;
+  return graph.nodes.filter((n) => view.hierarchy.groups[view.hierarchy.groupOf.get(n.id)].path === path && n.inputs.some((v) => graph.values[v].constant))
+    .map((n) => n.name);
+}, m);
 test('the numerics overlay names the node that reads the changed weight as the first where the runs part', async () => {
   const { module } = JSON.parse(readFileSync(join(modelsDir, 'numerics.json'), 'utf8'));
   const reference = join(work, 'numerics_ref.dump.safetensors');
@@ -56,18 +60,11 @@ test('the numerics overlay names the node that reads the changed weight as the f
   console.log(`the unchanged model against its reference: largest error ${await page.textContent('#numerics-worst')}`);
 
   // The changed model and the reference picked together (as they may be dropped together).
-  await page.evaluate(() => { window.__tracegraph.state.loaded = null; });
-  await page.setInputFiles('#file', [join(modelsDir, 'numerics_perturbed.pt2'), reference]);
-  await page.waitForFunction(() => window.__tracegraph.state.loaded === 'numerics_perturbed', null, { timeout: 120000 });
+  await openModel(page, [join(modelsDir, 'numerics_perturbed.pt2'), reference], 'numerics_perturbed');
   await page.waitForSelector('#numerics-first', { timeout: 120000 });
   const nodes = await modulesOf('view');
   // The node that reads the changed parameter: the one in its module with a weight among its inputs.
-  const readers = await page.evaluate((m) => {
-    const { view } = window.__tracegraph;
-    const { graph } = view.model.doc;
-    return graph.nodes.filter((n) => view.hierarchy.groups[view.hierarchy.groupOf.get(n.id)].path === m && n.inputs.some((v) => graph.values[v].constant))
-      .map((n) => n.name);
-  }, module);
+  const readers = await weightReaders(module);
   assert.equal(readers.length, 1, `one node in ${module} reads weights: ${readers}`);
   const first = await page.getAttribute('#numerics-first', 'data-node');
   console.log(`the first node past the tolerance: ${first} (${await page.textContent('#numerics-result td:has(#numerics-first)')})`);
@@ -99,17 +96,10 @@ test('a TorchScript file against a dump of the core\'s reading of it (--reader c
   const { module } = JSON.parse(readFileSync(join(modelsDir, 'numerics.json'), 'utf8'));
   const reference = join(work, 'numerics_ref_ts.dump.safetensors');
   execFileSync(cli, ['run', join(modelsDir, 'numerics_ref.ts'), '--reader', 'core', '-i', join(modelsDir, 'numerics.input.npy'), '--dump-nodes', reference], { stdio: 'inherit' });
-  await page.evaluate(() => { window.__tracegraph.state.loaded = null; });
-  await page.setInputFiles('#file', [join(modelsDir, 'numerics_perturbed.ts'), reference]);
-  await page.waitForFunction(() => window.__tracegraph.state.loaded === 'numerics_perturbed', null, { timeout: 120000 });
+  await openModel(page, [join(modelsDir, 'numerics_perturbed.ts'), reference], 'numerics_perturbed');
   await page.waitForSelector('#numerics-first', { timeout: 120000 });
   const nodes = await modulesOf('view');
-  const readers = await page.evaluate((m) => {
-    const { view } = window.__tracegraph;
-    const { graph } = view.model.doc;
-    return graph.nodes.filter((n) => view.hierarchy.groups[view.hierarchy.groupOf.get(n.id)].path === m && n.inputs.some((v) => graph.values[v].constant))
-      .map((n) => n.name);
-  }, module);
+  const readers = await weightReaders(module);
   assert.equal(readers.length, 1, `one node in ${module} reads weights: ${readers}`);
   const first = await page.getAttribute('#numerics-first', 'data-node');
   console.log(`TorchScript: the first node past the tolerance: ${first}; compared ${await page.textContent('#numerics-compared')}`);

@@ -10,18 +10,14 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { pageUnderTest } from './browser.mjs';
-import { makePageModels, modelsDir, shots } from './page_models.mjs';
+import { makePageModels, modelsDir, openFile, shots } from './page_models.mjs';
 
 makePageModels();
 
 let page;
 const errors = pageUnderTest((p) => { page = p; });
 
-async function open(file) {
-  await page.evaluate(() => { window.__tracegraph.state.loaded = null; });
-  await page.setInputFiles('#file', join(modelsDir, file));
-  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, file.replace(/\.(pt2|ts)$/, ''), { timeout: 120000 });
-}
+const open = (file) => openFile(page, file);
 
 async function downloaded(button) {
   const [d] = await Promise.all([page.waitForEvent('download'), page.click(button)]);

@@ -20,3 +20,14 @@ export function makePageModels() {
     python, join(root, 'tests', 'models', 'make_page_models.py'), '{out}'], { stdio: 'inherit' });
   console.log(`page models ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
+
+// Opens FILES (a model, and maybe its reference) of modelsDir in the page
+// through its file input and waits until the model named NAME has loaded.
+export async function openModel(page, files, name) {
+  await page.evaluate(() => { window.__tracegraph.state.loaded = null; });
+  await page.setInputFiles('#file', files);
+  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, name, { timeout: 120000 });
+}
+
+// One page model file of modelsDir, opened.
+export const openFile = (page, file) => openModel(page, join(modelsDir, file), file.replace(/\.(pt2|ts)$/, ''));
