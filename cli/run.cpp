@@ -197,13 +197,11 @@ int run_model(const RunOptions& o) {
   } else {
     for (const auto& g : given) inputs.push_back(g.tensor);
   }
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(t.shape());
   if (exported) {
-    std::vector<Shape> shapes;
-    for (const Tensor& t : inputs) shapes.push_back(t.shape());
     if (shapes.size() == names.size()) loaded->set_input_shapes(shapes);
   } else if (o.reader == "core") {
-    std::vector<Shape> shapes;
-    for (const Tensor& t : inputs) shapes.push_back(t.shape());
     make(load_torchscript_archive(o.model, {}, shapes));
   } else {
     native::TorchScriptOptions options;
