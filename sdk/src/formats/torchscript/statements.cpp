@@ -56,6 +56,10 @@ std::optional<Slot> Reader::run_block(const Function& fn, std::size_t begin, std
   for (std::size_t li = begin; li < end; ++li) {
     const Line& line = fn.body[li];
     const Where w{fn.where.entry, line.number};
+    if (++statements_ > limits_.max_statements) {
+      fail(ErrorCode::kLimitExceeded, w.str() + ": more than max_statements (" + std::to_string(limits_.max_statements) +
+                                          ") statements run in all (loops unrolled, calls inlined)");
+    }
     const std::vector<Tok> toks = tokenize(line.text, w);
     if (toks[0].t == Tok::T::kName) {
       if (toks[0].s == "if") {
