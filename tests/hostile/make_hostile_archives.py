@@ -26,9 +26,11 @@ field overwritten, and, for archives, one entry's content mutated and the
 archive rebuilt with a right CRC, so that the change reaches the reader
 inside rather than stopping at the zip's checks.
 
-The manifest lists each file with the command that reads it: ["inspect"] or
-["run", "--random", SHAPE] on the file itself, or ["run", MODEL, "-i"] with the
-file as the input. A case may name the error code it must end in ("expect").
+The manifest lists each file that names a model (or a model's input) with
+the command that reads it: ["inspect"] or ["run", "--random", SHAPE] on the
+file itself, or ["run", MODEL, "-i"] with the file as the input. A case may
+name the error code it must end in ("expect"); "variant" marks the
+truncations and mutants of real files (a test may take a sample of them).
 
 Only the standard library: the fuzz preset's ctest runs it with the system
 Python. With --fuzz-seeds no file is over --max-bytes (libFuzzer's inputs);
@@ -268,13 +270,16 @@ class Cases:
         # The biggest a case may be; bombs and chains are sized to it.
         self.big = args.max_bytes if args.fuzz_seeds else None
 
-    def add(self, kind, name, data, command=("inspect",), expect=None, ext=None):
+    def add(self, kind, name, data, command=("inspect",), expect=None, ext=None, variant=False):
+        if kind in ("pickle", "safetensors", "inflate"):
+            command = None  # not a model: a fuzz seed (or a graph's weights)
         if self.args.fuzz_seeds and len(data) > self.args.max_bytes:
             self.skipped.append(f"{kind}/{name} ({len(data)} bytes)")
             return
         ext = ext or {"torchscript": ".pt", "zip": ".pt", "pt2": ".pt2", "pickle": ".pkl", "npy": ".npy",
                       "json": ".json", "safetensors": ".safetensors", "inflate": ".deflate"}[kind]
-        self.items.append(dict(kind=kind, name=name + ext, data=data, command=None if command is None else list(command), expect=expect))
+        self.items.append(dict(kind=kind, name=name + ext, data=data, command=None if command is None else list(command), expect=expect,
+                               variant=variant))
 
     def bomb_size(self, full):
         """An inflated size for a bomb: `full`, or what fits --max-bytes of
@@ -722,7 +727,7 @@ def real_variants(c, reals):
         cuts = sorted({0, 1, 4, 30, len(data) // 4, len(data) // 2, 3 * len(data) // 4, len(data) - 22, len(data) - 1} - {len(data)})
         for cut in cuts:
             if 0 <= cut < len(data):
-                c.add(kind, f"{stem}_truncated_at_{cut}", data[:cut], command=cmd)
+                c.add(kind, f"{stem}_truncated_at_{cut}", data[:cut], command=cmd, variant=True)
         for v in range(c.args.variants):
             d = bytearray(data)
             op = v % 4
@@ -756,7 +761,7 @@ def real_variants(c, reals):
                 else:
                     for _ in range(4):
                         d[rng.randrange(len(d))] = rng.randrange(256)
-            c.add(kind, f"{stem}_mutant_{v:03d}", bytes(d), command=cmd)
+            c.add(kind, f"{stem}_mutant_{v:03d}", bytes(d), command=cmd, variant=True)
 
 
 def kind_of(path):
@@ -846,7 +851,8 @@ def main():
             with open(path, "wb") as f:
                 f.write(it["data"])
         if it["command"] is not None:
-            manifest.append(dict(file=rel, kind=it["kind"], command=it["command"], expect=it["expect"], bytes=len(it["data"])))
+            manifest.append(dict(file=rel, kind=it["kind"], command=it["command"], expect=it["expect"], bytes=len(it["data"]),
+                                 variant=it["variant"]))
     # Files of an earlier run with other parameters go.
     for kind in kinds:
         for f in os.listdir(os.path.join(args.out, kind)):
