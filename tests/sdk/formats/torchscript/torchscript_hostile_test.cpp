@@ -4,6 +4,7 @@
 // naming the limit, or a correct read; and one archive read twice gives the
 // same graph, names and ids.
 #include <string>
+#include <vector>
 
 #include "archive_builder.h"
 #include "test_util.h"
@@ -153,6 +154,30 @@ TEST(TorchScriptScreenTest, CountsBracketsOutsideStringsAndCommentsAndNamesTheLi
   for (int i = 0; i < 150; ++i) chain += ".T[0]";
   const auto linked = test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code + chain + "\n"}});
   EXPECT_TG_ERROR(screen_torchscript_archive(linked, "chain.pt"), ErrorCode::kLimitExceeded, "line 7 (byte ");
+  // LibTorch's parser recurses per prefix operator and per right-associative
+  // link (100,000 minuses took its stack); a binary operator ends a prefix's
+  // operand, so what torch writes (negative literals, a - -b, 1e-05, ->) passes.
+  const auto line = [&](const std::string& text) {
+    return test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code + "  w = " + text + "\n"}});
+  };
+  const auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  for (const std::string& hostile : std::vector<std::string>{std::string(100000, '-') + "x", std::string(300, '~') + "x", repeat("not ", 300) + "x",
+                                                             "x" + repeat(" ** x", 300), "x" + repeat(" if c else x", 300),
+                                                             repeat("-(", 150) + "x" + repeat(")", 150)}) {
+    SCOPED_TRACE(hostile.substr(0, 40));
+    EXPECT_TG_ERROR(screen_torchscript_archive(line(hostile), "prefix.pt"), ErrorCode::kLimitExceeded, "line 7 (byte ");
+  }
+  const auto returned = test::scripted_archive(test::module_object("__torch__.M"),
+                                               {{"__torch__.py", code + "  def f(self):\n    return " + repeat("not ", 300) + "x\n"}});
+  EXPECT_TG_ERROR(screen_torchscript_archive(returned, "return.pt"), ErrorCode::kLimitExceeded, "line 8 (byte ");
+  for (const std::string& fine : std::vector<std::string>{"[" + repeat("-1, ", 1000) + "-1]", "x" + repeat(" - -x", 1000), "torch.mul(x, 1e-05) - -2.5",
+                                                          repeat("not x and ", 500) + "y", repeat("x ** 2 + ", 500) + "y", "a if c else b"}) {
+    EXPECT_NO_THROW(screen_torchscript_archive(line(fine), "fine.pt")) << fine.substr(0, 40);
+  }
   // Not a zip archive: nothing to screen; LibTorch's own error says what it is.
   const std::string text = "not a zip";
   EXPECT_NO_THROW(screen_torchscript_archive(std::as_bytes(std::span(text.data(), text.size())), "text.pt"));
