@@ -44,19 +44,19 @@ bool hostile(ErrorCode code) {
 // and no expression deeper than max_expression_depth, where each open
 // bracket and each postfix link (x.T, x[0], f(x) after a name or a closing
 // bracket) counts one level, as the core's parser counts them. LibTorch's
-// parser also recurses once per prefix operator (-x, ~x, not x: a level
-// until its operand ends, at the next binary operator) and per link of a
-// right-associative chain (x ** y ** z: a level until another binary
-// operator; a if c else b if d else e: until the bracket, argument or line
-// ends); 100,000 minuses took its stack. Strings and
+// parser and emitter also recurse once per prefix operator (-x, ~x, not x:
+// a level until its operand ends, at the next binary operator), per binary
+// operator of a chain (x + x + x: its tree is as deep as the chain is long;
+// a level each until the bracket, argument or line ends) and per link of a
+// right-associative chain (x ** y ** z, a if c else b if d else e, the
+// same); 100,000 minuses or 10,000 terms of a sum took its stack. Strings and
 // comments are skipped; the scan is one pass and needs no tokens, so no
 // character can hide what follows it.
 void screen_code(std::string_view text, const std::string& where, const LoadLimits& limits) {
   enum class Prev { kNone, kName, kCloser, kDot, kOther };
   std::vector<std::uint64_t> chains{0};  // the links of the chain open at each bracket depth
   std::vector<std::uint64_t> prefixes{0};  // prefix operators open at each bracket depth
-  std::vector<std::uint64_t> powers{0};    // links of a ** chain open at each bracket depth
-  std::vector<std::uint64_t> rights{0};    // links of an if-else chain open at each bracket depth
+  std::vector<std::uint64_t> operators{0};  // binary operators and if-else links of the expression at each bracket depth
   std::uint64_t level = 0;                 // brackets open plus all the links, prefixes and right links open
   Prev prev = Prev::kNone;
   std::size_t line = 1;
@@ -76,16 +76,11 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
     level -= prefixes.back();
     prefixes.back() = 0;
   };
-  const auto end_powers = [&] {
-    level -= powers.back();
-    powers.back() = 0;
-  };
   const auto end_expression = [&] {  // a bracket, an argument or a line ends
     end_chain();
     end_prefixes();
-    end_powers();
-    level -= rights.back();
-    rights.back() = 0;
+    level -= operators.back();
+    operators.back() = 0;
   };
   const auto open = [&](std::vector<std::uint64_t>& counts, std::size_t i) {
     ++counts.back();
@@ -150,10 +145,9 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
           end_chain();
           if (binary || ternary) {
             end_prefixes();
-            end_powers();
+            open(operators, i);
           }
           if (word == "not") open(prefixes, i);
-          if (ternary) open(rights, i);
           prev = Prev::kOther;
           i = j - 1;
           continue;
@@ -176,8 +170,7 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
       }
       chains.push_back(0);
       prefixes.push_back(0);
-      powers.push_back(0);
-      rights.push_back(0);
+      operators.push_back(0);
       deeper(i);
       prev = Prev::kOther;
     } else if (c == ')' || c == ']' || c == '}') {
@@ -185,8 +178,7 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
         end_expression();
         chains.pop_back();
         prefixes.pop_back();
-        powers.pop_back();
-        rights.pop_back();
+        operators.pop_back();
         --level;
       }
       prev = Prev::kCloser;
@@ -198,14 +190,12 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
         end_chain();
         open(prefixes, i);
       } else {
-        // A binary operator (or '=', ':'): the operand before it ended.
+        // A binary operator (or '=', ':', which nest nothing): the operand
+        // before it ended. Its second character (==, **, ->) is not another.
         end_chain();
-        if (!operand_starts) end_prefixes();
-        if (c == '*' && i + 1 < text.size() && text[i + 1] == '*') {
-          open(powers, i);  // x ** y ** z nests to the right
-          ++i;
-        } else {
-          end_powers();  // any other operator binds looser
+        if (!operand_starts) {
+          end_prefixes();
+          if (c != '=' && c != ':') open(operators, i);
         }
       }
       prev = Prev::kOther;

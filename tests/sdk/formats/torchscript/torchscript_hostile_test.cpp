@@ -154,9 +154,10 @@ TEST(TorchScriptScreenTest, CountsBracketsOutsideStringsAndCommentsAndNamesTheLi
   for (int i = 0; i < 150; ++i) chain += ".T[0]";
   const auto linked = test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code + chain + "\n"}});
   EXPECT_TG_ERROR(screen_torchscript_archive(linked, "chain.pt"), ErrorCode::kLimitExceeded, "line 7 (byte ");
-  // LibTorch's parser recurses per prefix operator and per right-associative
-  // link (100,000 minuses took its stack); a binary operator ends a prefix's
-  // operand, so what torch writes (negative literals, a - -b, 1e-05, ->) passes.
+  // LibTorch's parser recurses per prefix operator, per binary operator of a
+  // chain and per right-associative link (100,000 minuses, a sum of 10,000
+  // terms took its stack); a binary operator ends a prefix's operand, and
+  // what torch writes (negative literals, a - -b, 1e-05, ->) passes.
   const auto line = [&](const std::string& text) {
     return test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code + "  w = " + text + "\n"}});
   };
@@ -167,15 +168,17 @@ TEST(TorchScriptScreenTest, CountsBracketsOutsideStringsAndCommentsAndNamesTheLi
   };
   for (const std::string& hostile : std::vector<std::string>{std::string(100000, '-') + "x", std::string(300, '~') + "x", repeat("not ", 300) + "x",
                                                              "x" + repeat(" ** x", 300), "x" + repeat(" if c else x", 300),
-                                                             repeat("-(", 150) + "x" + repeat(")", 150)}) {
+                                                             repeat("-(", 150) + "x" + repeat(")", 150), "x" + repeat(" + x", 300),
+                                                             "x" + repeat(" - -x", 250), repeat("not x and ", 300) + "y"}) {
     SCOPED_TRACE(hostile.substr(0, 40));
     EXPECT_TG_ERROR(screen_torchscript_archive(line(hostile), "prefix.pt"), ErrorCode::kLimitExceeded, "line 7 (byte ");
   }
   const auto returned = test::scripted_archive(test::module_object("__torch__.M"),
                                                {{"__torch__.py", code + "  def f(self):\n    return " + repeat("not ", 300) + "x\n"}});
   EXPECT_TG_ERROR(screen_torchscript_archive(returned, "return.pt"), ErrorCode::kLimitExceeded, "line 8 (byte ");
-  for (const std::string& fine : std::vector<std::string>{"[" + repeat("-1, ", 1000) + "-1]", "x" + repeat(" - -x", 1000), "torch.mul(x, 1e-05) - -2.5",
-                                                          repeat("not x and ", 500) + "y", repeat("x ** 2 + ", 500) + "y", "a if c else b"}) {
+  for (const std::string& fine : std::vector<std::string>{"[" + repeat("-1, ", 1000) + "-1]", "x" + repeat(" - -x", 90), "torch.mul(x, 1e-05) - -2.5",
+                                                          repeat("not x and ", 90) + "y", repeat("x ** 2 + ", 90) + "y", "a if c else b",
+                                                          "torch.add(" + repeat("x + x, ", 500) + "x)", "x == -1 and y >= 2 or z != 3"}) {
     EXPECT_NO_THROW(screen_torchscript_archive(line(fine), "fine.pt")) << fine.substr(0, 40);
   }
   // Not a zip archive: nothing to screen; LibTorch's own error says what it is.
