@@ -95,7 +95,7 @@ if [[ -z ${TRACEGRAPH_FUZZ_MODELS:-} && ( -z $FILTER || fuzz_backends =~ $FILTER
   ctest --test-dir build/native -R '^(make_test_models|make_old_test_models|export_test_models|make_exported_programs|make_zoo_small|export_zoo_small_models)$' --output-on-failure
 fi
 cmake --preset fuzz >/dev/null
-mapfile -t all_targets < <(ctest --test-dir build/fuzz -N | sed -nE 's/^ *Test +#[0-9]+: (fuzz_[a-z_]+)$/\1/p')
+mapfile -t all_targets < <(ctest --test-dir build/fuzz -N | sed -nE 's/^ *Test +#[0-9]+: (fuzz_[a-z0-9_]+)$/\1/p')
 targets=()
 left_out=()
 for t in "${all_targets[@]}"; do
