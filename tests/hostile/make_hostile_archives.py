@@ -641,7 +641,9 @@ def json_cases(c):
     def doc(d, name, weights=None):
         d = json.loads(json.dumps(d))
         if weights is not None:
+            # Beside the document (which names it), and with the safetensors seeds.
             d["weights"] = name + ".safetensors"
+            c.add("json", name, weights, ext=".safetensors", command=None)
             c.add("safetensors", name, weights, command=None)
         c.add("json", name, json.dumps(d).encode())
 
