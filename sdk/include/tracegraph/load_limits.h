@@ -41,6 +41,11 @@ struct LoadLimits {
   std::uint64_t max_statements = 1u << 17;
   std::uint64_t max_trips_per_loop = 1u << 16;
   std::uint64_t max_call_depth = 64;
+  // Blocks (if, for) open at once in the TorchScript reader, across inlined
+  // calls: each is a level of its recursion (3,000 nested ifs took the
+  // stack). Python itself stops at 100 levels of indentation in a function;
+  // torch's printer nests a few per function.
+  std::uint64_t max_block_depth = 200;
   std::uint64_t max_expression_depth = 200;
   // One physical line of a code file, checked before LibTorch's parser sees
   // it (screen_torchscript_archive): torch's printer writes short lines, and

@@ -99,6 +99,18 @@ TEST(TorchScriptHostileTest, TripsTimesCallsStopAtTheTotalOfStatements) {
                  limits).graph.num_nodes(), 900u);
 }
 
+TEST(TorchScriptHostileTest, DeeplyNestedBlocksStopAtMaxBlockDepth) {
+  // 3,000 nested ifs took the reader's stack (fuzz_torchscript, from the
+  // hostile generator's deep_indentation); 50 read.
+  const auto nested = [](int levels) {
+    std::string body = "  def forward(self: __torch__.M,\n    x: Tensor) -> Tensor:\n";
+    for (int k = 0; k < levels; ++k) body += std::string(4 + 2 * k, ' ') + "if True:\n";
+    return body + std::string(4 + 2 * levels, ' ') + "x = torch.relu(x)\n    return x\n";
+  };
+  EXPECT_TG_ERROR(read(archive(nested(3000))), ErrorCode::kLimitExceeded, "blocks nested deeper than max_block_depth (200)");
+  EXPECT_EQ(read(archive(nested(50))).graph.num_nodes(), 1u);
+}
+
 TEST(TorchScriptHostileTest, ATenMegabyteListLiteralIsReadOrRefusedAtOnce) {
   std::string list = "[";
   while (list.size() < (10u << 20)) list += "1, ";
