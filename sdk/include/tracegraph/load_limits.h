@@ -33,8 +33,19 @@ struct LoadLimits {
   // second in wasm, where 2^20 took twenty.
   std::uint64_t max_inlined_calls = 1u << 16;
   std::uint64_t max_loop_trips = 1u << 20;
+  // Statements the TorchScript reader runs in all: each line of a body once
+  // per loop trip and per inlined call. The calls and trips caps bound each
+  // alone, not their product (65,536 calls of a function of 16 lines); a
+  // statement costs about 10 us natively (two nested range(1000) loops took
+  // 14 s and 830 MB), and the largest models run a few thousand.
+  std::uint64_t max_statements = 1u << 17;
   std::uint64_t max_trips_per_loop = 1u << 16;
   std::uint64_t max_call_depth = 64;
+  // Blocks (if, for) open at once in the TorchScript reader, across inlined
+  // calls: each is a level of its recursion (3,000 nested ifs took the
+  // stack). Python itself stops at 100 levels of indentation in a function;
+  // torch's printer nests a few per function.
+  std::uint64_t max_block_depth = 200;
   std::uint64_t max_expression_depth = 200;
   // One line of a code file: physical, checked before LibTorch's parser sees
   // it (screen_torchscript_archive), and logical (physical lines a bracket

@@ -1,6 +1,7 @@
 #include "tracegraph/graph.h"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -450,9 +451,13 @@ void Graph::erase_node(NodeId id) {
       fail(ErrorCode::kInvalidArgument, "erase " + describe(id) + ": its output %" + v.name + " is a graph output");
     }
   }
+  // Searched from the back: dead code is erased last node first, whose use
+  // is its input's latest and whose place is near the end of the order, so
+  // erasing n nodes that way is linear, not quadratic (200,000 dead
+  // statements reading one value took seconds).
   for (std::uint32_t i = 0; i < n.inputs.size(); ++i) {
     auto& users = values_[n.inputs[i].index].users;
-    users.erase(std::find(users.begin(), users.end(), Use{id, i}));
+    users.erase(std::prev(std::find(users.rbegin(), users.rend(), Use{id, i}).base()));
   }
   for (auto out : n.outputs) {
     value_by_name_.erase(values_[out.index].name);
@@ -461,7 +466,7 @@ void Graph::erase_node(NodeId id) {
   }
   node_by_name_.erase(n.name);
   node_live_[id.index] = false;
-  order_.erase(std::find(order_.begin(), order_.end(), id));
+  order_.erase(std::prev(std::find(order_.rbegin(), order_.rend(), id).base()));
 }
 
 void Graph::erase_value(ValueId id) {

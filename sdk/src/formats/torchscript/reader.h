@@ -287,8 +287,11 @@ class Reader {
   std::map<ValueId, std::vector<double>> numbers_;  // ints, floats and int[]s the graph computes, known from them
   std::string lost_shape_;                          // the first node whose output shape no rule gave
   bool specialized_ = false;
-  // Work done so far, held to limits_ (max_loop_trips, max_inlined_calls).
-  std::uint64_t trips_ = 0, calls_ = 0;
+  // Work done so far, held to limits_ (max_loop_trips, max_inlined_calls,
+  // max_statements).
+  std::uint64_t trips_ = 0, calls_ = 0, statements_ = 0;
+  // Blocks (if, for) open now, held to limits_.max_block_depth.
+  std::uint64_t blocks_ = 0;
   // node_name's memory: per base, a suffix below which every base.k is taken
   // (the reader erases no node while it reads), so names are made in constant time.
   std::unordered_map<std::string, std::size_t> next_node_suffix_;

@@ -43,13 +43,21 @@ bool hostile(ErrorCode code) {
 // One code file's text: no physical line longer than max_code_line_bytes,
 // and no expression deeper than max_expression_depth, where each open
 // bracket and each postfix link (x.T, x[0], f(x) after a name or a closing
-// bracket) counts one level, as the core's parser counts them. Strings and
+// bracket) counts one level, as the core's parser counts them. LibTorch's
+// parser and emitter also recurse once per prefix operator (-x, ~x, not x:
+// a level until its operand ends, at the next binary operator), per binary
+// operator of a chain (x + x + x: its tree is as deep as the chain is long;
+// a level each until the bracket, argument or line ends) and per link of a
+// right-associative chain (x ** y ** z, a if c else b if d else e, the
+// same); 100,000 minuses or 10,000 terms of a sum took its stack. Strings and
 // comments are skipped; the scan is one pass and needs no tokens, so no
 // character can hide what follows it.
 void screen_code(std::string_view text, const std::string& where, const LoadLimits& limits) {
   enum class Prev { kNone, kName, kCloser, kDot, kOther };
   std::vector<std::uint64_t> chains{0};  // the links of the chain open at each bracket depth
-  std::uint64_t level = 0;               // brackets open plus every open chain's links
+  std::vector<std::uint64_t> prefixes{0};  // prefix operators open at each bracket depth
+  std::vector<std::uint64_t> operators{0};  // binary operators and if-else links of the expression at each bracket depth
+  std::uint64_t level = 0;                 // brackets open plus all the links, prefixes and right links open
   Prev prev = Prev::kNone;
   std::size_t line = 1;
   std::size_t line_start = 0;
@@ -64,6 +72,23 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
     level -= chains.back();
     chains.back() = 0;
   };
+  const auto end_prefixes = [&] {
+    level -= prefixes.back();
+    prefixes.back() = 0;
+  };
+  const auto end_expression = [&] {  // a bracket, an argument or a line ends
+    end_chain();
+    end_prefixes();
+    level -= operators.back();
+    operators.back() = 0;
+  };
+  const auto open = [&](std::vector<std::uint64_t>& counts, std::size_t i) {
+    ++counts.back();
+    deeper(i);
+  };
+  const auto is_name_char = [](char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
   const auto new_line = [&](std::size_t i) {
     if (i - line_start > limits.max_code_line_bytes) {
       fail(ErrorCode::kLimitExceeded, where + " line " + std::to_string(line) + " is " + std::to_string(i - line_start) +
@@ -77,7 +102,7 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
     if (c == '\n') {
       new_line(i);
       if (chains.size() == 1) {
-        end_chain();
+        end_expression();
         prev = Prev::kNone;
       }
     } else if (c == '#') {
@@ -102,7 +127,32 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
       }
       i = j < text.size() && text[j] == '\n' ? j - 1 : std::min(j, text.size() - 1);
       prev = Prev::kName;
-    } else if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+    } else if (is_name_char(c)) {
+      if (i == 0 || !is_name_char(text[i - 1])) {
+        // A word may be an operator: `not` where an operand starts;
+        // `and`, `or`, `in`, `is` after one; `if` and `else` inside an
+        // expression (not a statement's); and `return`, `raise`, `assert`
+        // start an operand.
+        std::size_t j = i;
+        while (j < text.size() && is_name_char(text[j])) ++j;
+        const std::string_view word = text.substr(i, j - i);
+        const bool operand_starts = prev == Prev::kNone || prev == Prev::kOther;
+        const bool after_operand = prev == Prev::kName || prev == Prev::kCloser;
+        const bool binary = after_operand && (word == "and" || word == "or" || word == "in" || word == "is");
+        const bool ternary = (word == "if" || word == "else") && prev != Prev::kNone;
+        const bool statement = word == "return" || word == "raise" || word == "assert";
+        if ((word == "not" && operand_starts) || binary || ternary || statement) {
+          end_chain();
+          if (binary || ternary) {
+            end_prefixes();
+            open(operators, i);
+          }
+          if (word == "not") open(prefixes, i);
+          prev = Prev::kOther;
+          i = j - 1;
+          continue;
+        }
+      }
       if (prev != Prev::kName && prev != Prev::kDot) end_chain();
       prev = Prev::kName;
     } else if (c == '.') {
@@ -119,17 +169,35 @@ void screen_code(std::string_view text, const std::string& where, const LoadLimi
         end_chain();
       }
       chains.push_back(0);
+      prefixes.push_back(0);
+      operators.push_back(0);
       deeper(i);
       prev = Prev::kOther;
     } else if (c == ')' || c == ']' || c == '}') {
       if (chains.size() > 1) {
-        end_chain();
+        end_expression();
         chains.pop_back();
+        prefixes.pop_back();
+        operators.pop_back();
         --level;
       }
       prev = Prev::kCloser;
     } else if (c != ' ' && c != '\t' && c != '\r') {
-      end_chain();
+      const bool operand_starts = prev == Prev::kNone || prev == Prev::kOther;
+      if (c == ',') {
+        end_expression();
+      } else if (operand_starts && (c == '-' || c == '+' || c == '~')) {
+        end_chain();
+        open(prefixes, i);
+      } else {
+        // A binary operator (or '=', ':', which nest nothing): the operand
+        // before it ended. Its second character (==, **, ->) is not another.
+        end_chain();
+        if (!operand_starts) {
+          end_prefixes();
+          if (c != '=' && c != ':') open(operators, i);
+        }
+      }
       prev = Prev::kOther;
     }
   }

@@ -53,9 +53,24 @@ Slot Reader::call(const Function& fn, const Slot& self, const std::vector<Slot>&
 }
 
 std::optional<Slot> Reader::run_block(const Function& fn, std::size_t begin, std::size_t end, std::unordered_map<std::string, Slot>& env, int depth) {
+  // Every block this runs (a function's body, an if's, a loop's) is a level
+  // of recursion: held to max_block_depth across inlined calls.
+  if (begin < end && blocks_ + 1 > limits_.max_block_depth) {
+    fail(ErrorCode::kLimitExceeded, Where{fn.where.entry, fn.body[begin].number}.str() + ": blocks nested deeper than max_block_depth (" +
+                                        std::to_string(limits_.max_block_depth) + ")");
+  }
+  ++blocks_;
+  struct Close {
+    std::uint64_t& open;
+    ~Close() { --open; }
+  } close{blocks_};
   for (std::size_t li = begin; li < end; ++li) {
     const Line& line = fn.body[li];
     const Where w{fn.where.entry, line.number};
+    if (++statements_ > limits_.max_statements) {
+      fail(ErrorCode::kLimitExceeded, w.str() + ": more than max_statements (" + std::to_string(limits_.max_statements) +
+                                          ") statements run in all (loops unrolled, calls inlined)");
+    }
     const std::vector<Tok> toks = tokenize(line.text, w);
     if (toks[0].t == Tok::T::kName) {
       if (toks[0].s == "if") {

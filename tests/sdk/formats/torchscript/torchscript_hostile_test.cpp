@@ -4,6 +4,7 @@
 // naming the limit, or a correct read; and one archive read twice gives the
 // same graph, names and ids.
 #include <string>
+#include <vector>
 
 #include "archive_builder.h"
 #include "test_util.h"
@@ -76,6 +77,43 @@ TEST(TorchScriptHostileTest, NestedLoopsStopAtTheTotalOfTrips) {
                   ErrorCode::kLimitExceeded, "a loop of more than max_trips_per_loop (65536) trips");
 }
 
+TEST(TorchScriptHostileTest, TripsTimesCallsStopAtTheTotalOfStatements) {
+  // Two nested range(1000) loops are 10^6 trips, under max_loop_trips (2^20),
+  // and a million statements took 14 s and 830 MB natively (fuzz_torchscript
+  // found it); they stop at max_statements.
+  EXPECT_TG_ERROR(read(archive("  def forward(self: __torch__.M,\n    x: Tensor) -> Tensor:\n    x0 = x\n    for _0 in range(1000):\n"
+                               "      for _1 in range(1000):\n        x0 = torch.relu(x0)\n    return x0\n")),
+                  ErrorCode::kLimitExceeded, "line 10: more than max_statements (131072) statements run in all (loops unrolled, calls inlined)");
+  // 10,000 trips each inlining a call of 20 statements: each cap alone
+  // allows it (the statements' cap lowered here for the sanitizers' time).
+  std::string g = "  def g(self: __torch__.M,\n    x: Tensor) -> Tensor:\n    x0 = x\n";
+  for (int k = 0; k < 18; ++k) g += "    x0 = torch.relu(x0)\n";
+  g += "    return x0\n";
+  LoadLimits fewer;
+  fewer.max_statements = 20000;
+  EXPECT_TG_ERROR(read(archive("  def forward(self: __torch__.M,\n    x: Tensor) -> Tensor:\n    x0 = x\n    for _0 in range(10000):\n"
+                               "      x0 = (self).g(x0, )\n    return x0\n" + g), fewer),
+                  ErrorCode::kLimitExceeded, "more than max_statements (20000) statements run in all");
+  // A smaller product reads.
+  LoadLimits limits;
+  limits.max_statements = 2000;
+  EXPECT_EQ(read(archive("  def forward(self: __torch__.M,\n    x: Tensor) -> Tensor:\n    x0 = x\n    for _0 in range(30):\n"
+                         "      for _1 in range(30):\n        x0 = torch.relu(x0)\n    return x0\n"),
+                 limits).graph.num_nodes(), 900u);
+}
+
+TEST(TorchScriptHostileTest, DeeplyNestedBlocksStopAtMaxBlockDepth) {
+  // 3,000 nested ifs took the reader's stack (fuzz_torchscript, from the
+  // hostile generator's deep_indentation); 50 read.
+  const auto nested = [](int levels) {
+    std::string body = "  def forward(self: __torch__.M,\n    x: Tensor) -> Tensor:\n";
+    for (int k = 0; k < levels; ++k) body += std::string(4 + 2 * k, ' ') + "if True:\n";
+    return body + std::string(4 + 2 * levels, ' ') + "x = torch.relu(x)\n    return x\n";
+  };
+  EXPECT_TG_ERROR(read(archive(nested(3000))), ErrorCode::kLimitExceeded, "blocks nested deeper than max_block_depth (200)");
+  EXPECT_EQ(read(archive(nested(50))).graph.num_nodes(), 1u);
+}
+
 TEST(TorchScriptHostileTest, ATenMegabyteListLiteralIsRefusedAtOnce) {
   // Its tokens and expressions took 1.8 GB before the line limit.
   std::string list = "[";
@@ -136,6 +174,33 @@ TEST(TorchScriptScreenTest, CountsBracketsOutsideStringsAndCommentsAndNamesTheLi
   for (int i = 0; i < 150; ++i) chain += ".T[0]";
   const auto linked = test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code + chain + "\n"}});
   EXPECT_TG_ERROR(screen_torchscript_archive(linked, "chain.pt"), ErrorCode::kLimitExceeded, "line 7 (byte ");
+  // LibTorch's parser recurses per prefix operator, per binary operator of a
+  // chain and per right-associative link (100,000 minuses, a sum of 10,000
+  // terms took its stack); a binary operator ends a prefix's operand, and
+  // what torch writes (negative literals, a - -b, 1e-05, ->) passes.
+  const auto line = [&](const std::string& text) {
+    return test::scripted_archive(test::module_object("__torch__.M"), {{"__torch__.py", code + "  w = " + text + "\n"}});
+  };
+  const auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  for (const std::string& hostile : std::vector<std::string>{std::string(100000, '-') + "x", std::string(300, '~') + "x", repeat("not ", 300) + "x",
+                                                             "x" + repeat(" ** x", 300), "x" + repeat(" if c else x", 300),
+                                                             repeat("-(", 150) + "x" + repeat(")", 150), "x" + repeat(" + x", 300),
+                                                             "x" + repeat(" - -x", 250), repeat("not x and ", 300) + "y"}) {
+    SCOPED_TRACE(hostile.substr(0, 40));
+    EXPECT_TG_ERROR(screen_torchscript_archive(line(hostile), "prefix.pt"), ErrorCode::kLimitExceeded, "line 7 (byte ");
+  }
+  const auto returned = test::scripted_archive(test::module_object("__torch__.M"),
+                                               {{"__torch__.py", code + "  def f(self):\n    return " + repeat("not ", 300) + "x\n"}});
+  EXPECT_TG_ERROR(screen_torchscript_archive(returned, "return.pt"), ErrorCode::kLimitExceeded, "line 8 (byte ");
+  for (const std::string& fine : std::vector<std::string>{"[" + repeat("-1, ", 1000) + "-1]", "x" + repeat(" - -x", 90), "torch.mul(x, 1e-05) - -2.5",
+                                                          repeat("not x and ", 90) + "y", repeat("x ** 2 + ", 90) + "y", "a if c else b",
+                                                          "torch.add(" + repeat("x + x, ", 500) + "x)", "x == -1 and y >= 2 or z != 3"}) {
+    EXPECT_NO_THROW(screen_torchscript_archive(line(fine), "fine.pt")) << fine.substr(0, 40);
+  }
   // Not a zip archive: nothing to screen; LibTorch's own error says what it is.
   const std::string text = "not a zip";
   EXPECT_NO_THROW(screen_torchscript_archive(std::as_bytes(std::span(text.data(), text.size())), "text.pt"));
