@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -264,6 +265,10 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const tg::Error& e) {
     std::cerr << "tracegraph: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tracegraph: error: " << tg::error_code_name(tg::ErrorCode::kOutOfMemory)
+              << ": an allocation failed (the process ran out of memory or past its limit)\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "tracegraph: error: internal: " << e.what() << "\n";

@@ -16,6 +16,13 @@ struct LoadLimits {
   std::uint64_t max_values = 4u << 20;              // values in one graph
   std::uint64_t max_rank = 16;                      // dims of one shape
   std::uint64_t max_json_depth = 128;               // nesting of any JSON document
+  // One string or key of any JSON document: a name, a target, a stack trace
+  // (a 50 MB node target took 1.1 GB in copies of it).
+  std::uint64_t max_json_string_bytes = 1u << 20;
+  // The parsed form of one JSON document, counted as it is built: 3-5 times
+  // a .pt2 model JSON's bytes (a 24-block ViT's 2.3 MB took 8.2 MB), 9 times a
+  // graph JSON's; a 25,000-node .pt2 fits.
+  std::uint64_t max_json_memory_bytes = 256ull << 20;
   std::uint64_t max_archive_entries = 1u << 16;     // entries of one zip archive
   std::uint64_t max_pickle_ops = 1u << 24;          // opcodes one pickle may run
   // One JSON, pickle or code entry of an archive (a .pt2's model JSON, a

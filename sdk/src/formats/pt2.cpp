@@ -220,7 +220,7 @@ class Pt2Reader {
     find_layout();
     const ZipData model = zip_.read(model_path_);
     model_source_ = zip_.source() + ":" + model_path_;
-    const Json doc = detail::parse_json(model.text(), model_source_, limits_.max_json_depth);
+    const Json doc = detail::parse_json(model.text(), model_source_, detail::JsonLimits::of(limits_));
     const JsonPlace root{model_source_, ""};
     detail::expect_object(doc, root);
     check_version(doc, root);
@@ -229,7 +229,9 @@ class Pt2Reader {
     const Json& gm = detail::expect_object(detail::member(doc, "graph_module", root), gmp);
     const JsonPlace gp = gmp.at("graph");
     const Json& g = detail::expect_object(detail::member(gm, "graph", gmp), gp);
-    tensor_values_ = &detail::expect_object(detail::member(g, "tensor_values", gp), gp.at("tensor_values"));
+    // Indexed once: the object's own find is linear, once per tensor read.
+    const Json& values = detail::expect_object(detail::member(g, "tensor_values", gp), gp.at("tensor_values"));
+    for (auto it = values.begin(); it != values.end(); ++it) tensor_values_.emplace(it.key(), &*it);
     tensor_values_place_ = gp.at("tensor_values");
     read_inputs(g, gp, gm, gmp);
     read_nodes(g, gp);
@@ -322,7 +324,7 @@ class Pt2Reader {
     if (!zip_.find(path)) return;  // an archive without weights or constants
     config_sources_.push_back(zip_.source() + ":" + path);
     const std::string& src = config_sources_.back();
-    const Json j = detail::parse_json(zip_.read(path).text(), src, limits_.max_json_depth);
+    const Json j = detail::parse_json(zip_.read(path).text(), src, detail::JsonLimits::of(limits_));
     const JsonPlace p{src, ""};
     detail::expect_object(j, p);
     const JsonPlace cp = p.at("config");
@@ -403,7 +405,8 @@ class Pt2Reader {
   // ---- values ----------------------------------------------------------------
   // The dtype and shape tensor_values gives a tensor; symbols stay symbols.
   std::pair<std::optional<DType>, std::optional<SymbolicShape>> tensor_type(const std::string& name, const JsonPlace& where) {
-    const Json* meta = detail::optional_member(*tensor_values_, name, tensor_values_place_);
+    const auto found = tensor_values_.find(name);
+    const Json* meta = found == tensor_values_.end() ? nullptr : found->second;
     if (!meta) where.fail_with(ErrorCode::kDanglingId, "tensor '" + name + "' is not in the graph's tensor_values");
     const JsonPlace p = tensor_values_place_.at(name);
     const std::int64_t code = detail::expect_int(detail::member(*meta, "dtype", p), p.at("dtype"));
@@ -785,7 +788,7 @@ class Pt2Reader {
   std::vector<std::string> config_sources_;
   std::int64_t major_ = 0, minor_ = 0;
   std::unordered_map<std::string, Payload> weights_, constants_;
-  const Json* tensor_values_ = nullptr;
+  std::unordered_map<std::string_view, const Json*> tensor_values_;  // keys in the document
   JsonPlace tensor_values_place_;
   std::unordered_map<std::string, ValueId> values_;
   std::string who_name_;

@@ -165,7 +165,7 @@ TreeSpec load_node(const Json& j, const JsonPlace& place, std::size_t depth, std
   Json ctx;
   if (!context.is_null()) {
     const std::string text = detail::expect_string(context, place.at("context"));
-    ctx = detail::parse_json(text, place.at("context").str(), max_depth);
+    ctx = detail::parse_json(text, place.at("context").str(), {.max_depth = max_depth});
   }
   const JsonPlace ctx_place = place.at("context");
   if (type_name == "builtins.tuple") return TreeSpec::tuple(std::move(children));
@@ -209,7 +209,7 @@ std::string TreeSpec::to_json() const {
 }
 
 TreeSpec TreeSpec::from_json(std::string_view text, std::size_t max_depth) {
-  const Json doc = detail::parse_json(text, "tree spec", max_depth * 2 + 4);
+  const Json doc = detail::parse_json(text, "tree spec", {.max_depth = max_depth * 2 + 4});
   const JsonPlace place{"tree spec", ""};
   detail::expect_array(doc, place);
   if (doc.size() != 2) place.fail_with(ErrorCode::kSchema, "expected [protocol, spec], found an array of " + std::to_string(doc.size()));

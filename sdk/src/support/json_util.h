@@ -11,14 +11,25 @@
 #include <nlohmann/json.hpp>
 
 #include "tracegraph/error.h"
+#include "tracegraph/load_limits.h"
 
 namespace tracegraph::detail {
 
 using Json = nlohmann::ordered_json;
 
+struct JsonLimits {
+  std::size_t max_depth = LoadLimits{}.max_json_depth;
+  std::size_t max_string_bytes = LoadLimits{}.max_json_string_bytes;
+  std::size_t max_memory_bytes = LoadLimits{}.max_json_memory_bytes;
+
+  static JsonLimits of(const LoadLimits& l) { return {l.max_json_depth, l.max_json_string_bytes, l.max_json_memory_bytes}; }
+};
+
 // Parses `text`; kParse naming `source` and the byte offset, kLimitExceeded
-// when objects or arrays nest deeper than `max_depth`.
-Json parse_json(std::string_view text, std::string_view source, std::size_t max_depth);
+// when objects or arrays nest deeper than `max_depth`, a string or key is
+// longer than `max_string_bytes` or the parsed form would pass
+// `max_memory_bytes`; kDuplicateName for a key twice in one object.
+Json parse_json(std::string_view text, std::string_view source, const JsonLimits& limits);
 
 // "/graph/nodes/3" + "inputs" -> "/graph/nodes/3/inputs" (RFC 6901 escaping).
 std::string pointer_join(std::string_view pointer, std::string_view key);
