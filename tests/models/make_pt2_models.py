@@ -14,7 +14,7 @@ inputs; a "_scripted" model whose Python module is a traced one's is left
 out), and cases of our own for what the zoo does not reach: a symbolic batch,
 sizes computed in the graph, numbers as operands, an index with None, list
 outputs, the mean of two linear heads, a text classifier taking int64 token
-ids and an attention mask. And for the zip reader:
+ids and an attention mask, height and width exported as multiples of a Dim. And for the zip reader:
 OUT/dynamic_batch.deflated.pt2, the same entries re-zipped deflated by
 Python's zipfile; and archives broken on purpose (write_broken()).
 OUT/dynamic_batch.deflated.pt2 and OUT/nested_blocks.deflated.pt2 are the
@@ -181,14 +181,33 @@ class TokenClassifier(nn.Module):
         return self.head((h * w).sum(1) / w.sum(1).clamp_min(1))
 
 
+class SpatialMultipleOf8(nn.Module):
+    """Three 2x poolings and an 8x upsampling: height and width are exported as 8 times a Dim, then sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(),
+                                  nn.MaxPool2d(2), nn.MaxPool2d(2))
+        self.up = nn.Upsample(scale_factor=8, mode="nearest")
+        self.head = nn.Conv2d(4, 1, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.head(self.up(self.down(x))))
+
+
 def _batch():
     return torch.export.Dim("batch", min=1, max=64)
+
+
+def _eights():
+    return ({2: 8 * torch.export.Dim("h8", min=1, max=32), 3: 8 * torch.export.Dim("w8", min=1, max=32)},)
 
 
 # name -> (constructor, input shapes, expected activations, dynamic_shapes or None)
 CASES = {
     "dynamic_batch": (DynamicBatch, [(2, 3, 8, 8)], [{"kind": "sigmoid"}], lambda: ({0: _batch()},)),
     "flatten_by_size": (FlattenBySize, [(2, 2, 7, 7)], [{"kind": "tanh"}], lambda: ({0: _batch()},)),
+    "spatial_multiple_of_8": (SpatialMultipleOf8, [(1, 1, 16, 24)], [{"kind": "sigmoid"}], _eights),
     "mean_of_heads": (MeanOfHeads, [(4, 6)], [{"kind": "none"}], None),
     "index_with_none": (IndexWithNone, [(1, 1, 4, 5)], [{"kind": "none"}], None),
     "list_outputs": (ListOutputs, [(1, 3, 5, 4)], [{"kind": "sigmoid"}, {"kind": "none"}, {"kind": "clip"}], None),

@@ -38,7 +38,7 @@ std::string pt2_path(const std::string& file) { return std::string(TRACEGRAPH_PT
 // of traced models (the same Python module).
 std::vector<std::string> models() {
   std::vector<std::string> out = {"dynamic_batch", "flatten_by_size", "mean_of_heads", "index_with_none", "list_outputs", "token_classifier",
-                                  "detection_head"};
+                                  "detection_head", "spatial_multiple_of_8"};
   const std::set<std::string> zoo(testing::kZooSmall.begin(), testing::kZooSmall.end());
   for (const std::string& name : testing::kZooSmall) {
     const std::string suffix = "_scripted";
@@ -175,6 +175,29 @@ TEST(Pt2Reader, ASymbolicBatchIsBoundAtEachRun) {
     EXPECT_LE(max_relative_error(g.run({input})[0], want), 1e-4);
 #endif
   }
+}
+
+// Height and width exported as 8 times a Dim: the symbols are the shapes'
+// sizes, and the example input's sizes and each symbol's range are kept for
+// a front end to fill its inputs with (the page's Run panel); the graph runs
+// at another multiple of 8.
+TEST(Pt2Reader, ExampleSizesAndSymbolRangesAreKept) {
+  const ExportedGraph read = load_pt2(pt2_path("spatial_multiple_of_8.pt2"));
+  const Value& x = read.graph.value(read.graph.inputs()[0]);
+  ASSERT_TRUE(x.shape);
+  const std::string h = (*x.shape)[2].symbol, w = (*x.shape)[3].symbol;
+  ASSERT_EQ(h.rfind("8*s", 0), 0u) << shape_str(*x.shape);
+  ASSERT_EQ(w.rfind("8*s", 0), 0u) << shape_str(*x.shape);
+  EXPECT_EQ(nlohmann::json::parse(read.metadata.at("example_input_shapes")), nlohmann::json::parse("[[1, 1, 16, 24]]"));
+  const auto ranges = nlohmann::json::parse(read.metadata.at("symbol_ranges"));
+  EXPECT_EQ(ranges.at(h.substr(2)), nlohmann::json::parse("[2, 32]")) << ranges.dump();
+  EXPECT_EQ(ranges.at(w), nlohmann::json::parse("[8, 256]")) << ranges.dump();
+  // A program without symbols has neither.
+  EXPECT_FALSE(load_pt2(pt2_path("mean_of_heads.pt2")).metadata.count("example_input_shapes"));
+  TracedGraph g = TracedGraph::from_exported(read, native::make_libtorch_backend());
+  g.set_input_shapes({{1, 1, 40, 8}});
+  g.finalize();
+  EXPECT_EQ(g.run({native::from_aten(at::randn({1, 1, 40, 8}))})[0].shape(), (Shape{1, 1, 40, 8}));
 }
 
 // Sizes the graph computes (x.view(x.size(0), -1)) are values, and lists

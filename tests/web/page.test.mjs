@@ -271,6 +271,31 @@ for (const [model, activation, forms] of [['dynamic_batch', /sigmoid/, ['pt2', '
   }
 }
 
+// Height and width exported as 8 times a torch.export.Dim: the Run panel
+// fills in the sizes the program was exported with (16 and 24), names the
+// symbols and their ranges beside them, runs, and runs again at a size typed.
+test('a .pt2 with symbolic sizes fills the Run panel with its example sizes and runs', async () => {
+  await page.setInputFiles('#file', [join(pt2Dir, 'spatial_multiple_of_8.pt2')]);
+  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, 'spatial_multiple_of_8', { timeout: 60000 });
+  await page.click('[data-tab=run]');
+  assert.equal(await page.inputValue('#run-shape'), '1,1,16,24');
+  const symbols = await page.textContent('#run-symbols');
+  assert.match(symbols, /8\*s\d+ = 16 in 8…256, 8\*s\d+ = 24 in 8…256/);
+  assert.equal(await page.isVisible('#run-symbols'), true);
+  await page.selectOption('#run-input', 'random');
+  await page.click('#run');
+  await page.waitForSelector('#run-median', { timeout: 60000 });
+  assert.match(await page.textContent('.output-shape'), /\[1, 1, 16, 24\]/);
+  await page.fill('#run-shape', '1,1,40,8');
+  await page.click('#run');
+  await page.waitForFunction(() => /\[1, 1, 40, 8\]/.test(document.querySelector('.output-shape')?.textContent ?? ''), null, { timeout: 60000 });
+  assert.equal(await page.isVisible('#error'), false);
+  // A model without symbols shows no such line.
+  await page.setInputFiles('#file', [join(pt2Dir, 'mean_of_heads.pt2')]);
+  await page.waitForFunction((n) => window.__tracegraph.state.loaded === n, 'mean_of_heads', { timeout: 60000 });
+  assert.equal(await page.isVisible('#run-symbols'), false);
+});
+
 // A traced TorchScript file by the picker, read by the core's own reader.
 test('a traced TorchScript file opens by the picker and runs within 1e-4 of torch', async () => {
   const models = join(root, 'build', 'native', 'models');

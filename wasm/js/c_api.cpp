@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,9 @@ struct Handle {
   // The graph's geometry, computed once for tg_geometry and the per-size
   // questions after it; forgotten by every call that changes the graph.
   std::optional<std::vector<tg::OutputGeometry>> geometry;
+  // What the reader said of the file (its reader, torch version, a .pt2's
+  // example input sizes and symbol ranges), given back by tg_describe.
+  std::map<std::string, std::string> metadata;
 
   const std::vector<tg::OutputGeometry>& network_geometry() {
     if (!geometry) geometry = tg::network_geometry(graph.graph());
@@ -128,7 +132,8 @@ EMSCRIPTEN_KEEPALIVE Handle* tg_load(const char* json, std::size_t json_len, voi
         const auto* bytes = static_cast<const std::byte*>(owner.get());
         tg::ExportedGraph eg = tg::deserialize_graph(std::string_view(json, json_len), {bytes, weights_len}, owner,
                                                      json_name, weights_name);
-        return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr, std::nullopt};
+        auto metadata = std::move(eg.metadata);
+        return new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr, std::nullopt, std::move(metadata)};
       },
       nullptr);
 }
@@ -152,7 +157,8 @@ EMSCRIPTEN_KEEPALIVE Handle* tg_load_archive(void* bytes, std::size_t len, const
         }
         tg::ExportedGraph eg = tg::is_torchscript_archive(data) ? tg::read_torchscript_archive(data, owner, name, {}, shapes)
                                                                 : tg::read_pt2(data, owner, name);
-        auto* h = new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr, std::nullopt};
+        auto metadata = std::move(eg.metadata);
+        auto* h = new Handle{tg::TracedGraph::from_exported(std::move(eg)), nullptr, std::nullopt, std::move(metadata)};
         try {
           if (!shapes.empty()) h->graph.set_input_shapes(shapes);
         } catch (...) {
@@ -171,7 +177,7 @@ EMSCRIPTEN_KEEPALIVE void tg_dispose(Handle* h) { delete h; }
 EMSCRIPTEN_KEEPALIVE char* tg_describe(Handle* h) {
   return guarded(
       [&]() -> char* {
-        tg::ExportedGraph eg{h->graph.graph(), h->graph.in_spec(), h->graph.out_spec(), {}};
+        tg::ExportedGraph eg{h->graph.graph(), h->graph.in_spec(), h->graph.out_spec(), h->metadata};
         std::string out = "{\"graph\":" + tg::graph_json(eg) +
                           ",\"activation\":" + tg::output_activation_json(tg::output_activation(h->graph.graph())) +
                           ",\"module_graph\":" + tg::module_graph_json(tg::module_graph(h->graph.graph())) +

@@ -96,6 +96,31 @@ function engineShares(profile) {
     <tr><th>on portable kernels</th><td class="num" id="run-portable-share">${(100 * share('portable')).toFixed(1)}% (${count('portable')} nodes)</td></tr>`;
 }
 
+// The inputs' shapes to run: a symbolic size (a torch.export.Dim) is the size
+// the program was exported with (the .pt2 reader's example_input_shapes), or
+// the symbol's least value when it is a plain symbol with a range. `symbols`
+// says which sizes stand for which symbols, and their ranges, for the person.
+export function exampleShapes(doc) {
+  const meta = doc.metadata ?? {};
+  const parse = (text) => { try { return text ? JSON.parse(text) : null; } catch { return null; } };
+  const examples = parse(meta.example_input_shapes) ?? [];
+  const ranges = parse(meta.symbol_ranges) ?? {};
+  const symbols = [];
+  const range = (sym) => (ranges[sym] ? ` in ${ranges[sym][0] ?? 0}…${ranges[sym][1] ?? '∞'}` : '');
+  const shapes = doc.graph.inputs.map((id, k) => {
+    const shape = doc.graph.values[id].shape;
+    if (!shape) return null;
+    return shape.map((d, i) => {
+      if (Number.isInteger(d)) return d;
+      const example = examples[k]?.[i];
+      const size = Number.isInteger(example) && example > 0 ? example : Math.max(1, ranges[d]?.[0] ?? 1);
+      symbols.push(`${d} = ${size}${range(d)}`);
+      return size;
+    });
+  });
+  return { shapes, symbols };
+}
+
 export class RunPanel {
   constructor(app) {
     this.app = app;
@@ -112,8 +137,10 @@ export class RunPanel {
   // (a sample's, or an .io.safetensors opened with it).
   reset(described, sample) {
     $('run-result').replaceChildren();
-    const shapes = described.document.graph.inputs.map((i) => described.document.graph.values[i].shape);
+    const { shapes, symbols } = exampleShapes(described.document);
     $('run-shape').value = shapes.map((s) => (s ? s.join(',') : '')).join(' ; ');
+    $('run-symbols').hidden = !symbols.length;
+    $('run-symbols').textContent = symbols.length ? `${symbols.join(', ')}: the exported example (edit to run another size)` : '';
     this.typedShapes = false;
     $('run-input').querySelector('[value=test]').disabled = !sample;
     $('run-input').value = sample ? 'test' : 'random';

@@ -233,6 +233,7 @@ class Pt2Reader {
     const Json& values = detail::expect_object(detail::member(g, "tensor_values", gp), gp.at("tensor_values"));
     for (auto it = values.begin(); it != values.end(); ++it) tensor_values_.emplace(it.key(), &*it);
     tensor_values_place_ = gp.at("tensor_values");
+    range_constraints_ = detail::optional_member(doc, "range_constraints", root);
     read_inputs(g, gp, gm, gmp);
     read_nodes(g, gp);
     read_outputs(g, gp, gm, gmp);
@@ -455,6 +456,8 @@ class Pt2Reader {
       isp.fail_with(ErrorCode::kSchema, std::to_string(specs.size()) + " input specs for " + std::to_string(inputs.size()) + " graph inputs");
     }
     if (inputs.size() > limits_.max_values) ip.fail_with(ErrorCode::kLimitExceeded, std::to_string(inputs.size()) + " inputs, over the limit");
+    Json example_inputs = Json::array();
+    bool symbolic = false;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const JsonPlace p = isp.at(i);
       const auto [kind, spec] = union_member(specs[i], p);
@@ -467,6 +470,8 @@ class Pt2Reader {
         }
         const std::string name = name_of(*arg, ap.at(akind));
         auto [dtype, shape] = tensor_type(name, ap);
+        example_inputs.push_back(example_sizes(name));
+        symbolic = symbolic || (shape && std::any_of(shape->begin(), shape->end(), [](const Dim& d) { return !d.is_static(); }));
         bind(name, out_.graph.add_input(name, dtype, std::move(shape)), ap);
         continue;
       }
@@ -480,6 +485,46 @@ class Pt2Reader {
       Tensor t = weight(fqn, kp.at(target_key));
       bind(name, out_.graph.add_constant(name, std::move(t)), kp);
     }
+    // A front end's example inputs where a size is a symbol: the sizes the
+    // program was exported with, and each symbol's range (torch.export.Dim's
+    // min and max), as JSON.
+    if (symbolic) {
+      out_.metadata["example_input_shapes"] = example_inputs.dump();
+      out_.metadata["symbol_ranges"] = symbol_ranges().dump();
+    }
+  }
+
+  // One input's sizes as exported: a symbolic size's hint (the example
+  // input's size), null where the file gives none.
+  Json example_sizes(const std::string& name) const {
+    Json out = Json::array();
+    const auto found = tensor_values_.find(name);
+    const Json* sizes = found == tensor_values_.end() ? nullptr : found->second->contains("sizes") ? &found->second->at("sizes") : nullptr;
+    if (!sizes || !sizes->is_array()) return out;
+    for (const Json& size : *sizes) {
+      const Json* v = nullptr;
+      if (size.is_object() && size.contains("as_int")) v = &size.at("as_int");
+      else if (size.is_object() && size.contains("as_expr") && size.at("as_expr").is_object()) {
+        const Json& e = size.at("as_expr");
+        if (e.contains("hint") && e.at("hint").is_object() && e.at("hint").contains("as_int")) v = &e.at("hint").at("as_int");
+      }
+      out.push_back(v && v->is_number_integer() && v->get<std::int64_t>() >= 0 ? *v : Json(nullptr));
+    }
+    return out;
+  }
+
+  // range_constraints: {"s69": [2, 32], "8*s69": [8, 256]}, the symbols read
+  // as the shapes name them; a bound that is not an integer (unbounded) null.
+  Json symbol_ranges() const {
+    Json out = Json::object();
+    const Json* rc = range_constraints_;
+    if (!rc || !rc->is_object()) return out;
+    const auto bound = [](const Json& r, const char* key) { return r.contains(key) && r.at(key).is_number_integer() ? r.at(key) : Json(nullptr); };
+    for (auto it = rc->begin(); it != rc->end(); ++it) {
+      if (!it->is_object()) continue;
+      out[SymbolText(it.key()).read()] = Json::array({bound(*it, "min_val"), bound(*it, "max_val")});
+    }
+    return out;
   }
 
   // ---- nodes ---------------------------------------------------------------------
@@ -789,6 +834,7 @@ class Pt2Reader {
   std::int64_t major_ = 0, minor_ = 0;
   std::unordered_map<std::string, Payload> weights_, constants_;
   std::unordered_map<std::string_view, const Json*> tensor_values_;  // keys in the document
+  const Json* range_constraints_ = nullptr;
   JsonPlace tensor_values_place_;
   std::unordered_map<std::string, ValueId> values_;
   std::string who_name_;

@@ -143,7 +143,7 @@ class DomBuilder {
   Json root_;
   std::vector<Frame> open_;
   Json* member_ = nullptr;
-  std::size_t spent_ = 0;
+  std::uint64_t spent_ = 0;
 };
 
 }  // namespace

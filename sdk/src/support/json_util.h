@@ -18,9 +18,9 @@ namespace tracegraph::detail {
 using Json = nlohmann::ordered_json;
 
 struct JsonLimits {
-  std::size_t max_depth = LoadLimits{}.max_json_depth;
-  std::size_t max_string_bytes = LoadLimits{}.max_json_string_bytes;
-  std::size_t max_memory_bytes = LoadLimits{}.max_json_memory_bytes;
+  std::uint64_t max_depth = LoadLimits{}.max_json_depth;
+  std::uint64_t max_string_bytes = LoadLimits{}.max_json_string_bytes;
+  std::uint64_t max_memory_bytes = LoadLimits{}.max_json_memory_bytes;
 
   static JsonLimits of(const LoadLimits& l) { return {l.max_json_depth, l.max_json_string_bytes, l.max_json_memory_bytes}; }
 };
