@@ -46,6 +46,15 @@ struct Form {
   int lanes = 4;
   bool direct() const { return tile == 0; }
   int key() const { return ((tile * 2 + (channel_rows ? 1 : 0)) * 2 + (ours ? 1 : 0)) * 32 + lanes; }
+  // The form whose key() this is.
+  static Form of_key(i64 key) {
+    Form f;
+    f.lanes = static_cast<int>(key % 32), key /= 32;
+    f.ours = key % 2 != 0, key /= 2;
+    f.channel_rows = key % 2 != 0;
+    f.tile = static_cast<int>(key / 2);
+    return f;
+  }
   const conv::Kernels& kernels() const { return ours ? *conv::kernels(lanes) : conv::widest_kernels(); }
 };
 
@@ -137,8 +146,9 @@ i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
   return std::min(std::max<i64>(kChunkBytes / per_tile, 16), g.tiles());
 }
 
-// Measured choices, for the process: by shape, padding and threads.
-MeasuredChoices<Form> choices;
+// Measured choices, for the process: by shape, padding and threads; the
+// fastest form's key().
+MeasuredChoices choices;
 
 // One node's Winograd convolution: its shape, and what every form's plan and
 // measurement share (the geometry per tile size, the GEMMs and their reshape).
@@ -327,7 +337,7 @@ Form time_forms(const WinogradConv& wc, const std::vector<std::pair<Form, winogr
 Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool few_tiles, const DirectRun& direct) {
   std::vector<i64> key{wc.rank, wc.batch, wc.in_channels, wc.out_channels, wc.cx.threads()};
   for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) key.insert(key.end(), {wc.xs[axis + 2], wc.padding[axis]});
-  if (std::optional<Form> known = choices.find(key)) return *known;
+  if (std::optional<i64> known = choices.find(key)) return Form::of_key(*known);
   i64 sizes[3] = {0, 0, 0}, images = 0;
   measurement_shape(wc, few_tiles, sizes, images);
   std::vector<std::pair<Form, winograd::Geometry>> measured;
@@ -350,7 +360,7 @@ Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool 
   if (bytes <= static_cast<double>(wc.cx.memory_budget()) / 4) {
     fastest = time_forms(wc, measured, MeasureBuffers{in_numel, out_numel, v_numel, m_numel}, images, sizes, direct);
   }
-  choices.put(key, fastest);
+  choices.put(key, fastest.key());
   return fastest;
 }
 
