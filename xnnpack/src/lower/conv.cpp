@@ -781,9 +781,9 @@ void lower_conv1d(Context& cx, const Node& n, NodeState& st) {
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(w.shape()) + " with groups=" + std::to_string(c.groups) + " for " + std::to_string(c.in_channels) + " input channels");
   if (c.stride <= 0 || c.dilation <= 0 || c.padding < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": stride, dilation must be positive and padding not negative");
   if (b.defined() && b.numel() != c.out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()));
-  const i64 span = c.in_length + 2 * c.padding - c.dilation * (c.kernel - 1) - 1;
-  if (span < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": kernel larger than the padded input of " + std::to_string(c.in_length));
-  c.out_length = span / c.stride + 1;
+  const std::optional<i64> out_length = shape_rules::window_output(c.in_length, c.kernel, c.stride, c.padding, c.dilation);
+  if (!out_length) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": kernel larger than the padded input of " + std::to_string(c.in_length));
+  c.out_length = *out_length;
   const int out = cx.new_tensor({c.batch, c.out_channels, c.out_length}, false);
   const float* wp = w.data_as<float>();
   const float* bp = b.defined() ? b.data_as<float>() : nullptr;

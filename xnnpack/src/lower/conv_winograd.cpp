@@ -26,6 +26,11 @@ constexpr i64 kMaxChunkBytes = i64{64} << 20;
 constexpr i64 kMeasureMacs = i64{40} << 20;
 constexpr i64 kMeasureBytes = i64{8} << 20;
 
+// The output length of a 3x3 stride-1 convolution (every one Winograd runs)
+// over `in` padded by `padding` on each side; 0 where the window passes the
+// padded input.
+i64 out_length(i64 in, i64 padding) { return shape_rules::window_output(in, 3, 1, padding, 1).value_or(0); }
+
 // Up to this many tiles, the transposed GEMM (M^T = U^T V^T) is a candidate too.
 constexpr i64 kMaxTransposedTiles = 256;
 // A forced Winograd convolution takes XNNPACK's GEMM over our 4x8 blocks from
@@ -257,7 +262,7 @@ void measurement_shape(const WinogradConv& wc, bool few_tiles, i64 (&sizes)[3], 
   if (few_tiles) return;
   i64 plane = wc.out_channels * wc.in_channels * (wc.rank == 3 ? 27 : 9), row_bytes = (wc.in_channels + wc.out_channels) * static_cast<i64>(sizeof(float));
   for (int axis = 1; axis < wc.rank; ++axis) {
-    plane *= sizes[axis] + 2 * wc.padding[static_cast<std::size_t>(axis)] - 2;
+    plane *= out_length(sizes[axis], wc.padding[static_cast<std::size_t>(axis)]);
     row_bytes *= sizes[axis];
   }
   i64 rows = std::max<i64>({4, kMeasureMacs / std::max<i64>(plane, 1), kMeasureBytes / std::max<i64>(row_bytes, 1)});
@@ -346,7 +351,7 @@ Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool 
   // What the measurement allocates (with XNNPACK's indirection buffer; a 3D
   // direct convolution unfolds its input threefold), in double.
   i64 in_numel = images * wc.in_channels, out_numel = images * wc.out_channels, v_numel = 0, m_numel = 0;
-  for (int axis = 0; axis < wc.rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * wc.padding[static_cast<std::size_t>(axis)] - 2;
+  for (int axis = 0; axis < wc.rank; ++axis) in_numel *= sizes[axis], out_numel *= out_length(sizes[axis], wc.padding[static_cast<std::size_t>(axis)]);
   for (const auto& [f, g] : measured) {
     const i64 rows = wc.rows_for(f, g);
     v_numel = std::max(v_numel, g.points() * rows * wc.in_channels);
@@ -423,7 +428,7 @@ bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tens
   if (forms.empty()) return false;
   {  // the output against the budget before anything is sized for it (as the direct convolution does)
     Shape out_shape{wc.batch, wc.out_channels};
-    for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) out_shape.push_back(wc.xs[axis + 2] + 2 * padding[axis] - 2);
+    for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) out_shape.push_back(out_length(wc.xs[axis + 2], padding[axis]));
     cx.within_budget(out_shape);
   }
   // Forced: the tile asked for where it applies (else F(2,3)), with channel
