@@ -419,11 +419,16 @@ class LibTorchBackend final : public Backend {
     if (!plain && !general) return;
     OneDnnConv conv;
     conv.groups_at = general ? 8 : 6;
-    // The rank, hence 2D or 3D, from the op or the input's known shape.
-    const bool input_given = !step.args.empty() && step.args[0].kind == Arg::Kind::kValue;
-    const Value* input = input_given ? value_of[static_cast<std::size_t>(step.args[0].slots[0])] : nullptr;
-    const std::size_t rank = input && input->shape ? input->shape->size() : 0;
-    conv.spatial = named_spatial_rank(name).value_or(rank >= 2 ? rank - 2 : 0);
+    // The rank, hence 2D or 3D, from the op or, as everywhere else, the
+    // weight's known shape [O, C / groups, kernel...] (an unbatched input has
+    // one dim less; run_onednn() hands it to the op's own kernel).
+    const auto value_arg = [&](std::size_t a) {
+      const bool given = step.args.size() > a && step.args[a].kind == Arg::Kind::kValue;
+      return given ? value_of[static_cast<std::size_t>(step.args[a].slots[0])] : nullptr;
+    };
+    const Value *input = value_arg(0), *weight = value_arg(1);
+    const std::size_t weight_rank = weight && weight->shape ? weight->shape->size() : 0;
+    conv.spatial = named_spatial_rank(name).value_or(weight_rank >= 2 ? weight_rank - 2 : 0);
     if (conv.spatial != 2 && conv.spatial != 3) return;
     if (step.args.size() <= conv.groups_at || step.args[0].kind != Arg::Kind::kValue || step.args[1].kind != Arg::Kind::kValue) return;
     for (std::size_t a : {std::size_t{3}, std::size_t{4}, std::size_t{5}, conv.groups_at}) {

@@ -499,6 +499,30 @@ TEST_F(OneDnnTest, APackedWeightServesEveryInputShapeAndSurvivesAMove) {
   }
 }
 
+TEST_F(OneDnnTest, AGeneralConvolutionTakesItsRankFromTheWeight) {
+  // aten::convolution names no rank and its input's shape is not declared:
+  // the weight [O, C, kh, kw] says 2D, so oneDNN runs it.
+  const Tensor w = randn_tensor({4, 3, 3, 3}), x = randn_tensor({1, 3, 6, 7});
+  Graph graph;
+  const ValueId in = graph.add_input("x", DType::kFloat32);
+  Attributes attrs;
+  attrs.set("stride", std::vector<std::int64_t>{1, 1});
+  attrs.set("padding", std::vector<std::int64_t>{1, 1});
+  attrs.set("dilation", std::vector<std::int64_t>{1, 1});
+  attrs.set("transposed", false);
+  attrs.set("output_padding", std::vector<std::int64_t>{0, 0});
+  attrs.set("groups", std::int64_t{1});
+  attrs.set(std::string(kArgNamesAttribute), std::vector<std::string>{"input", "weight"});
+  const NodeId conv = graph.add_node("aten::convolution", {in, graph.add_constant("w", w)}, {NewValue{"", DType::kFloat32, std::nullopt}}, attrs, "conv");
+  graph.set_outputs({graph.node(conv).outputs[0]});
+  TracedGraph g(std::move(graph), std::nullopt, std::nullopt, make_libtorch_backend());
+  g.finalize();
+  EXPECT_LT(max_relative_error(to_aten(g.run({x})[0]), at::conv2d(to_aten(x), to_aten(w), {}, 1, 1)), 1e-5);
+  const auto plan = libtorch_plan(*g.backend());
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].kernel, "mkldnn::_convolution_pointwise");
+}
+
 TEST_F(OneDnnTest, AStrideOfZeroIsAnErrorNamingTheNode) {
   // Declared shapes that claim a residual add of two same-shaped convolutions.
   TracedGraph g = convolutions(randn_tensor({4, 4, 3, 3}), {1, 1}, Shape{1, 4, 6, 6}, 0);

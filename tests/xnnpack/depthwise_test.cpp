@@ -17,6 +17,7 @@
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
+#include "tracegraph/transforms/transforms.h"
 #include "tracegraph/xnnpack/backend.h"
 
 namespace tracegraph::xnnpack {
@@ -109,9 +110,9 @@ TEST(DepthwiseInAGraph, TheMeasuredChoiceMatchesLibTorch) {
       a.set("padding", Ints{1, 1});
       a.set("dilation", Ints{1, 1});
       a.set("groups", std::int64_t{21});
-      a.set("fused_activation", std::string("clip"));
-      a.set("fused_min", 0.0);
-      a.set("fused_max", 6.0);
+      a.set(std::string(kFusedActivation), std::string("clip"));
+      a.set(std::string(kFusedMin), 0.0);
+      a.set(std::string(kFusedMax), 6.0);
       const NodeId n = g.add_node("aten::conv2d", ins, {NewValue{}}, std::move(a), "dw");
       g.set_outputs({g.node(n).outputs[0]});
       return g;

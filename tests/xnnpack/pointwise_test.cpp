@@ -22,6 +22,7 @@
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
+#include "tracegraph/transforms/transforms.h"
 #include "tracegraph/xnnpack/backend.h"
 #include "kernels/layout.h"
 #include "kernels/conv/conv_kernels.h"
@@ -186,9 +187,9 @@ TEST(PointwiseInAGraph, TheMeasuredChoiceMatchesLibTorch) {
         a.set("dilation", ones);
         a.set("groups", std::int64_t{1});
         if (!three_d) {
-          a.set("fused_activation", std::string("clip"));
-          a.set("fused_min", 0.0);
-          a.set("fused_max", 6.0);
+          a.set(std::string(kFusedActivation), std::string("clip"));
+          a.set(std::string(kFusedMin), 0.0);
+          a.set(std::string(kFusedMax), 6.0);
         }
         const NodeId n = g.add_node(three_d ? "aten::conv3d" : "aten::conv2d", ins, {NewValue{}}, std::move(a), "pw");
         g.set_outputs({g.node(n).outputs[0]});

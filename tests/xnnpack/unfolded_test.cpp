@@ -19,6 +19,7 @@
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
+#include "tracegraph/transforms/transforms.h"
 #include "tracegraph/xnnpack/backend.h"
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/unfolded.h"
@@ -134,9 +135,9 @@ TEST(UnfoldedInAGraph, TheMeasuredChoiceMatchesLibTorch) {
         a.set("dilation", Ints(s.shape.size() - 2, 1));
         a.set("groups", std::int64_t{1});
         if (s.relu6) {
-          a.set("fused_activation", std::string("clip"));
-          a.set("fused_min", 0.0);
-          a.set("fused_max", 6.0);
+          a.set(std::string(kFusedActivation), std::string("clip"));
+          a.set(std::string(kFusedMin), 0.0);
+          a.set(std::string(kFusedMax), 6.0);
         }
         const NodeId n = g.add_node(three_d ? "aten::conv3d" : "aten::conv2d", ins, {NewValue{}}, std::move(a), "stem");
         g.set_outputs({g.node(n).outputs[0]});

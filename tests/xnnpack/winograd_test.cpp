@@ -19,6 +19,7 @@
 #include "tracegraph/native/libtorch_backend.h"
 #include "tracegraph/op_table.h"
 #include "tracegraph/traced_graph.h"
+#include "tracegraph/transforms/transforms.h"
 #include "tracegraph/xnnpack/backend.h"
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/winograd.h"
@@ -67,11 +68,11 @@ Built build(const ConvCase& c) {
   a.set("padding", Ints(rank, c.padding));
   a.set("dilation", Ints(rank, 1));
   a.set("groups", std::int64_t{1});
-  if (c.activation == "relu") a.set("fused_activation", std::string("relu"));
+  if (c.activation == "relu") a.set(std::string(kFusedActivation), std::string("relu"));
   if (c.activation == "clip") {
-    a.set("fused_activation", std::string("clip"));
-    a.set("fused_min", 0.0);
-    a.set("fused_max", 6.0);
+    a.set(std::string(kFusedActivation), std::string("clip"));
+    a.set(std::string(kFusedMin), 0.0);
+    a.set(std::string(kFusedMax), 6.0);
   }
   const NodeId n = b.graph.add_node(rank == 3 ? "aten::conv3d" : "aten::conv2d", ins, {NewValue{}}, std::move(a), "conv");
   b.graph.set_outputs({b.graph.node(n).outputs[0]});

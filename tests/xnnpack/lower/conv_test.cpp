@@ -3,6 +3,7 @@
 // pixel folding (a convolution with few output channels computes
 // neighbouring output pixels as one).
 #include "xnnpack/lower/lowering_test.h"
+#include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph::xnnpack::lowering_test {
 namespace {
@@ -42,7 +43,7 @@ std::vector<OpCase> conv_cases() {
     const ValueId x = b.input({1, 6, 5, 1});
     b.g.set_outputs({b.op("conv_transpose2d", "input", {{"input", x}, {"weight", b.constant({6, 5, 3, 3})}, {"bias", b.constant({5})}},
                           attrs({{"stride", Ints{3, 3}}, {"padding", Ints{0, 0}}, {"output_padding", Ints{0, 0}},
-                                 {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1}}, {"fused_activation", std::string("relu")}}))});
+                                 {"groups", std::int64_t{1}}, {"dilation", Ints{1, 1}}, {std::string(kFusedActivation), std::string("relu")}}))});
   }});
   out.push_back({"conv_transpose2d_grouped", [](Builder& b) {
     const ValueId x = b.input({2, 4, 6, 5});
@@ -123,7 +124,7 @@ std::vector<FoldCase> fold_cases() {
   // 3D (the depth unfolded into the channels), 12 channels from 1: 24 of a tile of 32.
   out.push_back({"conv3d_12_channels", [](Builder& b) {
     Attributes a = conv_attrs(3, 1, 0);
-    a.set("fused_activation", std::string("relu"));
+    a.set(std::string(kFusedActivation), std::string("relu"));
     return b.op("conv3d", "", {{"input", b.input({1, 1, 5, 6, 8})}, {"weight", b.constant({12, 1, 3, 3, 3}, 0.2)}, {"bias", b.constant({12})}}, a);
   }, {{32, 2}, {16, 1}, {8, 1}}});
   return out;

@@ -2,6 +2,7 @@
 // the portable functions, comparisons and masks, fills, numbers known before
 // the run, bitwise ops, three operands.
 #include "xnnpack/lower/lowering_test.h"
+#include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph::xnnpack::lowering_test {
 namespace {
@@ -31,12 +32,12 @@ std::vector<OpCase> elementwise_cases() {
     const ValueId x = b.input({2, 5, 7, 3});
     const ValueId c = b.op("conv2d", "", {{"input", x}, {"weight", b.constant({5, 5, 3, 3})}, {"bias", b.constant({5})}},
                            attrs({{"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 1}}, {"groups", std::int64_t{1}}}));
-    const ValueId same = b.op("add", "Tensor", {{"self", c}, {"other", x}}, attrs({{"alpha", std::int64_t{1}}, {"fused_activation", std::string("relu")}}));
+    const ValueId same = b.op("add", "Tensor", {{"self", c}, {"other", x}}, attrs({{"alpha", std::int64_t{1}}, {std::string(kFusedActivation), std::string("relu")}}));
     const ValueId six = b.op("add", "Tensor", {{"self", x}, {"other", c}},
-                             attrs({{"fused_activation", std::string("clip")}, {"fused_min", 0.0}, {"fused_max", 6.0}}));
-    const ValueId broadcast = b.op("add", "Tensor", {{"self", c}, {"other", b.input({1, 5, 1, 1})}}, attrs({{"fused_activation", std::string("relu")}}));
+                             attrs({{std::string(kFusedActivation), std::string("clip")}, {std::string(kFusedMin), 0.0}, {std::string(kFusedMax), 6.0}}));
+    const ValueId broadcast = b.op("add", "Tensor", {{"self", c}, {"other", b.input({1, 5, 1, 1})}}, attrs({{std::string(kFusedActivation), std::string("relu")}}));
     const ValueId y = b.input({4, 6});
-    const ValueId plain = b.op("add", "Tensor", {{"self", y}, {"other", b.input({4, 6})}}, attrs({{"fused_activation", std::string("relu")}}));
+    const ValueId plain = b.op("add", "Tensor", {{"self", y}, {"other", b.input({4, 6})}}, attrs({{std::string(kFusedActivation), std::string("relu")}}));
     b.g.set_outputs({same, six, broadcast, plain});
   }});
   out.push_back({"compare_and_masked_fill_broadcast", [](Builder& b) {

@@ -2,6 +2,7 @@
 // weights outgrow the L2 cache run as XNNPACK operators over blocks of their
 // output channels.
 #include "xnnpack/lower/lowering_test.h"
+#include "tracegraph/transforms/transforms.h"
 
 namespace tracegraph::xnnpack::lowering_test {
 namespace {
@@ -24,9 +25,9 @@ std::vector<BlockCase> block_cases() {
   // last of 16; 6 x 6 output pixels; relu6 fused into each block.
   out.push_back({"conv2d_strided_relu6_partial_last_block", [](Builder& b) {
     Attributes a = conv_attrs(2, 2, 1);
-    a.set("fused_activation", std::string("clip"));
-    a.set("fused_min", 0.0);
-    a.set("fused_max", 6.0);
+    a.set(std::string(kFusedActivation), std::string("clip"));
+    a.set(std::string(kFusedMin), 0.0);
+    a.set(std::string(kFusedMax), 6.0);
     return b.op("conv2d", "", {{"input", b.input({1, 157, 11, 11})}, {"weight", b.constant({400, 157, 3, 3}, 0.05)}, {"bias", b.constant({400})}}, a);
   }, 7});
   // The same weights over 3 x 3 = 9 output pixels: one operator.

@@ -172,11 +172,11 @@ void convolution_backward(Context& cx, const Node& n) {
                                                          std::to_string(a.out_channels) + " out channels in " + std::to_string(g) + " groups");
   for (std::size_t i = 0; i < spatial; ++i) {
     // The forward's output size from these arguments must be the gradient's (up to output_padding for a transposed one).
-    const i64 span = a.dilation[i] * (a.kernel[i] - 1) + 1;
-    const bool fits = a.stride[i] > 0 && a.dilation[i] > 0 && a.padding[i] >= 0 &&
-                      (a.transposed ? a.out[i] >= (a.in[i] - 1) * a.stride[i] - 2 * a.padding[i] + span &&
-                                          a.out[i] < (a.in[i] - 1) * a.stride[i] - 2 * a.padding[i] + span + std::max(a.stride[i], a.dilation[i])
-                                    : a.out[i] == (a.in[i] + 2 * a.padding[i] - span) / a.stride[i] + 1);
+    const i64 s = a.stride[i], d = a.dilation[i], p = a.padding[i];
+    const i64 least = shape_rules::transposed_output(a.in[i], a.kernel[i], s, p, d, 0);  // a transposed one's, output_padding 0
+    const bool fits = s > 0 && d > 0 && p >= 0 &&
+                      (a.transposed ? a.out[i] >= least && a.out[i] < least + std::max(s, d)
+                                    : shape_rules::window_output(a.in[i], a.kernel[i], s, p, d) == a.out[i]);
     if (!fits) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": grad_output " + shape_str(gs) + " is not the output of input " + shape_str(xs) + " and weight " +
                                                    shape_str(ws) + " with these strides, padding and dilation");
   }

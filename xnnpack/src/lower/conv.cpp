@@ -528,7 +528,7 @@ namespace {
 
 // Measured choices for depthwise convolutions, for the process: by shape,
 // stride, padding and threads; true where ours is faster.
-MeasuredChoices<bool> depthwise_choices;
+MeasuredChoices depthwise_choices;
 
 // A measurement's input: n floats in [-0.5, 0.5), the same every time.
 AlignedFloats trial_input(i64 n) {
@@ -586,7 +586,8 @@ bool lower_depthwise(Context& cx, const Node& n, NodeState& st, int x, const Ten
     });
   };
   std::vector<i64> key{d.batch, d.channels, d.in_h, d.in_w, d.stride_h, d.stride_w, d.pad_h, d.pad_w, cx.threads()};
-  std::optional<bool> ours = depthwise_choices.find(key);
+  std::optional<bool> ours;
+  if (const std::optional<i64> known = depthwise_choices.find(key)) ours = *known != 0;
   if (!ours) {
     // Both on the real shape (a depthwise convolution is cheap).
     const double bytes = 4.0 * static_cast<double>(d.batch * d.channels) * static_cast<double>(d.in_h * d.in_w + d.out_h * d.out_w);
@@ -613,7 +614,7 @@ namespace {
 
 // Measured choices for 1x1 convolutions, for the process: by shape and
 // threads; true where our GEMM (at the widest lanes) is faster.
-MeasuredChoices<bool> pointwise_choices;
+MeasuredChoices pointwise_choices;
 
 // A measurement crops the pixels so that the input and output are about this
 // large (still past the caches, as the real ones may be).
@@ -646,7 +647,8 @@ bool lower_pointwise_conv(Context& cx, const Node& n, NodeState& st, int x, cons
     return packed->data();
   };
   std::vector<i64> key{in_channels, out_channels, pixels, cx.threads()};
-  std::optional<bool> ours = pointwise_choices.find(key);
+  std::optional<bool> ours;
+  if (const std::optional<i64> known = pointwise_choices.find(key)) ours = *known != 0;
   if (!ours) {
     // Batch 1 with the outermost spatial axis cropped to about
     // kPointwiseMeasureBytes of input and output: every pixel costs alike.
@@ -682,7 +684,7 @@ namespace {
 
 // Measured choices for unfolded convolutions, for the process: by shape,
 // kernel, stride, padding, dilation and threads; true where ours is faster.
-MeasuredChoices<bool> unfolded_choices;
+MeasuredChoices unfolded_choices;
 
 }  // namespace
 
@@ -711,7 +713,8 @@ bool lower_unfolded(Context& cx, const Node& n, NodeState& st, int x, const Tens
       unfolded::pack(*u, w.data_as<float>(), b.defined() ? b.data_as<float>() : nullptr, out_channels, k->panel));
   std::vector<i64> key{u->batch, u->channels, out_channels, cx.threads()};
   for (int axis = 0; axis < 3; ++axis) key.insert(key.end(), {u->in[axis], u->kernel[axis], u->stride[axis], u->padding[axis], u->dilation[axis]});
-  std::optional<bool> ours = unfolded_choices.find(key);
+  std::optional<bool> ours;
+  if (const std::optional<i64> known = unfolded_choices.find(key)) ours = *known != 0;
   if (!ours) {
     // Batch 1, the outermost spatial axis cropped to about
     // kPointwiseMeasureBytes of input and output: every output row costs alike.
@@ -778,9 +781,9 @@ void lower_conv1d(Context& cx, const Node& n, NodeState& st) {
     fail(ErrorCode::kShapeMismatch, cx.where(n) + ": weight " + shape_str(w.shape()) + " with groups=" + std::to_string(c.groups) + " for " + std::to_string(c.in_channels) + " input channels");
   if (c.stride <= 0 || c.dilation <= 0 || c.padding < 0) fail(ErrorCode::kInvalidArgument, cx.where(n) + ": stride, dilation must be positive and padding not negative");
   if (b.defined() && b.numel() != c.out_channels) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": bias " + shape_str(b.shape()));
-  const i64 span = c.in_length + 2 * c.padding - c.dilation * (c.kernel - 1) - 1;
-  if (span < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": kernel larger than the padded input of " + std::to_string(c.in_length));
-  c.out_length = span / c.stride + 1;
+  const std::optional<i64> out_length = shape_rules::window_output(c.in_length, c.kernel, c.stride, c.padding, c.dilation);
+  if (!out_length) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": kernel larger than the padded input of " + std::to_string(c.in_length));
+  c.out_length = *out_length;
   const int out = cx.new_tensor({c.batch, c.out_channels, c.out_length}, false);
   const float* wp = w.data_as<float>();
   const float* bp = b.defined() ? b.data_as<float>() : nullptr;

@@ -26,6 +26,11 @@ constexpr i64 kMaxChunkBytes = i64{64} << 20;
 constexpr i64 kMeasureMacs = i64{40} << 20;
 constexpr i64 kMeasureBytes = i64{8} << 20;
 
+// The output length of a 3x3 stride-1 convolution (every one Winograd runs)
+// over `in` padded by `padding` on each side; 0 where the window passes the
+// padded input.
+i64 out_length(i64 in, i64 padding) { return shape_rules::window_output(in, 3, 1, padding, 1).value_or(0); }
+
 // Up to this many tiles, the transposed GEMM (M^T = U^T V^T) is a candidate too.
 constexpr i64 kMaxTransposedTiles = 256;
 // A forced Winograd convolution takes XNNPACK's GEMM over our 4x8 blocks from
@@ -46,6 +51,15 @@ struct Form {
   int lanes = 4;
   bool direct() const { return tile == 0; }
   int key() const { return ((tile * 2 + (channel_rows ? 1 : 0)) * 2 + (ours ? 1 : 0)) * 32 + lanes; }
+  // The form whose key() this is.
+  static Form of_key(i64 key) {
+    Form f;
+    f.lanes = static_cast<int>(key % 32), key /= 32;
+    f.ours = key % 2 != 0, key /= 2;
+    f.channel_rows = key % 2 != 0;
+    f.tile = static_cast<int>(key / 2);
+    return f;
+  }
   const conv::Kernels& kernels() const { return ours ? *conv::kernels(lanes) : conv::widest_kernels(); }
 };
 
@@ -137,8 +151,9 @@ i64 chunk_for(const winograd::Geometry& g, bool channel_rows) {
   return std::min(std::max<i64>(kChunkBytes / per_tile, 16), g.tiles());
 }
 
-// Measured choices, for the process: by shape, padding and threads.
-MeasuredChoices<Form> choices;
+// Measured choices, for the process: by shape, padding and threads; the
+// fastest form's key().
+MeasuredChoices choices;
 
 // One node's Winograd convolution: its shape, and what every form's plan and
 // measurement share (the geometry per tile size, the GEMMs and their reshape).
@@ -247,7 +262,7 @@ void measurement_shape(const WinogradConv& wc, bool few_tiles, i64 (&sizes)[3], 
   if (few_tiles) return;
   i64 plane = wc.out_channels * wc.in_channels * (wc.rank == 3 ? 27 : 9), row_bytes = (wc.in_channels + wc.out_channels) * static_cast<i64>(sizeof(float));
   for (int axis = 1; axis < wc.rank; ++axis) {
-    plane *= sizes[axis] + 2 * wc.padding[static_cast<std::size_t>(axis)] - 2;
+    plane *= out_length(sizes[axis], wc.padding[static_cast<std::size_t>(axis)]);
     row_bytes *= sizes[axis];
   }
   i64 rows = std::max<i64>({4, kMeasureMacs / std::max<i64>(plane, 1), kMeasureBytes / std::max<i64>(row_bytes, 1)});
@@ -327,7 +342,7 @@ Form time_forms(const WinogradConv& wc, const std::vector<std::pair<Form, winogr
 Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool few_tiles, const DirectRun& direct) {
   std::vector<i64> key{wc.rank, wc.batch, wc.in_channels, wc.out_channels, wc.cx.threads()};
   for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) key.insert(key.end(), {wc.xs[axis + 2], wc.padding[axis]});
-  if (std::optional<Form> known = choices.find(key)) return *known;
+  if (std::optional<i64> known = choices.find(key)) return Form::of_key(*known);
   i64 sizes[3] = {0, 0, 0}, images = 0;
   measurement_shape(wc, few_tiles, sizes, images);
   std::vector<std::pair<Form, winograd::Geometry>> measured;
@@ -336,7 +351,7 @@ Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool 
   // What the measurement allocates (with XNNPACK's indirection buffer; a 3D
   // direct convolution unfolds its input threefold), in double.
   i64 in_numel = images * wc.in_channels, out_numel = images * wc.out_channels, v_numel = 0, m_numel = 0;
-  for (int axis = 0; axis < wc.rank; ++axis) in_numel *= sizes[axis], out_numel *= sizes[axis] + 2 * wc.padding[static_cast<std::size_t>(axis)] - 2;
+  for (int axis = 0; axis < wc.rank; ++axis) in_numel *= sizes[axis], out_numel *= out_length(sizes[axis], wc.padding[static_cast<std::size_t>(axis)]);
   for (const auto& [f, g] : measured) {
     const i64 rows = wc.rows_for(f, g);
     v_numel = std::max(v_numel, g.points() * rows * wc.in_channels);
@@ -350,7 +365,7 @@ Form measured_form(const WinogradConv& wc, const std::vector<Form>& forms, bool 
   if (bytes <= static_cast<double>(wc.cx.memory_budget()) / 4) {
     fastest = time_forms(wc, measured, MeasureBuffers{in_numel, out_numel, v_numel, m_numel}, images, sizes, direct);
   }
-  choices.put(key, fastest);
+  choices.put(key, fastest.key());
   return fastest;
 }
 
@@ -413,7 +428,7 @@ bool lower_winograd(Context& cx, const Node& n, NodeState& st, int x, const Tens
   if (forms.empty()) return false;
   {  // the output against the budget before anything is sized for it (as the direct convolution does)
     Shape out_shape{wc.batch, wc.out_channels};
-    for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) out_shape.push_back(wc.xs[axis + 2] + 2 * padding[axis] - 2);
+    for (std::size_t axis = 0; axis < static_cast<std::size_t>(wc.rank); ++axis) out_shape.push_back(out_length(wc.xs[axis + 2], padding[axis]));
     cx.within_budget(out_shape);
   }
   // Forced: the tile asked for where it applies (else F(2,3)), with channel

@@ -4,7 +4,7 @@
 namespace tracegraph::xnnpack {
 
 void lower_resize(Context& cx, const Node& n, NodeState&) {
-  const std::size_t rank = base_op(n.op) == "upsample_nearest3d" ? 3 : 2;
+  const std::size_t rank = named_spatial_rank(n.op).value_or(2);  // upsample_nearest2d or 3d (lower/table.cpp)
   // .vec names its tensor "input", .default (core ATen) "self".
   const int x = cx.as_layout(cx.tensor_arg(n, input_for_arg(n, "input", 0) ? "input" : "self", 0), true);
   const Shape xs = cx.slot(x).shape;

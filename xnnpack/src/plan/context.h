@@ -201,12 +201,7 @@ class Context {
   // A step of ours over torch-layout tensors: `ins` are made torch-layout first.
   Step& portable_step(std::vector<int>& ins, std::vector<int> outs);
   // The common case: one input (made torch-layout) to `out`, kernel(x, y) on their data.
-  template <class Kernel>
-  void portable_map(int x, int out, Kernel kernel) {
-    const int xi = as_layout(x, false);
-    Step& step = add_step({xi}, {out});
-    step.run = [this, xi, out, kernel] { kernel(ptr(xi), ptr(out)); };
-  }
+  void portable_map(int x, int out, std::function<void(const float*, float*)> kernel);
 
   pthreadpool_t pool() const { return pool_.get(); }
   // f(first, count) over slices of [0, total), `tile` or more each, on the
@@ -235,18 +230,7 @@ class Context {
   // lowered: a step reads it and checks it against the value planned for (the
   // last run's; bit for bit, so a NaN is the NaN planned for). nullopt where
   // no run has read it yet: the plan stops after this step.
-  template <class Read>
-  std::optional<double> read_by_run(int x, Read read) {
-    auto it = observed_.find(current_.index);
-    const std::optional<double> planned = it == observed_.end() ? std::nullopt : std::optional<double>(it->second);
-    Step& step = add_step({x}, {});
-    step.run = [this, x, read, planned, id = step.node] {
-      const double seen = read(ptr(x));
-      if (!planned || std::memcmp(&*planned, &seen, sizeof seen) != 0) throw Observed{id, seen};
-    };
-    if (!planned) plan_stopped_ = true;
-    return planned;
-  }
+  std::optional<double> read_by_run(int x, std::function<double(const float*)> read);
 
   // ---- layout (context_layout.cpp) -------------------------------------
 

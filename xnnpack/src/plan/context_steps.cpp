@@ -1,5 +1,6 @@
-// The planning context's steps: adding them, XNNPACK's status as errors,
-// numbers a node keeps across plans, and work split over the pool's threads.
+// The planning context's steps: adding them (portable_map(), read_by_run()),
+// XNNPACK's status as errors, numbers a node keeps across plans, and work
+// split over the pool's threads.
 #include "plan/context.h"
 
 namespace tracegraph::xnnpack {
@@ -79,6 +80,24 @@ void Context::parallel_copy_blocks(const float* src, float* dst, i64 count, i64 
 Step& Context::portable_step(std::vector<int>& ins, std::vector<int> outs) {
   for (int& s : ins) s = as_layout(s, false);
   return add_step(ins, std::move(outs));
+}
+
+void Context::portable_map(int x, int out, std::function<void(const float*, float*)> kernel) {
+  const int xi = as_layout(x, false);
+  Step& step = add_step({xi}, {out});
+  step.run = [this, xi, out, kernel = std::move(kernel)] { kernel(ptr(xi), ptr(out)); };
+}
+
+std::optional<double> Context::read_by_run(int x, std::function<double(const float*)> read) {
+  auto it = observed_.find(current_.index);
+  const std::optional<double> planned = it == observed_.end() ? std::nullopt : std::optional<double>(it->second);
+  Step& step = add_step({x}, {});
+  step.run = [this, x, read = std::move(read), planned, id = step.node] {
+    const double seen = read(ptr(x));
+    if (!planned || std::memcmp(&*planned, &seen, sizeof seen) != 0) throw Observed{id, seen};
+  };
+  if (!planned) plan_stopped_ = true;
+  return planned;
 }
 
 }  // namespace tracegraph::xnnpack

@@ -1,5 +1,5 @@
 // What lowerings and the runtime share (support.h): XNNPACK's start, buffers,
-// timing and the channels-last storage rules.
+// measured choices, timing and the channels-last storage rules.
 #include "plan/support.h"
 
 namespace tracegraph::xnnpack::detail {
@@ -22,6 +22,17 @@ XnnOp::~XnnOp() {
 
 AlignedFloats aligned_floats(std::size_t bytes) {
   return AlignedFloats(static_cast<float*>(::operator new[](bytes + kTailBytes, std::align_val_t(kAlignment))));
+}
+
+std::optional<i64> MeasuredChoices::find(const std::vector<i64>& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = choices_.find(key);
+  return it == choices_.end() ? std::nullopt : std::optional<i64>(it->second);
+}
+
+void MeasuredChoices::put(const std::vector<i64>& key, i64 choice) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  choices_[key] = choice;
 }
 
 double seconds_of(const std::function<void()>& f) {

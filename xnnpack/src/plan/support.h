@@ -74,24 +74,17 @@ using AlignedFloats = std::unique_ptr<float[], AlignedDeleter>;
 // `bytes` (and XNNPACK's tail), kAlignment-aligned.
 AlignedFloats aligned_floats(std::size_t bytes);
 
-// Choices measured while planning (Winograd's form, the depthwise kernel),
+// Choices measured while planning (Winograd's form by its key(), whether our
+// depthwise, 1x1 or unfolded kernel wins), each held as an integer and
 // remembered for the process by a key of sizes; graphs on any thread share them.
-template <typename T>
 class MeasuredChoices {
  public:
-  std::optional<T> find(const std::vector<i64>& key) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = choices_.find(key);
-    return it == choices_.end() ? std::nullopt : std::optional<T>(it->second);
-  }
-  void put(const std::vector<i64>& key, T choice) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    choices_[key] = choice;
-  }
+  std::optional<i64> find(const std::vector<i64>& key);
+  void put(const std::vector<i64>& key, i64 choice);
 
  private:
   std::mutex mutex_;
-  std::map<std::vector<i64>, T> choices_;
+  std::map<std::vector<i64>, i64> choices_;
 };
 
 // The wall-clock seconds f takes.

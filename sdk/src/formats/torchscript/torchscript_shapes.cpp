@@ -209,6 +209,14 @@ const std::set<std::string, std::less<>>& same_shape_ops() {
       "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "copy", "fill", "zero"};
   return kOps;
 }
+// The upsample_* ops resize() reads, each over the spatial rank its name gives.
+const std::set<std::string, std::less<>>& resize_ops() {
+  static const std::set<std::string, std::less<>> kOps = {
+      "upsample_nearest1d", "upsample_linear1d", "_upsample_nearest_exact1d", "upsample_nearest2d", "upsample_bilinear2d",
+      "upsample_bicubic2d", "_upsample_nearest_exact2d", "_upsample_bilinear2d_aa", "upsample_nearest3d", "upsample_trilinear3d",
+      "_upsample_nearest_exact3d"};
+  return kOps;
+}
 const std::set<std::string, std::less<>>& broadcast_ops() {
   static const std::set<std::string, std::less<>> kOps = {
       "add", "sub", "rsub", "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder", "floor_divide", "eq", "ne",
@@ -242,9 +250,11 @@ std::optional<Shape> infer_shape(const Node& node, std::size_t output, const Kno
   if (op == "conv1d" || op == "conv2d" || op == "conv3d") return convolution(a, false);
   if (op == "conv_transpose1d" || op == "conv_transpose2d" || op == "conv_transpose3d") return convolution(a, true);
   if (op == "convolution" || op == "_convolution") return convolution(a, a.flag("transposed"));
-  for (std::size_t d = 1; d <= 3; ++d) {
-    const std::string n = std::to_string(d) + "d";
+  if (const std::optional<std::size_t> rank = named_spatial_rank(op)) {
+    const std::size_t d = *rank;
+    const std::string n = std::to_string(d) + "d";  // as the names below spell it
     if (op == "max_pool" + n || op == "avg_pool" + n) return pooling(a, d);
+    if (resize_ops().count(op)) return resize(a, d);
     if (op == "adaptive_avg_pool" + n || op == "adaptive_max_pool" + n || op == "_adaptive_avg_pool" + n) {
       const auto size = spread(a.ints("output_size"), d);
       if (!self || !size || self->size() < d) return std::nullopt;
@@ -260,12 +270,6 @@ std::optional<Shape> infer_shape(const Node& node, std::size_t output, const Kno
       return out;
     }
   }
-  if (op == "upsample_nearest1d" || op == "upsample_linear1d" || op == "_upsample_nearest_exact1d") return resize(a, 1);
-  if (op == "upsample_nearest2d" || op == "upsample_bilinear2d" || op == "upsample_bicubic2d" || op == "_upsample_nearest_exact2d" ||
-      op == "_upsample_bilinear2d_aa") {
-    return resize(a, 2);
-  }
-  if (op == "upsample_nearest3d" || op == "upsample_trilinear3d" || op == "_upsample_nearest_exact3d") return resize(a, 3);
   if (op == "constant_pad_nd" || op == "pad") {
     const auto pad = a.ints("pad");
     if (!self || !pad || pad->size() % 2 || pad->size() / 2 > self->size()) return std::nullopt;

@@ -6,17 +6,19 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/simd.h"
+#include "tracegraph/shape_rules.h"
 
 namespace tracegraph::xnnpack::unfolded {
 
 bool Conv::make_output() {
   for (int axis = 0; axis < 3; ++axis) {
-    const i64 span = in[axis] + 2 * padding[axis] - dilation[axis] * (kernel[axis] - 1) - 1;
-    if (span < 0 || stride[axis] <= 0) return false;
-    out[axis] = span / stride[axis] + 1;
+    const std::optional<i64> o = shape_rules::window_output(in[axis], kernel[axis], stride[axis], padding[axis], dilation[axis]);
+    if (!o) return false;
+    out[axis] = *o;
   }
   return batch > 0 && channels > 0;
 }

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+
+#include "tracegraph/shape_rules.h"
 
 namespace tracegraph::xnnpack::winograd {
 
@@ -40,8 +43,9 @@ bool Geometry::make(int rank, int tile, i64 batch, i64 in_channels, i64 out_chan
   for (int axis = first; axis < 3; ++axis) {
     g.in[axis] = in_sizes[axis - first];
     g.pad[axis] = padding[axis - first];
-    g.out[axis] = g.in[axis] + 2 * g.pad[axis] - 2;
-    if (g.out[axis] <= 0) return false;
+    const std::optional<i64> out = shape_rules::window_output(g.in[axis], 3, 1, g.pad[axis], 1);  // 3x3, stride 1
+    if (!out) return false;
+    g.out[axis] = *out;
     g.tiles_axis[axis] = (g.out[axis] + tile - 1) / tile;
   }
   return batch > 0 && in_channels > 0 && out_channels > 0;

@@ -33,11 +33,11 @@ void avg_pool_backward(const AvgPool& p, const float* grad_out, float* grad_in) 
     for (i64 od = 0; od < g.out[0]; ++od)
       for (i64 oh = 0; oh < g.out[1]; ++oh)
         for (i64 ow = 0; ow < g.out[2]; ++ow) {
-          const AvgPool3::Window w = g.window(p, od, oh, ow);
-          const float share = grad_out[c * out_plane + (od * g.out[1] + oh) * g.out[2] + ow] / static_cast<float>(w.divisor);
-          for (i64 d = w.lo[0]; d < w.hi[0]; ++d)
-            for (i64 h = w.lo[1]; h < w.hi[1]; ++h)
-              for (i64 i = w.lo[2]; i < w.hi[2]; ++i) gp[(d * g.in[1] + h) * g.in[2] + i] += share;
+          const AvgPool3::Span &sd = g.spans[0][od], &sh = g.spans[1][oh], &sw = g.spans[2][ow];
+          const float share = grad_out[c * out_plane + (od * g.out[1] + oh) * g.out[2] + ow] / static_cast<float>(g.divisor(sd, sh, sw));
+          for (i64 d = sd.lo; d < sd.hi; ++d)
+            for (i64 h = sh.lo; h < sh.hi; ++h)
+              for (i64 i = sw.lo; i < sw.hi; ++i) gp[(d * g.in[1] + h) * g.in[2] + i] += share;
         }
   }
 }

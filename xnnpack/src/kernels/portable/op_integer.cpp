@@ -5,6 +5,7 @@
 // overflowing a signed type in C++.
 #include "kernels/portable/portable.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
