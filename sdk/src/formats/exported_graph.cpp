@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "formats/json_limits.h"
 #include "support/json_util.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/safetensors.h"
@@ -561,7 +562,7 @@ ExportedGraph deserialize_graph(std::string_view json, std::span<const std::byte
     fail(ErrorCode::kLimitExceeded, std::string(json_source) + ": " + std::to_string(json.size()) + " bytes is over the limit of " +
                                         std::to_string(limits.max_file_bytes));
   }
-  const Json doc = detail::parse_json(json, json_source, detail::JsonLimits::of(limits));
+  const Json doc = detail::parse_json(json, json_source, detail::json_limits(limits));
   return deserialize_document(doc, weight_bytes, std::move(weights_owner), json_source, weights_source, limits);
 }
 
@@ -577,7 +578,7 @@ ExportedGraph load_graph(const std::string& json_path, const LoadLimits& limits)
   const std::string json = read_text_file(json_path, limits.max_file_bytes);
   // Only the weights' file name is needed before parsing the rest, but it must
   // not reach outside the JSON's own directory.
-  const Json doc = detail::parse_json(json, json_path, detail::JsonLimits::of(limits));
+  const Json doc = detail::parse_json(json, json_path, detail::json_limits(limits));
   const JsonPlace root{json_path, ""};
   detail::expect_object(doc, root);
   const std::string weights_name = detail::expect_string(detail::member(doc, "weights", root), root.at("weights"));

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "formats/storage.h"
+#include "formats/json_limits.h"
 #include "support/json_util.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/op_table.h"
@@ -220,7 +221,7 @@ class Pt2Reader {
     find_layout();
     const ZipData model = zip_.read(model_path_);
     model_source_ = zip_.source() + ":" + model_path_;
-    const Json doc = detail::parse_json(model.text(), model_source_, detail::JsonLimits::of(limits_));
+    const Json doc = detail::parse_json(model.text(), model_source_, detail::json_limits(limits_));
     const JsonPlace root{model_source_, ""};
     detail::expect_object(doc, root);
     check_version(doc, root);
@@ -325,7 +326,7 @@ class Pt2Reader {
     if (!zip_.find(path)) return;  // an archive without weights or constants
     config_sources_.push_back(zip_.source() + ":" + path);
     const std::string& src = config_sources_.back();
-    const Json j = detail::parse_json(zip_.read(path).text(), src, detail::JsonLimits::of(limits_));
+    const Json j = detail::parse_json(zip_.read(path).text(), src, detail::json_limits(limits_));
     const JsonPlace p{src, ""};
     detail::expect_object(j, p);
     const JsonPlace cp = p.at("config");

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "formats/json_limits.h"
 #include "support/json_util.h"
 
 namespace tracegraph {
@@ -59,7 +60,7 @@ Safetensors parse_safetensors(std::span<const std::byte> bytes, std::shared_ptr<
                                     std::to_string(bytes.size()) + "-byte file");
   }
   const std::string_view header_text(reinterpret_cast<const char*>(bytes.data() + kLengthBytes), header_len);
-  const Json header = detail::parse_json(header_text, src + " header (from byte 8)", detail::JsonLimits::of(limits));
+  const Json header = detail::parse_json(header_text, src + " header (from byte 8)", detail::json_limits(limits));
   const JsonPlace place{src, ""};
   detail::expect_object(header, place);
 

@@ -11,18 +11,17 @@
 #include <nlohmann/json.hpp>
 
 #include "tracegraph/error.h"
-#include "tracegraph/load_limits.h"
 
 namespace tracegraph::detail {
 
 using Json = nlohmann::ordered_json;
 
+// What one parse may spend; unbounded where not given (the readers pass
+// LoadLimits' values: formats/json_limits.h).
 struct JsonLimits {
-  std::uint64_t max_depth = LoadLimits{}.max_json_depth;
-  std::uint64_t max_string_bytes = LoadLimits{}.max_json_string_bytes;
-  std::uint64_t max_memory_bytes = LoadLimits{}.max_json_memory_bytes;
-
-  static JsonLimits of(const LoadLimits& l) { return {l.max_json_depth, l.max_json_string_bytes, l.max_json_memory_bytes}; }
+  std::uint64_t max_depth = UINT64_MAX;
+  std::uint64_t max_string_bytes = UINT64_MAX;
+  std::uint64_t max_memory_bytes = UINT64_MAX;
 };
 
 // Parses `text`; kParse naming `source` and the byte offset, kLimitExceeded
