@@ -40,7 +40,7 @@ write_table() {
     echo "ASan + UBSan. The loaders' targets take bytes as a file; \`fuzz_backends\` takes an edit script"
     echo "that changes an exported test model (an attribute, an input shape, a constant's shape, the value a"
     echo "node reads: the format is at the top of \`tests/fuzz/fuzz_backends.cpp\`), then finalizes and runs it"
-    echo "on XNNPACK (a 512 MiB budget) and on LibTorch: each outcome must be a result or a typed error other"
+    echo "on XNNPACK (a 64 MiB budget) and on LibTorch: each outcome must be a result or a typed error other"
     echo "than \`internal\`. The README's test command runs each for 20 s from the seeds and the regression"
     echo "corpora (\`tests/data/fuzz_regressions\`, \`tests/data/fuzz_backend_seeds\`); \`scripts/fuzz.sh\`"
     echo "runs them longer and writes this table."
@@ -138,17 +138,23 @@ for t in "${targets[@]}"; do
 done
 wait || true
 
-# Anything libFuzzer saved since the start goes into the regression corpora.
+# Anything libFuzzer saved goes into the regression corpora: the backends'
+# edit scripts into their seeds, the loaders' files into fuzz_regressions. The
+# target's log names what it wrote (all targets write into one folder).
 found=0
-while IFS= read -r f; do
-  case "$f" in
-    *fuzz_backends*) dest=tests/data/fuzz_backend_seeds ;;
+for t in "${targets[@]}"; do
+  case "$t" in
+    fuzz_backends) dest=tests/data/fuzz_backend_seeds ;;
     *) dest=tests/data/fuzz_regressions ;;
   esac
-  cp "$f" "$dest/"
-  echo "fuzz.sh: kept $(basename "$f") in $dest" >&2
-  found=$((found + 1))
-done < <(find build/fuzz/tests/fuzz -maxdepth 1 -newer "$marker" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))
+  while IFS= read -r name; do
+    f=build/fuzz/tests/fuzz/$name
+    [[ -f $f && $f -nt $marker ]] || continue
+    cp "$f" "$dest/"
+    echo "fuzz.sh: kept $name ($t) in $dest" >&2
+    found=$((found + 1))
+  done < <(sed -nE 's/.*Test unit written to \.\/((crash|leak|timeout|oom)-[0-9a-f]+).*/\1/p' "$LOGS/$t.log" | sort -u)
+done
 rm -f "$marker"
 
 write_table "${targets[@]}"

@@ -32,6 +32,8 @@ void lower_size(Context& cx, const Node& n, NodeState&) {
     return cx.define(n.outputs[0], cx.int_slot(s.shape.empty() ? 1 : prod(s.shape, d + 1, s.shape.size())));
   }
   if (auto dim = cx.int_arg(n, "dim")) {
+    // torch: "dimension specified as 0 but tensor has no dimensions" (fuzz_backends found it read past an empty shape).
+    if (s.shape.empty()) fail(ErrorCode::kOutOfRange, cx.where(n) + ": size of dim " + std::to_string(*dim) + " of a 0-d tensor");
     const i64 d = normalize_dim(*dim, s.shape.size(), cx.where(n));
     return cx.define(n.outputs[0], cx.int_slot(s.shape[static_cast<std::size_t>(d)]));
   }
