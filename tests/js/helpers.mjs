@@ -92,3 +92,15 @@ export function assertOutputsMatch(out, f, tolerance = 1e-4) {
     assert.ok(err <= tolerance, `output ${i}: relative error ${err}`);
   });
 }
+
+// After hostile loads: the module still reads and runs a valid model (unet2d) right.
+export async function assertAValidModelStillRuns() {
+  const f = modelFiles('unet2d');
+  const g = await api.loadGraph(f.json, f.weights);
+  try {
+    g.finalize();
+    assert.ok(relativeError(g.run(inputsOf(f.io))[0].data, outputsOf(f.io)[0].data) <= 1e-4);
+  } finally {
+    g.dispose();
+  }
+}

@@ -12,9 +12,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { api, inputsOf, modelFiles, outputsOf, relativeError } from './helpers.mjs';
+import { api, assertAValidModelStillRuns } from './helpers.mjs';
 
-const { loadGraph, loadModel, init, TracegraphError } = api;
+const { loadModel, init, TracegraphError } = api;
 
 const dir = process.env.TRACEGRAPH_HOSTILE_DIR;
 if (!dir) throw new Error('TRACEGRAPH_HOSTILE_DIR: the folder make_hostile_archives.py wrote (its manifest.json)');
@@ -62,12 +62,5 @@ test(`${cases.length} generated hostile files: typed errors or correct loads, th
   assert.deepEqual(problems, []);
   // Failed loads free what they took: the heap is where the first ones left it, give or take.
   assert.ok(m.HEAPU8.length <= heapAfterFirst + (256 << 20), `the heap grew from ${heapAfterFirst} to ${m.HEAPU8.length} bytes`);
-  const f = modelFiles('unet2d');
-  const g = await loadGraph(f.json, f.weights);
-  try {
-    g.finalize();
-    assert.ok(relativeError(g.run(inputsOf(f.io))[0].data, outputsOf(f.io)[0].data) <= 1e-4);
-  } finally {
-    g.dispose();
-  }
+  await assertAValidModelStillRuns();
 });
