@@ -75,7 +75,8 @@ std::optional<Slice> slice(std::int64_t size, std::int64_t start, std::int64_t e
   if (end < 0) end = end < -size ? 0 : end + size;
   start = std::clamp<std::int64_t>(start, 0, size);
   end = std::clamp<std::int64_t>(end, start, size);
-  return Slice{start, (end - start + step - 1) / step};
+  // ceil((end - start) / step), without end - start + step overflowing at a huge step (fuzz_backends: 3 + INT64_MAX).
+  return Slice{start, end == start ? 0 : (end - start - 1) / step + 1};
 }
 
 std::optional<std::int64_t> floor_divide(std::int64_t a, std::int64_t b) {

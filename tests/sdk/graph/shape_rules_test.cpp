@@ -70,6 +70,9 @@ TEST(ShapeRulesTest, SlicesClampAsTorchDoes) {
   EXPECT_EQ(taken(10, 8, 3, 1), std::make_pair(std::int64_t{8}, std::int64_t{0}));    // empty
   EXPECT_EQ(taken(0, 0, 5, 2), std::make_pair(std::int64_t{0}, std::int64_t{0}));
   EXPECT_EQ(slice(10, 0, 5, 0), std::nullopt);
+  // A step past the size takes the first element; no overflow on the way (fuzz_backends, under UBSan).
+  EXPECT_EQ(taken(3, 0, 3, std::numeric_limits<std::int64_t>::max()), std::make_pair(std::int64_t{0}, std::int64_t{1}));
+  EXPECT_EQ(taken(10, 9, 10, 4), std::make_pair(std::int64_t{9}, std::int64_t{1}));
 }
 
 TEST(ShapeRulesTest, IntegerDivisionIsPythons) {
