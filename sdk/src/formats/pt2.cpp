@@ -6,11 +6,12 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "formats/storage.h"
 #include "formats/json_limits.h"
+#include "formats/storage.h"
 #include "support/json_util.h"
 #include "tracegraph/file_io.h"
 #include "tracegraph/op_table.h"
@@ -458,7 +459,7 @@ class Pt2Reader {
     }
     if (inputs.size() > limits_.max_values) ip.fail_with(ErrorCode::kLimitExceeded, std::to_string(inputs.size()) + " inputs, over the limit");
     Json example_inputs = Json::array();
-    bool symbolic = false;
+    std::set<std::string> input_symbols;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const JsonPlace p = isp.at(i);
       const auto [kind, spec] = union_member(specs[i], p);
@@ -472,7 +473,9 @@ class Pt2Reader {
         const std::string name = name_of(*arg, ap.at(akind));
         auto [dtype, shape] = tensor_type(name, ap);
         example_inputs.push_back(example_sizes(name));
-        symbolic = symbolic || (shape && std::any_of(shape->begin(), shape->end(), [](const Dim& d) { return !d.is_static(); }));
+        if (shape)
+          for (const Dim& d : *shape)
+            if (!d.is_static()) input_symbols.insert(d.symbol);
         bind(name, out_.graph.add_input(name, dtype, std::move(shape)), ap);
         continue;
       }
@@ -489,9 +492,9 @@ class Pt2Reader {
     // A front end's example inputs where a size is a symbol: the sizes the
     // program was exported with, and each symbol's range (torch.export.Dim's
     // min and max), as JSON.
-    if (symbolic) {
+    if (!input_symbols.empty()) {
       out_.metadata["example_input_shapes"] = example_inputs.dump();
-      out_.metadata["symbol_ranges"] = symbol_ranges().dump();
+      out_.metadata["symbol_ranges"] = symbol_ranges(input_symbols).dump();
     }
   }
 
@@ -514,16 +517,18 @@ class Pt2Reader {
     return out;
   }
 
-  // range_constraints: {"s69": [2, 32], "8*s69": [8, 256]}, the symbols read
-  // as the shapes name them; a bound that is not an integer (unbounded) null.
-  Json symbol_ranges() const {
+  // The ranges (range_constraints) of the symbolic sizes the inputs have, as
+  // the shapes name them: {"8*s69": [8, 256]}; a bound that is not an integer
+  // (unbounded) null. One pass over the constraints, however many.
+  Json symbol_ranges(const std::set<std::string>& input_symbols) const {
     Json out = Json::object();
     const Json* rc = range_constraints_;
     if (!rc || !rc->is_object()) return out;
     const auto bound = [](const Json& r, const char* key) { return r.contains(key) && r.at(key).is_number_integer() ? r.at(key) : Json(nullptr); };
     for (auto it = rc->begin(); it != rc->end(); ++it) {
-      if (!it->is_object()) continue;
-      out[SymbolText(it.key()).read()] = Json::array({bound(*it, "min_val"), bound(*it, "max_val")});
+      std::string symbol = SymbolText(it.key()).read();
+      if (!it->is_object() || !input_symbols.count(symbol) || out.contains(symbol)) continue;
+      out[symbol] = Json::array({bound(*it, "min_val"), bound(*it, "max_val")});
     }
     return out;
   }
