@@ -127,8 +127,13 @@ class NodeCheck {
         const i64 out = shape_rules::transposed_output(in, kernel, stride[i], padding[i], dilation[i], output_padding[i]);
         if (out <= 0) broken(ErrorCode::kShapeMismatch, "input " + list_str(*x) + " gives an output size of " + std::to_string(out) + " in spatial dim " + std::to_string(i));
       } else if (!named_padding && !shape_rules::window_output(in, kernel, stride[i], padding[i], dilation[i])) {
-        broken(ErrorCode::kShapeMismatch, "input " + list_str(*x) + ": the dilated kernel (" + std::to_string(dilation[i] * (kernel - 1) + 1) +
-                                              ") is larger than the padded input (" + std::to_string(in + 2 * padding[i]) + ") in spatial dim " + std::to_string(i));
+        // a * b + c for the message, without overflowing at hostile sizes (fuzz_backends, under UBSan).
+        const auto sum = [](i64 a, i64 b, i64 c) {
+          i64 r = 0;
+          return __builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r) ? std::string("past int64") : std::to_string(r);
+        };
+        broken(ErrorCode::kShapeMismatch, "input " + list_str(*x) + ": the dilated kernel (" + sum(dilation[i], kernel - 1, 1) +
+                                              ") is larger than the padded input (" + sum(2, padding[i], in) + ") in spatial dim " + std::to_string(i));
       }
     }
   }

@@ -34,7 +34,9 @@ void lower_pad(Context& cx, const Node& n, NodeState& st) {
       fail(ErrorCode::kShapeMismatch, cx.where(n) + ": reflect padding " + std::to_string(std::max(before[d], after[d])) + " must be less than the dim's size " + std::to_string(in[d]));
     if ((mode == portable::PadMode::kReplicate || mode == portable::PadMode::kCircular) && in[d] == 0)
       fail(ErrorCode::kShapeMismatch, cx.where(n) + ": padding an empty dim in " + mode_name + " mode");
-    out_shape[d] = in[d] + before[d] + after[d];
+    if (__builtin_add_overflow(in[d], before[d], &out_shape[d]) || __builtin_add_overflow(out_shape[d], after[d], &out_shape[d]))
+      fail(ErrorCode::kOutOfRange, cx.where(n) + ": padding dim " + std::to_string(d) + " by " + std::to_string(before[d]) + " and " +
+                                       std::to_string(after[d]) + " passes int64 (fuzz_backends, under UBSan)");
     if (out_shape[d] < 0) fail(ErrorCode::kShapeMismatch, cx.where(n) + ": padding makes dim " + std::to_string(d) + " negative");
   }
   // Constant padding that only adds (XNNPACK's padding is unsigned), in x's own layout.
